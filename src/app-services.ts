@@ -1,0 +1,57 @@
+import type { Config } from './config/config.ts';
+import type { SessionService } from './domains/auth/sessions.ts';
+import type { OneTimeTokens } from './domains/auth/one-time-tokens.ts';
+import type { AccountEmails } from './domains/email/account-emails.ts';
+import type { UserImages } from './domains/media/user-images.ts';
+import type { ObjectStore } from './platform/storage/object-store.ts';
+import type { InstanceSettings } from './domains/instance/instance-settings.ts';
+import type { MfaFactors } from './domains/mfa/mfa-factors.ts';
+import type { SudoMode } from './domains/sudo/sudo-mode.ts';
+import type { UsersRepository } from './domains/users/users-repository.ts';
+import type { CredentialResolver } from './http/auth/credential-resolver.ts';
+import type { ShiftableClock } from './platform/clock.ts';
+import type { SnowflakeGenerator } from './platform/crypto/snowflake.ts';
+import type { Database } from './platform/db/database.ts';
+import type { Logger } from './platform/log.ts';
+import type { Mailer, Outbox } from './platform/mail/mailer.ts';
+import type { EventBus } from './platform/state/event-bus.ts';
+import type { IpBan, IpBanStore } from './platform/state/ip-bans.ts';
+import type { RateLimiter } from './platform/state/rate-limiter.ts';
+
+export interface Secrets {
+  sudo: string;
+  mediaProxy: string;
+  relay: string;
+}
+
+/**
+ * Everything the composition root builds once at start-up. Modules take the few members they use;
+ * nothing here is built per request.
+ */
+export interface AppServices {
+  config: Config;
+  secrets: Secrets;
+  clock: ShiftableClock;
+  log: Logger;
+  db: Database;
+  ids: SnowflakeGenerator;
+  bus: EventBus;
+  rateLimiter: RateLimiter;
+  ipBans: IpBanStore;
+  /** Automatic bans from the shared store, then manual bans (which may be CIDR ranges). */
+  banCheck(ip: string, ipKey: string, now: number): Promise<IpBan | undefined>;
+  /** Counts a failed authentication for the IP-ban trigger; set by the HTTP layer. */
+  recordAuthFailure(ip: string): Promise<void>;
+  mailer: Mailer;
+  outbox: Outbox | undefined;
+  users: UsersRepository;
+  credentials: CredentialResolver;
+  settings: InstanceSettings;
+  mfa: MfaFactors;
+  sudo: SudoMode;
+  sessions: SessionService;
+  tokens: OneTimeTokens;
+  emails: AccountEmails;
+  objects: ObjectStore;
+  media: UserImages;
+}

@@ -1,0 +1,141 @@
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { AppServices } from './app-services.ts';
+import type { Config } from './config/config.ts';
+import { authRoutes } from './domains/auth/routes.ts';
+import { OneTimeTokens } from './domains/auth/one-time-tokens.ts';
+import { SessionService } from './domains/auth/sessions.ts';
+import { discoveryRoutes } from './domains/discovery/routes.ts';
+import { AccountEmails } from './domains/email/account-emails.ts';
+import { InstanceSettings } from './domains/instance/instance-settings.ts';
+import { UserImages } from './domains/media/user-images.ts';
+import { MfaStore } from './domains/mfa/mfa-store.ts';
+import { SudoMode } from './domains/sudo/sudo-mode.ts';
+import { coreTestRoutes } from './domains/test-harness/routes.ts';
+import { userRoutes } from './domains/users/routes.ts';
+import { UsersRepository } from './domains/users/users-repository.ts';
+import { CredentialResolver } from './http/auth/credential-resolver.ts';
+import { ApiError } from './http/errors.ts';
+import type { AnyRoute } from './http/route.ts';
+import { createHttpServer } from './http/server.ts';
+import { ShiftableClock } from './platform/clock.ts';
+import { SnowflakeGenerator } from './platform/crypto/snowflake.ts';
+import type { Database } from './platform/db/database.ts';
+import { migrate } from './platform/db/migrate.ts';
+import { openPglite } from './platform/db/pglite.ts';
+import { openPostgres } from './platform/db/postgres.ts';
+import { createLogger, type Logger } from './platform/log.ts';
+import { CapturingMailer, DisabledMailer, type Mailer, Outbox, SmtpMailer } from './platform/mail/mailer.ts';
+import type { Secrets } from './app-services.ts';
+import { type EventBus, InProcessEventBus } from './platform/state/event-bus.ts';
+import { InProcessIpBanStore, type IpBanStore } from './platform/state/ip-bans.ts';
+import { InProcessRateLimiter, type RateLimiter } from './platform/state/rate-limiter.ts';
+import { openRedisState } from './platform/state/redis.ts';
+import { LocalObjectStore } from './platform/storage/object-store.ts';
+
+export interface StartOptions {
+  config: Config;
+  secrets: Secrets;
+  logger?: Logger;
+  /** Use this database instead of opening one from the configuration (tests hand in a template copy). */
+  database?: Database;
+}
+
+export interface RunningApp {
+  services: AppServices;
+  http: FastifyInstance;
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** The composition root: picks the concrete database, shared state and mailer, and wires every module. */
+export async function startApp(options: StartOptions): Promise<RunningApp> {
+  const { config, secrets } = options;
+  const log = options.logger ?? createLogger(config.logLevel);
+  const clock = new ShiftableClock();
+  const dataDir = resolve(config.dataDir);
+  await mkdir(dataDir, { recursive: true });
+
+  const db =
+    options.database ??
+    (config.databaseUrl ? openPostgres(config.databaseUrl) : await openPglite({ dataDir: join(dataDir, 'pglite') }));
+  await migrate(db);
+
+  let bus: EventBus = new InProcessEventBus();
+  let rateLimiter: RateLimiter = new InProcessRateLimiter();
+  let ipBans: IpBanStore = new InProcessIpBanStore();
+  let closeState = async () => {};
+  if (config.redisUrl) {
+    const state = await openRedisState(config.redisUrl);
+    bus = state.bus;
+    rateLimiter = state.rateLimiter;
+    ipBans = state.ipBans;
+    closeState = state.close;
+  }
+
+  const outbox = config.testMode ? new Outbox() : undefined;
+  const smtp: Mailer | undefined = config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.smtpFrom) : undefined;
+  const mailer: Mailer = outbox ? new CapturingMailer(outbox, () => clock.now(), smtp) : (smtp ?? new DisabledMailer());
+
+  const users = new UsersRepository(db);
+  const credentials = new CredentialResolver(db, users, bus, clock);
+  const settings = new InstanceSettings(db, bus);
+  await settings.reload();
+  const mfa = new MfaStore(db);
+  const objects = new LocalObjectStore(join(dataDir, 'objects'));
+
+  const services = {
+    config,
+    secrets,
+    clock,
+    log,
+    db,
+    ids: new SnowflakeGenerator(config.workerId, () => clock.now()),
+    bus,
+    rateLimiter,
+    ipBans,
+    banCheck: (_ip: string, ipKey: string, now: number) => ipBans.find(ipKey, now),
+    recordAuthFailure: async () => {},
+    mailer,
+    outbox,
+    users,
+    credentials,
+    settings,
+    mfa,
+    sudo: new SudoMode({ secret: secrets.sudo, mfa, now: () => clock.now() }),
+    sessions: new SessionService(db, new SnowflakeGenerator(config.workerId, () => clock.now()), clock, credentials, bus),
+    tokens: new OneTimeTokens(db, clock),
+    emails: new AccountEmails(mailer, config.webappUrl, clock, log),
+    objects,
+    media: new UserImages(objects),
+  } satisfies AppServices as AppServices;
+
+  const routes: AnyRoute[] = [
+    ...discoveryRoutes(services),
+    ...authRoutes(services),
+    ...userRoutes(services, async () => {
+      throw new ApiError('BAD_REQUEST', { message: 'Email change is not available yet' });
+    }),
+    ...coreTestRoutes(services),
+  ];
+  const http = createHttpServer(services, routes);
+
+  await http.listen({ port: config.port, host: config.host });
+  const address = http.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  log.info('listening', { port, storage: db.kind, shared_state: config.redisUrl ? 'redis' : 'in-process' });
+
+  return {
+    services,
+    http,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    async close() {
+      await http.close();
+      await closeState();
+      await db.close();
+    },
+  };
+}

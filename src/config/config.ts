@@ -1,0 +1,422 @@
+import { parseCidrList, type Cidr } from '../platform/net/cidr.ts';
+
+/**
+ * Every setting the server reads, with its environment variable and CLI flag. `loadConfig` is pure: the
+ * entrypoint hands it the environment and argv, so nothing else in the code base reads `process.env`.
+ */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  redisUrl: string | undefined;
+  smtpUrl: string | undefined;
+  smtpFrom: string;
+  publicUrl: string;
+  webappUrl: string;
+  trustedProxies: Cidr[];
+  corsOrigins: string[];
+  testMode: boolean;
+  testToken: string | undefined;
+  sudoSecret: string | undefined;
+  mediaProxySecret: string | undefined;
+  relaySecret: string | undefined;
+  ipBanFailures: number;
+  ipBanWindowSeconds: number;
+  ipBanDurationSeconds: number;
+  ipBanExempt: Cidr[];
+  ipAuthorization: boolean;
+  rateLimitOverrides: Record<string, { limit: number; windowSeconds: number }>;
+  gatewayResumeWindowMs: number;
+  adminOAuth2ClientSecret: string | undefined;
+  adminOAuth2RedirectUris: string[];
+  webauthnRpId: string;
+  webauthnOrigins: string[];
+  mediaAllowPrivateTargets: boolean;
+  roles: Set<'api' | 'gateway' | 'media'>;
+  workerId: number;
+  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+}
+
+export class ConfigError extends Error {}
+
+type Parser<T> = (raw: string) => T;
+
+interface Setting<K extends keyof Config> {
+  key: K;
+  env: string;
+  flag: string;
+  describe: string;
+  parse: Parser<Config[K]>;
+  fallback: (partial: Partial<Config>, raw: Record<string, string | undefined>) => Config[K];
+}
+
+const integer =
+  (min: number, max: number): Parser<number> =>
+  (raw) => {
+    if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`must be an integer, got "${raw}"`);
+    const value = Number(raw);
+    if (value < min || value > max) throw new ConfigError(`must be between ${min} and ${max}, got ${value}`);
+    return value;
+  };
+
+const boolean: Parser<boolean> = (raw) => {
+  const value = raw.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(value)) return true;
+  if (['0', 'false', 'no', 'off', ''].includes(value)) return false;
+  throw new ConfigError(`must be a boolean (1/0, true/false), got "${raw}"`);
+};
+
+const text: Parser<string> = (raw) => raw;
+const optionalText: Parser<string | undefined> = (raw) => (raw === '' ? undefined : raw);
+
+const httpUrl: Parser<string> = (raw) => {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`must be an absolute URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('must use http or https');
+  return url.origin + url.pathname.replace(/\/+$/, '');
+};
+
+const urlWithSchemes =
+  (...schemes: string[]): Parser<string | undefined> =>
+  (raw) => {
+    if (raw === '') return undefined;
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new ConfigError('must be a URL');
+    }
+    if (!schemes.includes(url.protocol)) throw new ConfigError(`must use ${schemes.join(' or ')}`);
+    return raw;
+  };
+
+const list: Parser<string[]> = (raw) =>
+  raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+
+const cidrs: Parser<Cidr[]> = (raw) => {
+  try {
+    return parseCidrList(raw);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+};
+
+const secret: Parser<string | undefined> = (raw) => {
+  if (raw === '') return undefined;
+  if (raw.length < 32) throw new ConfigError('must be at least 32 characters');
+  return raw;
+};
+
+const rateLimits: Parser<Config['rateLimitOverrides']> = (raw) => {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('must be a JSON object like {"auth:login":{"limit":10,"windowSeconds":10}}');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError('must be a JSON object');
+  const out: Config['rateLimitOverrides'] = {};
+  for (const [bucket, value] of Object.entries(parsed)) {
+    const v = value as { limit?: unknown; windowSeconds?: unknown };
+    if (!Number.isInteger(v?.limit) || !Number.isFinite(v?.windowSeconds) || (v.limit as number) < 1)
+      throw new ConfigError(`bucket "${bucket}" needs an integer limit ≥ 1 and a numeric windowSeconds`);
+    out[bucket] = { limit: v.limit as number, windowSeconds: v.windowSeconds as number };
+  }
+  return out;
+};
+
+const roles: Parser<Config['roles']> = (raw) => {
+  const values = list(raw);
+  const allowed = ['api', 'gateway', 'media'] as const;
+  for (const value of values)
+    if (!(allowed as readonly string[]).includes(value)) throw new ConfigError(`unknown role "${value}" (api, gateway, media)`);
+  if (values.length === 0) throw new ConfigError('needs at least one role');
+  return new Set(values as (typeof allowed)[number][]);
+};
+
+const logLevel: Parser<Config['logLevel']> = (raw) => {
+  const levels = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+  if (!(levels as readonly string[]).includes(raw)) throw new ConfigError(`must be one of ${levels.join(', ')}`);
+  return raw as Config['logLevel'];
+};
+
+function setting<K extends keyof Config>(s: Setting<K>): Setting<K> {
+  return s;
+}
+
+export const SETTINGS = [
+  setting({ key: 'port', env: 'PORT', flag: '--port', describe: 'HTTP port', parse: integer(0, 65535), fallback: () => 8080 }),
+  setting({ key: 'host', env: 'HOST', flag: '--host', describe: 'Address to listen on', parse: text, fallback: () => '0.0.0.0' }),
+  setting({
+    key: 'dataDir',
+    env: 'HEARTH_DATA_DIR',
+    flag: '--data-dir',
+    describe: 'Directory for the embedded database, generated secrets and uploads',
+    parse: text,
+    fallback: () => './data',
+  }),
+  setting({
+    key: 'databaseUrl',
+    env: 'DATABASE_URL',
+    flag: '--database-url',
+    describe: 'PostgreSQL connection string; unset = embedded PGlite in the data directory',
+    parse: urlWithSchemes('postgres:', 'postgresql:'),
+    fallback: () => undefined,
+  }),
+  setting({
+    key: 'redisUrl',
+    env: 'REDIS_URL',
+    flag: '--redis-url',
+    describe: 'Redis/Valkey URL for shared state; unset = in-process state',
+    parse: urlWithSchemes('redis:', 'rediss:'),
+    fallback: () => undefined,
+  }),
+  setting({
+    key: 'smtpUrl',
+    env: 'SMTP_URL',
+    flag: '--smtp-url',
+    describe: 'SMTP server URL (smtp:// or smtps://); unset = emails are not sent (captured in test mode)',
+    parse: urlWithSchemes('smtp:', 'smtps:'),
+    fallback: () => undefined,
+  }),
+  setting({
+    key: 'smtpFrom',
+    env: 'SMTP_FROM',
+    flag: '--smtp-from',
+    describe: 'Sender address of outgoing email',
+    parse: text,
+    fallback: () => 'Hearth <no-reply@hearth.invalid>',
+  }),
+  setting({
+    key: 'publicUrl',
+    env: 'HEARTH_PUBLIC_URL',
+    flag: '--public-url',
+    describe: 'Public base URL that discovery announces',
+    parse: httpUrl,
+    fallback: (partial) => `http://localhost:${partial.port ?? 8080}`,
+  }),
+  setting({
+    key: 'webappUrl',
+    env: 'HEARTH_WEBAPP_URL',
+    flag: '--webapp-url',
+    describe: 'Base URL of the web client; emailed links point here (default: the public URL)',
+    parse: httpUrl,
+    fallback: (partial) => partial.publicUrl ?? 'http://localhost:8080',
+  }),
+  setting({
+    key: 'trustedProxies',
+    env: 'HEARTH_TRUSTED_PROXIES',
+    flag: '--trusted-proxies',
+    describe: 'Comma-separated CIDRs of reverse proxies whose X-Forwarded-For is trusted',
+    parse: cidrs,
+    fallback: () => [],
+  }),
+  setting({
+    key: 'corsOrigins',
+    env: 'HEARTH_CORS_ORIGINS',
+    flag: '--cors-origins',
+    describe: 'Comma-separated origins allowed by CORS (default: the web app origin)',
+    parse: list,
+    fallback: (partial) => [new URL(partial.webappUrl ?? 'http://localhost:8080').origin],
+  }),
+  setting({ key: 'testMode', env: 'HEARTH_TEST_MODE', flag: '--test-mode', describe: 'Enables the /test harness', parse: boolean, fallback: () => false }),
+  setting({
+    key: 'testToken',
+    env: 'HEARTH_TEST_TOKEN',
+    flag: '--test-token',
+    describe: 'Value of X-Test-Token that the test harness requires',
+    parse: optionalText,
+    fallback: () => undefined,
+  }),
+  setting({
+    key: 'sudoSecret',
+    env: 'HEARTH_SUDO_SECRET',
+    flag: '--sudo-secret',
+    describe: 'HS256 secret for sudo-mode proofs (≥32 chars; generated into the data directory if unset)',
+    parse: secret,
+    fallback: () => undefined,
+  }),
+  setting({
+    key: 'mediaProxySecret',
+    env: 'HEARTH_MEDIA_PROXY_SECRET',
+    flag: '--media-proxy-secret',
+    describe: 'HMAC secret for signed external media paths (generated into the data directory if unset)',
+    parse: secret,
+    fallback: () => undefined,
+  }),
+  setting({
+    key: 'relaySecret',
+    env: 'HEARTH_RELAY_SECRET',
+    flag: '--relay-secret',
+    describe: 'HMAC secret for upload capabilities (generated into the data directory if unset)',
+    parse: secret,
+    fallback: () => undefined,
+  }),
+  setting({
+    key: 'ipBanFailures',
+    env: 'HEARTH_IP_BAN_FAILURES',
+    flag: '--ip-ban-failures',
+    describe: 'Authentication failures per IP within the window that trigger a ban (0 disables)',
+    parse: integer(0, 1_000_000),
+    fallback: () => 50,
+  }),
+  setting({
+    key: 'ipBanWindowSeconds',
+    env: 'HEARTH_IP_BAN_WINDOW_S',
+    flag: '--ip-ban-window',
+    describe: 'Sliding window for counting failures, seconds',
+    parse: integer(1, 86_400 * 30),
+    fallback: () => 600,
+  }),
+  setting({
+    key: 'ipBanDurationSeconds',
+    env: 'HEARTH_IP_BAN_DURATION_S',
+    flag: '--ip-ban-duration',
+    describe: 'How long an automatic ban lasts, seconds',
+    parse: integer(1, 86_400 * 365),
+    fallback: () => 3600,
+  }),
+  setting({
+    key: 'ipBanExempt',
+    env: 'HEARTH_IP_BAN_EXEMPT',
+    flag: '--ip-ban-exempt',
+    describe: 'Comma-separated CIDRs never banned automatically',
+    parse: cidrs,
+    fallback: () => [],
+  }),
+  setting({
+    key: 'ipAuthorization',
+    env: 'HEARTH_IP_AUTHORIZATION',
+    flag: '--ip-authorization',
+    describe: 'Require emailed approval for logins from new addresses (needs SMTP, or test mode)',
+    parse: boolean,
+    fallback: () => true,
+  }),
+  setting({
+    key: 'rateLimitOverrides',
+    env: 'HEARTH_RATE_LIMITS',
+    flag: '--rate-limits',
+    describe: 'JSON object overriding route buckets: {"<bucket>":{"limit":N,"windowSeconds":S}}',
+    parse: rateLimits,
+    fallback: () => ({}),
+  }),
+  setting({
+    key: 'gatewayResumeWindowMs',
+    env: 'HEARTH_GATEWAY_RESUME_WINDOW_MS',
+    flag: '--gateway-resume-window-ms',
+    describe: 'How long a closed gateway session can be resumed (default 60000; 10000 in test mode)',
+    parse: integer(1000, 3_600_000),
+    fallback: (partial) => (partial.testMode ? 10_000 : 60_000),
+  }),
+  setting({
+    key: 'adminOAuth2ClientSecret',
+    env: 'HEARTH_ADMIN_OAUTH2_CLIENT_SECRET',
+    flag: '--admin-oauth2-client-secret',
+    describe: 'Client secret of the built-in Admin OAuth2 application (else generated by the bootstrap CLI)',
+    parse: optionalText,
+    fallback: () => undefined,
+  }),
+  setting({
+    key: 'adminOAuth2RedirectUris',
+    env: 'HEARTH_ADMIN_OAUTH2_REDIRECT_URIS',
+    flag: '--admin-oauth2-redirect-uris',
+    describe: 'Comma-separated redirect URIs of the built-in Admin OAuth2 application',
+    parse: list,
+    fallback: (partial) => [`${partial.publicUrl ?? 'http://localhost:8080'}/admin/oauth2/callback`],
+  }),
+  setting({
+    key: 'webauthnRpId',
+    env: 'HEARTH_WEBAUTHN_RP_ID',
+    flag: '--webauthn-rp-id',
+    describe: 'WebAuthn relying-party ID (default: the web app host name)',
+    parse: text,
+    fallback: (partial) => new URL(partial.webappUrl ?? 'http://localhost:8080').hostname,
+  }),
+  setting({
+    key: 'webauthnOrigins',
+    env: 'HEARTH_WEBAUTHN_ORIGINS',
+    flag: '--webauthn-origins',
+    describe: 'Comma-separated origins accepted in WebAuthn responses (default: the web app origin)',
+    parse: list,
+    fallback: (partial) => [new URL(partial.webappUrl ?? 'http://localhost:8080').origin],
+  }),
+  setting({
+    key: 'mediaAllowPrivateTargets',
+    env: 'HEARTH_MEDIA_ALLOW_PRIVATE',
+    flag: '--media-allow-private',
+    describe: 'Let the media proxy fetch private, loopback and link-local addresses (SSRF guard off)',
+    parse: boolean,
+    fallback: () => false,
+  }),
+  setting({
+    key: 'roles',
+    env: 'HEARTH_ROLES',
+    flag: '--roles',
+    describe: 'Comma-separated roles this process serves: api, gateway, media (default: all)',
+    parse: roles,
+    fallback: () => new Set(['api', 'gateway', 'media'] as const),
+  }),
+  setting({
+    key: 'workerId',
+    env: 'HEARTH_WORKER_ID',
+    flag: '--worker-id',
+    describe: 'Snowflake worker id (0–1023); give every process of a deployment its own',
+    parse: integer(0, 1023),
+    fallback: () => 0,
+  }),
+  setting({
+    key: 'logLevel',
+    env: 'HEARTH_LOG_LEVEL',
+    flag: '--log-level',
+    describe: 'debug, info, warn, error or silent',
+    parse: logLevel,
+    fallback: () => 'info',
+  }),
+] as const;
+
+/** Reads `--flag value`, `--flag=value` and bare boolean `--flag`. */
+function parseArgv(argv: readonly string[]): Map<string, string> {
+  const byFlag = new Map<string, string>();
+  const known = new Set(SETTINGS.map((s) => s.flag as string));
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (!arg.startsWith('--')) throw new ConfigError(`unexpected argument "${arg}"`);
+    const eq = arg.indexOf('=');
+    const flag = eq === -1 ? arg : arg.slice(0, eq);
+    if (!known.has(flag)) throw new ConfigError(`unknown option ${flag}`);
+    if (eq !== -1) byFlag.set(flag, arg.slice(eq + 1));
+    else if (i + 1 < argv.length && !(argv[i + 1] as string).startsWith('--')) byFlag.set(flag, argv[++i] as string);
+    else byFlag.set(flag, 'true');
+  }
+  return byFlag;
+}
+
+/** Builds the configuration; a bad value throws a `ConfigError` whose message names the setting. */
+export function loadConfig(env: Record<string, string | undefined>, argv: readonly string[] = []): Config {
+  const flags = parseArgv(argv);
+  const partial: Partial<Config> = {};
+  const raw: Record<string, string | undefined> = {};
+  for (const s of SETTINGS) {
+    const value = flags.get(s.flag) ?? env[s.env];
+    raw[s.env] = value;
+    try {
+      (partial as Record<string, unknown>)[s.key] =
+        value === undefined ? s.fallback(partial, raw) : s.parse(value);
+    } catch (error) {
+      const source = flags.has(s.flag) ? s.flag : s.env;
+      throw new ConfigError(`${source}: ${(error as Error).message}`);
+    }
+  }
+  const config = partial as Config;
+  if (config.testMode && !config.testToken)
+    throw new ConfigError('HEARTH_TEST_TOKEN: must be set when HEARTH_TEST_MODE is on');
+  return config;
+}

@@ -1,0 +1,95 @@
+import type { Clock } from '../../platform/clock.ts';
+import { digest, randomBase62 } from '../../platform/crypto/tokens.ts';
+import type { Database, Queryable } from '../../platform/db/database.ts';
+
+export type TokenPurpose =
+  | 'email_verification'
+  | 'password_reset'
+  | 'email_revert'
+  | 'ip_authorization_ticket'
+  | 'ip_authorization_token'
+  | 'mfa_ticket'
+  | 'email_change_ticket'
+  | 'email_change_proof'
+  | 'email_change_token'
+  | 'webauthn_challenge'
+  | 'sso_state'
+  | 'handoff';
+
+export interface OneTimeToken<D = Record<string, unknown>> {
+  userId: string | null;
+  data: D;
+  expiresAt: Date;
+  createdAt: Date;
+}
+
+/**
+ * Single-use tokens (emailed links, tickets, challenges): 64 base62 characters, stored only as SHA-256,
+ * consumed with one conditional UPDATE so two concurrent uses cannot both succeed.
+ */
+export class OneTimeTokens {
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+  ) {}
+
+  async issue(
+    purpose: TokenPurpose,
+    userId: string | null,
+    ttlMs: number,
+    data: Record<string, unknown> = {},
+    options: { token?: string; db?: Queryable; createdAt?: number } = {},
+  ): Promise<string> {
+    const token = options.token ?? randomBase62(64);
+    const created = options.createdAt ?? this.clock.now();
+    await (options.db ?? this.db).query(
+      `INSERT INTO one_time_tokens (token_hash, purpose, user_id, data, expires_at, created_at) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (token_hash) DO UPDATE SET purpose = EXCLUDED.purpose, user_id = EXCLUDED.user_id, data = EXCLUDED.data,
+         expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at, consumed_at = NULL`,
+      [digest(token), purpose, userId, JSON.stringify(data), new Date(created + ttlMs), new Date(created)],
+    );
+    return token;
+  }
+
+  /** Reads a live token without consuming it. */
+  async peek<D = Record<string, unknown>>(purpose: TokenPurpose, token: string): Promise<OneTimeToken<D> | undefined> {
+    const [row] = await this.db.query<{ user_id: string | null; data: D; expires_at: Date; created_at: Date }>(
+      `SELECT user_id, data, expires_at, created_at FROM one_time_tokens
+        WHERE token_hash = $1 AND purpose = $2 AND consumed_at IS NULL AND expires_at > $3`,
+      [digest(token), purpose, new Date(this.clock.now())],
+    );
+    return row ? { userId: row.user_id, data: row.data, expiresAt: row.expires_at, createdAt: row.created_at } : undefined;
+  }
+
+  /** Consumes a live token exactly once; a second or concurrent use gets `undefined`. */
+  async consume<D = Record<string, unknown>>(purpose: TokenPurpose, token: string, db: Queryable = this.db): Promise<OneTimeToken<D> | undefined> {
+    const [row] = await db.query<{ user_id: string | null; data: D; expires_at: Date; created_at: Date }>(
+      `UPDATE one_time_tokens SET consumed_at = $3
+        WHERE token_hash = $1 AND purpose = $2 AND consumed_at IS NULL AND expires_at > $3
+        RETURNING user_id, data, expires_at, created_at`,
+      [digest(token), purpose, new Date(this.clock.now())],
+    );
+    return row ? { userId: row.user_id, data: row.data, expiresAt: row.expires_at, createdAt: row.created_at } : undefined;
+  }
+
+  async update(purpose: TokenPurpose, token: string, data: Record<string, unknown>): Promise<void> {
+    await this.db.query('UPDATE one_time_tokens SET data = $3 WHERE token_hash = $1 AND purpose = $2', [digest(token), purpose, JSON.stringify(data)]);
+  }
+
+  async expire(purpose: TokenPurpose, token: string): Promise<void> {
+    await this.db.query('UPDATE one_time_tokens SET expires_at = $3 WHERE token_hash = $1 AND purpose = $2', [
+      digest(token),
+      purpose,
+      new Date(this.clock.now() - 1),
+    ]);
+  }
+
+  /** Invalidates every live token of one purpose for a user (a new reset link kills the old ones). */
+  async revokeAll(purpose: TokenPurpose, userId: string, db: Queryable = this.db): Promise<void> {
+    await db.query('UPDATE one_time_tokens SET consumed_at = $3 WHERE user_id = $1 AND purpose = $2 AND consumed_at IS NULL', [
+      userId,
+      purpose,
+      new Date(this.clock.now()),
+    ]);
+  }
+}

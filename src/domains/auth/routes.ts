@@ -1,0 +1,228 @@
+import { z } from 'zod';
+import type { AppServices } from '../../app-services.ts';
+import { enforceAllowance } from '../../http/allowance.ts';
+import { ApiError, fieldError, formError } from '../../http/errors.ts';
+import { type AnyRoute, route } from '../../http/route.ts';
+import { burnPasswordVerify, hashPassword, verifyPassword } from '../../platform/crypto/passwords.ts';
+import { isUniqueViolation } from '../../platform/db/database.ts';
+import { ipKey as toIpKey } from '../../platform/net/cidr.ts';
+import { hasMfa } from '../mfa/mfa-factors.ts';
+import { hasFlag, USER_FLAGS } from '../users/flags.ts';
+import type { UserRecord } from '../users/user-record.ts';
+import { tokenResponse } from '../users/views.ts';
+import { assertNotBot, assertNotSuspended, emailField, isCommonPassword, isDeleted, passwordField, usernameField } from './account-rules.ts';
+import { IpAuthorization } from './ip-authorization.ts';
+import { MFA_TICKET_TTL_MS } from './login-mfa.ts';
+
+const registerBody = z.object({
+  email: emailField.optional(),
+  username: usernameField.optional(),
+  global_name: z.string().trim().min(1).max(32).nullish(),
+  password: passwordField.optional(),
+  date_of_birth: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/, { error: 'Expected YYYY-MM-DD' })
+    .nullish(),
+  consent: z.boolean().nullish(),
+  invite_code: z.string().max(64).nullish(),
+});
+
+const loginBody = z.object({
+  email: z.string().max(320),
+  password: z.string().max(256),
+  invite_code: z.string().max(64).nullish(),
+});
+
+const sessionsLogoutBody = z.object({
+  session_id_hashes: z.array(z.string().max(64)).max(100),
+});
+
+export const VERIFICATION_TTL_MS = 24 * 3600_000;
+
+function usernameFrom(email: string | undefined, globalName: string | null | undefined, fallback: string): string {
+  const base = (email?.split('@')[0] ?? globalName ?? '').replace(/[^A-Za-z0-9_]/g, '').slice(0, 24);
+  return base || `user${fallback.slice(-6)}`;
+}
+
+export function authRoutes(services: AppServices): AnyRoute[] {
+  const { db, ids, sessions, rateLimiter, settings, tokens, mfa } = services;
+  const ipAuthorization = new IpAuthorization(services);
+
+  return [
+    route({
+      method: 'POST',
+      path: '/auth/register',
+      policy: 'none',
+      localAuth: true,
+      rateLimit: { bucket: 'auth:register', limit: 10, windowSeconds: 10 },
+      body: registerBody,
+      async handler(ctx) {
+        const body = ctx.body;
+        const mode = settings.get().registration.mode;
+        if (mode === 'closed') throw new ApiError('REGISTRATION_CLOSED');
+        await enforceAllowance(rateLimiter, ctx, `register:ip:${ctx.ipKey}`, 3, 3600_000);
+        if (body.email) await enforceAllowance(rateLimiter, ctx, `register:email:${body.email.toLowerCase()}`, 3, 15 * 60_000);
+        if (body.password && isCommonPassword(body.password)) {
+          throw fieldError('password', 'PASSWORD_IS_TOO_COMMON', 'Password is too common');
+        }
+        const id = ids.next();
+        const username = body.username ?? usernameFrom(body.email, body.global_name, id);
+        const passwordHash = body.password ? await hashPassword(body.password) : null;
+        const now = new Date(ctx.now);
+        const pending = mode === 'approval';
+        try {
+          await db.transaction(async (tx) => {
+            await tx.query(
+              `INSERT INTO users (id, username, global_name, email, password_hash, password_last_changed_at, date_of_birth,
+                                  flags, pending_manual_verification, avatar_color, created_at)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+              [
+                id,
+                username,
+                body.global_name ?? null,
+                body.email ?? null,
+                passwordHash,
+                passwordHash ? now : null,
+                body.date_of_birth ?? null,
+                (pending ? USER_FLAGS.PENDING_MANUAL_VERIFICATION : 0n).toString(),
+                pending,
+                Number(BigInt(id) % 0xffffffn),
+                now,
+              ],
+            );
+            await tx.query('INSERT INTO authorized_ips (user_id, ip_key) VALUES ($1, $2) ON CONFLICT DO NOTHING', [id, ctx.ipKey]);
+          });
+        } catch (error) {
+          if (isUniqueViolation(error)) throw fieldError('email', 'EMAIL_ALREADY_IN_USE', 'Email is already registered');
+          throw error;
+        }
+        await sendVerificationLink(services, { id, email: body.email ?? null });
+        if (pending) return { registration_pending_approval: true, user_id: id };
+        const user = await services.users.findById(id, { fresh: true });
+        if (!user) throw new Error('registered user vanished');
+        const session = await sessions.issue(id, ctx.ip);
+        return tokenResponse(services, user, session.token);
+      },
+    }),
+
+    route({
+      method: 'POST',
+      path: '/auth/login',
+      policy: 'none',
+      localAuth: true,
+      rateLimit: { bucket: 'auth:login', limit: 10, windowSeconds: 10 },
+      body: loginBody,
+      async handler(ctx) {
+        const { email, password } = ctx.body;
+        await enforceAllowance(rateLimiter, ctx, `login:ip:${ctx.ipKey}`, 10, 30 * 60_000);
+        await enforceAllowance(rateLimiter, ctx, `login:email:${email.toLowerCase()}`, 5, 15 * 60_000);
+        const found = await services.users.findByEmail(email);
+        const user = found && !isDeleted(found) ? found : undefined;
+        if (user) assertNotBot(user);
+        const ok = user?.passwordHash ? await verifyPassword(user.passwordHash, password) : await burnPasswordVerify(password);
+        if (!user || !ok) {
+          await services.recordAuthFailure(ctx.ip);
+          throw formError([
+            { path: 'email', code: 'INVALID_EMAIL_OR_PASSWORD', message: 'Login or password is invalid' },
+            { path: 'password', code: 'INVALID_EMAIL_OR_PASSWORD', message: 'Login or password is invalid' },
+          ]);
+        }
+        assertNotSuspended(user, ctx.now);
+        const active = await reactivate(services, user);
+        const status = await mfa.status(active.id);
+        if (hasMfa(status)) {
+          const ticket = await tokens.issue('mfa_ticket', active.id, MFA_TICKET_TTL_MS, { failures: 0 });
+          return {
+            mfa: true,
+            ticket,
+            allowed_methods: [...(status.totp ? ['totp'] : []), ...(status.webauthn ? ['webauthn'] : [])],
+            totp: status.totp,
+            webauthn: status.webauthn,
+            sms: false,
+          };
+        }
+        await ipAuthorization.requireKnownAddress(active, ctx.ip, toIpKey(ctx.ip));
+        const session = await sessions.issue(active.id, ctx.ip);
+        return tokenResponse(services, active, session.token);
+      },
+    }),
+
+    route({
+      method: 'POST',
+      path: '/auth/logout',
+      policy: 'user',
+      admitsSuspicious: true,
+      rateLimit: { bucket: 'auth:logout', limit: 20, windowSeconds: 10 },
+      async handler(ctx) {
+        const principal = ctx.principal;
+        if (principal?.kind === 'session') await sessions.revoke(principal.user.id, [principal.sessionIdHash]);
+        return undefined;
+      },
+    }),
+
+    route({
+      method: 'GET',
+      path: '/auth/sessions',
+      policy: 'user-only',
+      admitsSuspicious: true,
+      rateLimit: { bucket: 'auth:sessions', limit: 40, windowSeconds: 10 },
+      async handler(ctx) {
+        const current = ctx.principal?.kind === 'session' ? ctx.principal.sessionIdHash : undefined;
+        const rows = await sessions.list(ctx.user.id);
+        return rows.map((row) => ({
+          id_hash: row.token_hash,
+          client_info: { os: row.client_info.os ?? null, platform: row.client_info.platform ?? null, location: row.client_info.location ?? null },
+          masked_ip: maskIp(row.ip),
+          approx_last_used_at: roundToHour(row.last_used_at).toISOString(),
+          current: row.token_hash === current,
+        }));
+      },
+    }),
+
+    route({
+      method: 'POST',
+      path: '/auth/sessions/logout',
+      policy: 'user-only',
+      admitsSuspicious: true,
+      sudo: 'y',
+      rateLimit: { bucket: 'auth:logouts', limit: 20, windowSeconds: 10 },
+      body: sessionsLogoutBody,
+      async handler(ctx) {
+        await sessions.revoke(ctx.user.id, ctx.body.session_id_hashes);
+        return undefined;
+      },
+    }),
+  ];
+}
+
+/**
+ * A correct password login ends a self-disable and cancels a pending self-deletion (api.md §3.2).
+ */
+export async function reactivate(services: Pick<AppServices, 'db' | 'users' | 'credentials'>, user: UserRecord): Promise<UserRecord> {
+  const selfDisabled = hasFlag(user.flags, USER_FLAGS.DISABLED);
+  const selfDeleting = hasFlag(user.flags, USER_FLAGS.SELF_DELETED) && user.pendingDeletionAt !== null;
+  if (!selfDisabled && !selfDeleting) return user;
+  const clear = (selfDisabled ? USER_FLAGS.DISABLED : 0n) | (selfDeleting ? USER_FLAGS.SELF_DELETED : 0n);
+  await services.db.query(
+    `UPDATE users SET flags = flags & ~($2::bigint), pending_deletion_at = CASE WHEN $3 THEN NULL ELSE pending_deletion_at END WHERE id = $1`,
+    [user.id, clear.toString(), selfDeleting],
+  );
+  await services.credentials.invalidate({ userId: user.id });
+  return (await services.users.findById(user.id, { fresh: true })) ?? user;
+}
+
+function maskIp(ip: string | null): string | null {
+  if (!ip) return null;
+  if (ip.includes('.')) return ip.split('.').slice(0, 2).join('.') + '.x.x';
+  return `${ip.split(':').slice(0, 2).join(':')}:x:x:x:x:x:x`;
+}
+
+function roundToHour(date: Date): Date {
+  return new Date(Math.floor(date.getTime() / 3600_000) * 3600_000);
+}
+
+export async function sendVerificationLink(services: AppServices, user: { id: string; email: string | null }): Promise<void> {
+  if (!user.email) return;
+  const token = await services.tokens.issue('email_verification', user.id, VERIFICATION_TTL_MS, { email: user.email });
+  await services.emails.sendLink('email_verification', user.email, token, { user_id: user.id });
+}

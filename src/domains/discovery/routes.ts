@@ -1,0 +1,95 @@
+import type { AppServices } from '../../app-services.ts';
+import type { Config } from '../../config/config.ts';
+import { type AnyRoute, route } from '../../http/route.ts';
+import type { InstanceSettings } from '../instance/instance-settings.ts';
+import { ssoStatus } from './sso-status.ts';
+
+/** Gateway URL: the public URL with its scheme switched to ws(s) and `/gateway` appended. */
+export function gatewayUrl(config: Pick<Config, 'publicUrl'>): string {
+  return `${config.publicUrl.replace(/^http/, 'ws')}/gateway`;
+}
+
+/** The discovery document (api.md §2). Every value comes from configuration, never from the request. */
+export function discoveryDocument(config: Config, settings: InstanceSettings, emailsEnabled: boolean): Record<string, unknown> {
+  const base = config.publicUrl;
+  const origin = new URL(config.webappUrl).origin;
+  const sso = ssoStatus(config, settings);
+  return {
+    api_code_version: 1,
+    endpoints: {
+      api: base,
+      api_client: base,
+      api_public: base,
+      gateway: gatewayUrl(config),
+      media: `${base}/media`,
+      static_cdn: `${base}/static`,
+      admin: `${base}/admin`,
+      invite: `${base}/invite`,
+      gift: `${base}/gift`,
+      webapp: origin,
+      marketing: origin,
+    },
+    captcha: { provider: 'none', hcaptcha_site_key: null, turnstile_site_key: null },
+    features: {
+      voice_enabled: false,
+      stripe_enabled: false,
+      self_hosted: true,
+      presigned_attachment_uploads: true,
+      emails_enabled: emailsEnabled,
+    },
+    sso,
+    registration: { mode: settings.get().registration.mode, admin_registration_urls_enabled: false },
+    limits: {
+      version: 2,
+      traitDefinitions: [],
+      rules: [
+        {
+          id: 'default',
+          overrides: {
+            max_message_length: 2000,
+            max_attachments_per_message: 10,
+            max_attachment_file_size: 25 * 1024 * 1024,
+            max_guilds: 100,
+            max_guild_channels: 500,
+            max_guild_roles: 250,
+            max_webhooks_per_channel: 15,
+            max_group_dm_recipients: 10,
+            max_bio_length: 320,
+          },
+        },
+      ],
+      defaultsHash: 'hearth-limits-v1',
+    },
+    app_public: {
+      branding: { product_name: 'Hearth' },
+      setup: { configured: true, admin_url: `${base}/admin` },
+      legal: { terms_url: null, privacy_url: null },
+      registration: { collect_date_of_birth: false },
+    },
+    community: { single_community: false, single_community_guild_id: null, direct_messages_disabled: false },
+    gif: { provider: 'none', display_name: '', attribution_required: false },
+    services: { voice: false, push: false, search: false, billing: false },
+    push: { public_vapid_key: null },
+  };
+}
+
+export function discoveryRoutes(services: AppServices): AnyRoute[] {
+  const { config, settings, emails } = services;
+  return [
+    route({
+      method: 'GET',
+      path: '/.well-known/service',
+      root: true,
+      policy: 'none',
+      rateLimit: { bucket: 'discovery', limit: 60, windowSeconds: 60 },
+      handler: () => discoveryDocument(config, settings, emails.enabled),
+    }),
+    route({
+      method: 'GET',
+      path: '/_health',
+      policy: 'credential-free',
+      alsoAtRoot: true,
+      handler: () => ({ status: 'ok' }),
+    }),
+  ];
+}

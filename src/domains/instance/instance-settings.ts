@@ -1,0 +1,105 @@
+import type { Database } from '../../platform/db/database.ts';
+import type { EventBus } from '../../platform/state/event-bus.ts';
+
+export interface SsoSettings {
+  enabled: boolean;
+  enforced: boolean;
+  display_name: string;
+  issuer: string | null;
+  authorization_url: string | null;
+  token_url: string | null;
+  userinfo_url: string | null;
+  jwks_url: string | null;
+  client_id: string | null;
+  /** Stored as given: the provider needs it in clear to authenticate us. Never returned by reads. */
+  client_secret: string | null;
+  scope: string;
+  allowed_domains: string[];
+  auto_provision: boolean;
+  link_by_email: boolean;
+  allow_private_issuer: boolean;
+}
+
+export interface InstanceSettingsValue {
+  registration: { mode: 'open' | 'approval' | 'closed' };
+  sso: SsoSettings;
+  admin_oauth2_application_id: string | null;
+}
+
+export const DEFAULT_SETTINGS: InstanceSettingsValue = {
+  registration: { mode: 'open' },
+  sso: {
+    enabled: false,
+    enforced: false,
+    display_name: 'Single sign-on',
+    issuer: null,
+    authorization_url: null,
+    token_url: null,
+    userinfo_url: null,
+    jwks_url: null,
+    client_id: null,
+    client_secret: null,
+    scope: 'openid email profile',
+    allowed_domains: [],
+    auto_provision: false,
+    link_by_email: false,
+    allow_private_issuer: false,
+  },
+  admin_oauth2_application_id: null,
+};
+
+const TOPIC = 'instance.settings.changed';
+
+/**
+ * Instance-wide settings kept in `instance_config`, read on hot paths (SSO enforcement) from memory and
+ * reloaded in every process when any process changes them.
+ */
+export class InstanceSettings {
+  private current: InstanceSettingsValue = structuredClone(DEFAULT_SETTINGS);
+
+  constructor(
+    private readonly db: Database,
+    private readonly bus: EventBus,
+  ) {
+    bus.subscribe(TOPIC, () => {
+      this.reload().catch(() => {});
+    });
+  }
+
+  async reload(): Promise<void> {
+    const rows = await this.db.query<{ key: string; value: unknown }>('SELECT key, value FROM instance_config');
+    const next = structuredClone(DEFAULT_SETTINGS) as unknown as Record<string, unknown>;
+    for (const row of rows) {
+      const base = next[row.key];
+      next[row.key] =
+        base && typeof base === 'object' && !Array.isArray(base) && row.value && typeof row.value === 'object'
+          ? { ...base, ...(row.value as object) }
+          : row.value;
+    }
+    this.current = next as unknown as InstanceSettingsValue;
+  }
+
+  get(): InstanceSettingsValue {
+    return this.current;
+  }
+
+  /** True when SSO is enabled, configured and enforced (contract §5.8.1). */
+  ssoEnforced(): boolean {
+    const sso = this.current.sso;
+    return sso.enabled && sso.enforced && ssoConfigured(sso);
+  }
+
+  async update<K extends keyof InstanceSettingsValue>(key: K, value: InstanceSettingsValue[K]): Promise<void> {
+    await this.db.query(
+      `INSERT INTO instance_config (key, value, updated_at) VALUES ($1, $2, now())
+       ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,
+      [key, JSON.stringify(value)],
+    );
+    await this.reload();
+    await this.bus.publish(TOPIC, { key });
+  }
+}
+
+export function ssoConfigured(sso: SsoSettings): boolean {
+  return Boolean(sso.issuer && sso.client_id);
+}

@@ -1,0 +1,118 @@
+import { z } from 'zod';
+import type { AppServices } from '../../app-services.ts';
+import { ApiError, fieldError } from '../../http/errors.ts';
+import { type AnyRoute, route } from '../../http/route.ts';
+import { hashPassword } from '../../platform/crypto/passwords.ts';
+import { parseSnowflake } from '../../platform/crypto/snowflake.ts';
+import { isCommonPassword, passwordField, usernameField } from '../auth/account-rules.ts';
+import { partialUser } from './user-record.ts';
+import { privateUserView } from './views.ts';
+
+/** `""` counts as null outside message bodies (api.md §1.1). */
+const nullableText = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .nullish()
+    .transform((v) => (v === '' ? null : v));
+
+const patchMeBody = z.object({
+  username: usernameField.optional(),
+  global_name: nullableText(32),
+  avatar: z.string().max(10 * 1024 * 1024).nullish(),
+  banner: z.string().max(10 * 1024 * 1024).nullish(),
+  bio: nullableText(320),
+  pronouns: nullableText(40),
+  accent_color: z.number().int().min(0).max(0xffffff).nullish(),
+  new_password: passwordField.optional(),
+  email_token: z.string().max(128).optional(),
+  email: z.unknown().optional(),
+  password: z.string().max(256).optional(),
+});
+
+export type PatchMeBody = z.infer<typeof patchMeBody>;
+
+/** Applies an email change finished through the email-change flow; provided by the account-lifecycle module. */
+export type EmailTokenApplier = (userId: string, emailToken: string, ctx: { ip: string; now: number }) => Promise<void>;
+
+export function userRoutes(services: AppServices, applyEmailToken: EmailTokenApplier): AnyRoute[] {
+  const { db, users, credentials, sessions } = services;
+  return [
+    route({
+      method: 'GET',
+      path: '/users/@me',
+      policy: 'user',
+      scope: 'identify',
+      rateLimit: { bucket: 'users:read', limit: 100, windowSeconds: 10 },
+      async handler(ctx) {
+        const principal = ctx.principal;
+        const includeEmail = principal?.kind !== 'bearer' || principal.scopes.has('email');
+        return privateUserView(services, ctx.user, { includeEmail });
+      },
+    }),
+
+    route({
+      method: 'PATCH',
+      path: '/users/@me',
+      policy: 'user',
+      sudo: (body: PatchMeBody) => body.new_password !== undefined || body.email_token !== undefined,
+      rateLimit: { bucket: 'users:patch_me', limit: 20, windowSeconds: 60 },
+      body: patchMeBody,
+      async handler(ctx) {
+        const body = ctx.body;
+        const user = ctx.user;
+        if (body.email !== undefined) {
+          throw fieldError('email', 'EMAIL_MUST_BE_CHANGED_VIA_TOKEN', 'Email must be changed through the email-change flow');
+        }
+        if (body.new_password !== undefined && isCommonPassword(body.new_password)) {
+          throw fieldError('new_password', 'PASSWORD_IS_TOO_COMMON', 'Password is too common');
+        }
+        const sets: string[] = [];
+        const values: unknown[] = [user.id];
+        const set = (column: string, value: unknown) => {
+          values.push(value);
+          sets.push(`${column} = $${values.length}`);
+        };
+        if (body.username !== undefined) set('username', body.username);
+        if (body.global_name !== undefined) set('global_name', body.global_name);
+        if (body.bio !== undefined) set('bio', body.bio);
+        if (body.pronouns !== undefined) set('pronouns', body.pronouns);
+        if (body.accent_color !== undefined) set('accent_color', body.accent_color);
+        if (body.avatar !== undefined) set('avatar', await services.media.storeUserImage('avatars', user.id, body.avatar, 'avatar'));
+        if (body.banner !== undefined) set('banner', await services.media.storeUserImage('banners', user.id, body.banner, 'banner'));
+        if (body.new_password !== undefined) {
+          set('password_hash', await hashPassword(body.new_password));
+          set('password_last_changed_at', new Date(ctx.now));
+        }
+        if (sets.length > 0) await db.query(`UPDATE users SET ${sets.join(', ')} WHERE id = $1`, values);
+        if (body.email_token !== undefined) await applyEmailToken(user.id, body.email_token, { ip: ctx.ip, now: ctx.now });
+        await credentials.invalidate({ userId: user.id });
+        const updated = await users.findById(user.id, { fresh: true });
+        if (!updated) throw new ApiError('UNKNOWN_USER');
+        const view = await privateUserView(services, updated);
+        await services.bus.publish('user.updated', { userId: updated.id });
+        if (body.new_password !== undefined && !updated.isBot) {
+          // A password change ends every session, the caller's too, and hands back a fresh one.
+          await sessions.revokeAll(user.id);
+          const session = await sessions.issue(user.id, ctx.ip);
+          return { ...view, token: session.token };
+        }
+        return view;
+      },
+    }),
+
+    route({
+      method: 'GET',
+      path: '/users/:userId',
+      policy: 'user',
+      rateLimit: { bucket: 'users:read', limit: 100, windowSeconds: 10 },
+      async handler(ctx) {
+        const id = parseSnowflake(ctx.params.userId);
+        if (!id.ok) throw new ApiError('UNKNOWN_USER');
+        const user = await users.findById(id.value);
+        if (!user) throw new ApiError('UNKNOWN_USER');
+        return partialUser(user);
+      },
+    }),
+  ];
+}

@@ -1,0 +1,140 @@
+import { PUBLIC_FLAGS_MASK } from './flags.ts';
+
+/** A user row as the rest of the code sees it. */
+export interface UserRecord {
+  id: string;
+  username: string;
+  globalName: string | null;
+  email: string | null;
+  emailVerified: boolean;
+  passwordHash: string | null;
+  passwordLastChangedAt: Date | null;
+  avatar: string | null;
+  banner: string | null;
+  bio: string | null;
+  pronouns: string | null;
+  accentColor: number | null;
+  avatarColor: number | null;
+  locale: string;
+  flags: bigint;
+  suspiciousActivityFlags: number;
+  pendingManualVerification: boolean;
+  acls: string[];
+  isBot: boolean;
+  isSystem: boolean;
+  tempBannedUntil: Date | null;
+  pendingDeletionAt: Date | null;
+  lastActiveAt: Date | null;
+  lastActiveIp: string | null;
+  createdAt: Date;
+}
+
+export interface UserRow {
+  id: string;
+  username: string;
+  global_name: string | null;
+  email: string | null;
+  email_verified: boolean;
+  password_hash: string | null;
+  password_last_changed_at: Date | null;
+  avatar: string | null;
+  banner: string | null;
+  bio: string | null;
+  pronouns: string | null;
+  accent_color: number | null;
+  avatar_color: number | null;
+  locale: string;
+  flags: string;
+  suspicious_activity_flags: number;
+  pending_manual_verification: boolean;
+  acls: string[];
+  is_bot: boolean;
+  is_system: boolean;
+  temp_banned_until: Date | null;
+  pending_deletion_at: Date | null;
+  last_active_at: Date | null;
+  last_active_ip: string | null;
+  created_at: Date;
+}
+
+export function toUserRecord(row: UserRow): UserRecord {
+  return {
+    id: row.id,
+    username: row.username,
+    globalName: row.global_name,
+    email: row.email,
+    emailVerified: row.email_verified,
+    passwordHash: row.password_hash,
+    passwordLastChangedAt: row.password_last_changed_at,
+    avatar: row.avatar,
+    banner: row.banner,
+    bio: row.bio,
+    pronouns: row.pronouns,
+    accentColor: row.accent_color,
+    avatarColor: row.avatar_color,
+    locale: row.locale,
+    flags: BigInt(row.flags),
+    suspiciousActivityFlags: row.suspicious_activity_flags,
+    pendingManualVerification: row.pending_manual_verification,
+    acls: row.acls,
+    isBot: row.is_bot,
+    isSystem: row.is_system,
+    tempBannedUntil: row.temp_banned_until,
+    pendingDeletionAt: row.pending_deletion_at,
+    lastActiveAt: row.last_active_at,
+    lastActiveIp: row.last_active_ip,
+    createdAt: row.created_at,
+  };
+}
+
+/** Public flag bits fit in 6 bits, so they are sent as a JSON number. */
+export function publicFlags(user: UserRecord): number {
+  return Number(user.flags & PUBLIC_FLAGS_MASK);
+}
+
+/** The partial user that anyone may see (api.md §3.2). */
+export function partialUser(user: UserRecord): Record<string, unknown> {
+  return {
+    id: user.id,
+    username: user.username,
+    discriminator: '0001',
+    global_name: user.globalName,
+    avatar: user.avatar,
+    avatar_color: user.avatarColor,
+    ...(user.isBot ? { bot: true } : {}),
+    ...(user.isSystem ? { system: true } : {}),
+    flags: publicFlags(user),
+  };
+}
+
+export interface PrivateUserExtras {
+  mfaEnabled: boolean;
+  authenticatorTypes: number[];
+}
+
+/** The account holder's own view (api.md §3.2). */
+export function privateUser(
+  user: UserRecord,
+  extras: PrivateUserExtras,
+  options: { includeEmail?: boolean } = {},
+): Record<string, unknown> {
+  const includeEmail = options.includeEmail ?? true;
+  return {
+    ...partialUser(user),
+    ...(includeEmail ? { email: user.email, verified: user.emailVerified } : {}),
+    mfa_enabled: extras.mfaEnabled,
+    authenticator_types: extras.authenticatorTypes,
+    phone: null,
+    banner: user.banner,
+    bio: user.bio,
+    pronouns: user.pronouns,
+    accent_color: user.accentColor,
+    acls: user.acls,
+    locale: user.locale,
+    premium_type: 0,
+    nsfw_allowed: true,
+    password_last_changed_at: user.passwordLastChangedAt?.toISOString() ?? null,
+    required_actions: null,
+    pending_manual_verification: user.pendingManualVerification,
+  };
+}

@@ -1,0 +1,38 @@
+import { TtlCache } from '../../platform/cache/ttl-cache.ts';
+import type { Queryable } from '../../platform/db/database.ts';
+import { toUserRecord, type UserRecord, type UserRow } from './user-record.ts';
+
+/**
+ * Reads users by id through a short-lived cache (the auth hot path); every write goes through `forget`
+ * (via `CredentialResolver.invalidate`) so a cached snapshot never outlives a change by more than the bus delay.
+ */
+export class UsersRepository {
+  private readonly cache = new TtlCache<string, UserRecord>(50_000, 30_000);
+
+  constructor(private readonly db: Queryable) {}
+
+  async findById(id: string, options: { fresh?: boolean } = {}): Promise<UserRecord | undefined> {
+    if (!options.fresh) {
+      const hit = this.cache.get(id);
+      if (hit) return hit;
+    }
+    const [row] = await this.db.query<UserRow>('SELECT * FROM users WHERE id = $1', [id]);
+    if (!row) return undefined;
+    const user = toUserRecord(row);
+    this.cache.set(id, user);
+    return user;
+  }
+
+  async findByEmail(email: string, db: Queryable = this.db): Promise<UserRecord | undefined> {
+    const [row] = await db.query<UserRow>('SELECT * FROM users WHERE lower(email) = lower($1)', [email]);
+    return row ? toUserRecord(row) : undefined;
+  }
+
+  forget(id: string): void {
+    this.cache.delete(id);
+  }
+
+  forgetAll(): void {
+    this.cache.clear();
+  }
+}

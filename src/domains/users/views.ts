@@ -1,0 +1,21 @@
+import type { AppServices } from '../../app-services.ts';
+import { authenticatorTypes, hasMfa } from '../mfa/mfa-factors.ts';
+import { privateUser, type UserRecord } from './user-record.ts';
+
+export async function privateUserView(
+  services: Pick<AppServices, 'mfa'>,
+  user: UserRecord,
+  options: { includeEmail?: boolean } = {},
+): Promise<Record<string, unknown>> {
+  const status = await services.mfa.status(user.id);
+  return privateUser(user, { mfaEnabled: hasMfa(status), authenticatorTypes: authenticatorTypes(status) }, options);
+}
+
+/** TR in api.md: the answer of every route that signs a user in. */
+export async function tokenResponse(
+  services: Pick<AppServices, 'mfa'>,
+  user: UserRecord,
+  token: string,
+): Promise<{ token: string; user_id: string; user: Record<string, unknown> }> {
+  return { token, user_id: user.id, user: await privateUserView(services, user) };
+}

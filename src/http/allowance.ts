@@ -1,0 +1,19 @@
+import type { RateLimiter } from '../platform/state/rate-limiter.ts';
+import type { RequestContext } from './route.ts';
+import { rateLimited } from './server.ts';
+
+/**
+ * Handler-level allowances (api.md §5.2: per email, per IP, per account). Same 429 body as the route
+ * buckets, without `X-RateLimit-Bucket`; off in test mode unless the request asks for strict behaviour.
+ */
+export async function enforceAllowance(
+  limiter: RateLimiter,
+  ctx: Pick<RequestContext, 'request' | 'now'>,
+  key: string,
+  limit: number,
+  windowMs: number,
+): Promise<void> {
+  if (!ctx.request.hearth.strict) return;
+  const decision = await limiter.consume(`allowance:${key}`, limit, windowMs, ctx.now);
+  if (!decision.allowed) throw rateLimited(decision.retryAfterMs, false, { 'X-RateLimit-Scope': 'user' });
+}

@@ -1,0 +1,10 @@
+import type { UserRecord } from '../../domains/users/user-record.ts';
+
+/** The one type every authenticated request resolves to, whatever header form carried the credential. */
+export type Principal =
+  | { kind: 'session'; user: UserRecord; sessionId: string; sessionIdHash: string }
+  | { kind: 'bot'; user: UserRecord; applicationId: string }
+  | { kind: 'bearer'; user: UserRecord; applicationId: string; scopes: ReadonlySet<string>; grantId: string; isAdminApplication: boolean }
+  | { kind: 'admin_key'; user: UserRecord; keyId: string; keyAcls: readonly string[] };
+
+export type CredentialKind = Principal['kind'];

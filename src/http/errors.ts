@@ -1,0 +1,184 @@
+/**
+ * The one catalogue of error codes. Every `code` the server can put on the wire is listed here with its
+ * HTTP status and default message; `docs/errors.md` documents the same set and a test keeps the two in sync.
+ * Handlers throw `ApiError`; `toWireBody` is the only place that turns an error into a response body.
+ */
+export const ERRORS = {
+  // Generic fallbacks
+  BAD_REQUEST: { status: 400, message: 'Bad request' },
+  FORBIDDEN: { status: 403, message: 'Forbidden' },
+  NOT_FOUND: { status: 404, message: 'Not found' },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed' },
+  CONFLICT: { status: 409, message: 'Conflict' },
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'Payload too large' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported media type' },
+  GENERAL_ERROR: { status: 400, message: 'General error' },
+  INTERNAL_SERVER_ERROR: { status: 500, message: 'Internal server error' },
+  SERVICE_UNAVAILABLE: { status: 503, message: 'Service unavailable' },
+  INVALID_FORM_BODY: { status: 400, message: 'Invalid form body' },
+  RATE_LIMITED: { status: 429, message: 'You are being rate limited.' },
+  FEATURE_TEMPORARILY_DISABLED: { status: 403, message: 'This feature is temporarily disabled' },
+
+  // Credentials and policies (contract §7)
+  UNAUTHORIZED: { status: 401, message: 'Unauthorized' },
+  INVALID_TOKEN: { status: 401, message: 'Invalid token' },
+  ACCESS_DENIED: { status: 403, message: 'Access denied' },
+  BOT_USER_AUTH_ENDPOINT_ACCESS_DENIED: { status: 403, message: 'Bot accounts cannot use this endpoint' },
+  MISSING_OAUTH_SCOPE: { status: 403, message: 'Missing OAuth2 scope' },
+  MISSING_PERMISSIONS: { status: 403, message: 'Missing permissions' },
+  MISSING_ACL: { status: 403, message: 'Missing ACL' },
+  MISSING_ACCESS: { status: 403, message: 'Missing access' },
+  SSO_REQUIRED: { status: 403, message: 'Single sign-on is required' },
+  ACCOUNT_SUSPICIOUS_ACTIVITY: { status: 403, message: 'Account requires action' },
+  SUDO_MODE_REQUIRED: { status: 403, message: 'Sudo mode required' },
+  GLOBAL_IP_BANNED: { status: 403, message: 'This IP address is banned' },
+  GLOBAL_IP_TEMPORARILY_BANNED: { status: 403, message: 'This IP address is temporarily banned' },
+  CAPTCHA_REQUIRED: { status: 400, message: 'Captcha required' },
+  INVALID_CAPTCHA: { status: 400, message: 'Invalid captcha' },
+
+  // Authentication area
+  REGISTRATION_CLOSED: { status: 403, message: 'Registration is closed' },
+  IP_AUTHORIZATION_REQUIRED: { status: 403, message: 'New login location detected, check your email' },
+  IP_AUTHORIZATION_RESEND_COOLDOWN: { status: 429, message: 'Please wait before requesting another email' },
+  IP_AUTHORIZATION_RESEND_LIMIT_EXCEEDED: { status: 400, message: 'Resend limit exceeded' },
+  ACCOUNT_SUSPENDED_TEMPORARILY: { status: 403, message: 'This account is temporarily suspended' },
+  ACCOUNT_SUSPENDED_PERMANENTLY: { status: 403, message: 'This account is suspended' },
+  NO_PASSKEYS_REGISTERED: { status: 400, message: 'No passkeys registered' },
+  PASSKEY_AUTHENTICATION_FAILED: { status: 401, message: 'Passkey authentication failed' },
+  TWO_FA_NOT_ENABLED: { status: 400, message: 'Two-factor authentication is not enabled' },
+  WEBAUTHN_CREDENTIAL_LIMIT_REACHED: { status: 400, message: 'WebAuthn credential limit reached' },
+  INVALID_WEBAUTHN_CREDENTIAL: { status: 400, message: 'Invalid WebAuthn credential' },
+
+  // Applications and OAuth2
+  MAX_APPLICATIONS: { status: 400, message: 'Maximum number of applications reached' },
+  BOT_IS_PRIVATE: { status: 403, message: 'This bot is private' },
+  BOT_ALREADY_IN_GUILD: { status: 400, message: 'The bot is already in this guild' },
+
+  // Admin
+  ADMIN_API_KEY_NOT_FOUND: { status: 404, message: 'Admin API key not found' },
+  UNKNOWN_USER_FLAG: { status: 400, message: 'Unknown user flag' },
+  UNKNOWN_SUSPICIOUS_FLAG: { status: 400, message: 'Unknown suspicious activity flag' },
+  TEST_HARNESS_FORBIDDEN: { status: 403, message: 'Test harness access denied' },
+
+  // Missing resources
+  UNKNOWN_USER: { status: 404, message: 'Unknown user' },
+  UNKNOWN_GUILD: { status: 404, message: 'Unknown guild' },
+  UNKNOWN_CHANNEL: { status: 404, message: 'Unknown channel' },
+  UNKNOWN_MESSAGE: { status: 404, message: 'Unknown message' },
+  UNKNOWN_ROLE: { status: 404, message: 'Unknown role' },
+  UNKNOWN_MEMBER: { status: 404, message: 'Unknown member' },
+  UNKNOWN_INVITE: { status: 404, message: 'Unknown invite' },
+  UNKNOWN_WEBHOOK: { status: 404, message: 'Unknown webhook' },
+  UNKNOWN_APPLICATION: { status: 404, message: 'Unknown application' },
+  UNKNOWN_WEBAUTHN_CREDENTIAL: { status: 404, message: 'Unknown WebAuthn credential' },
+  UNKNOWN_BAN: { status: 404, message: 'Unknown ban' },
+  UNKNOWN_ATTACHMENT: { status: 404, message: 'Unknown attachment' },
+
+  // Chat core
+  MAX_GUILDS: { status: 400, message: 'Maximum number of guilds reached' },
+  MAX_GUILD_CHANNELS: { status: 400, message: 'Maximum number of guild channels reached' },
+  MAX_GUILD_ROLES: { status: 400, message: 'Maximum number of guild roles reached' },
+  MAX_INVITES: { status: 400, message: 'Maximum number of invites reached' },
+  MAX_REACTIONS: { status: 400, message: 'Maximum number of reactions reached' },
+  MAX_GROUP_DM_RECIPIENTS: { status: 400, message: 'Maximum number of group DM recipients reached' },
+  MAX_WEBHOOKS_PER_CHANNEL: { status: 400, message: 'Maximum number of webhooks per channel reached' },
+  SLOWMODE_RATE_LIMITED: { status: 400, message: 'Slowmode rate limit' },
+  CANNOT_SEND_EMPTY_MESSAGE: { status: 400, message: 'Cannot send an empty message' },
+  CANNOT_SEND_MESSAGES_IN_NON_TEXT_CHANNEL: { status: 400, message: 'Cannot send messages in a non-text channel' },
+  CANNOT_EDIT_OTHER_USER_MESSAGE: { status: 403, message: "Cannot edit another user's message" },
+  USER_BANNED_FROM_GUILD: { status: 403, message: 'You are banned from this guild' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/**
+ * Element codes used inside `INVALID_FORM_BODY.errors[]`. They never appear as a top-level `code`,
+ * but they are part of the wire contract too, so they are catalogued and documented.
+ */
+export const FORM_ERRORS = [
+  'BASE_TYPE_REQUIRED',
+  'CONTENT_EXCEEDS_MAX_LENGTH',
+  'INVALID_EMAIL_ADDRESS',
+  'INVALID_FORMAT',
+  'INVALID_SNOWFLAKE_FORMAT',
+  'SNOWFLAKE_OUT_OF_RANGE',
+  'EMAIL_ALREADY_IN_USE',
+  'USERNAME_ALREADY_TAKEN',
+  'PASSWORD_IS_TOO_COMMON',
+  'INVALID_EMAIL_OR_PASSWORD',
+  'SESSION_TIMEOUT',
+  'TOTP_NOT_ENABLED',
+  'INVALID_CODE',
+  'INVALID_MFA_CODE',
+  'INVALID_PASSWORD',
+  'INVALID_OR_EXPIRED_VERIFICATION_TOKEN',
+  'INVALID_OR_EXPIRED_RESET_TOKEN',
+  'INVALID_OR_EXPIRED_REVERT_TOKEN',
+  'INVALID_OR_EXPIRED_AUTHORIZATION_TOKEN',
+  'INVALID_OR_EXPIRED_AUTHORIZATION_TICKET',
+  'INVALID_OR_EXPIRED_SSO_STATE',
+  'INVALID_SSO_TOKEN',
+  'SSO_IDENTITY_MISMATCH',
+  'EMAIL_MUST_BE_CHANGED_VIA_TOKEN',
+  'INVALID_PROOF_TOKEN',
+  'CANNOT_LEAVE_GUILD_AS_OWNER',
+  'CANNOT_DM_YOURSELF',
+  'CANNOT_SPECIFY_BOTH_BEFORE_AND_AFTER',
+  'UPLOADED_ATTACHMENT_NOT_FOUND',
+  'FILE_NOT_FOUND',
+  'INVALID_REDIRECT_URI',
+  'INVALID_SCOPE',
+  'UNKNOWN_ACL',
+] as const;
+
+export type FormErrorCode = (typeof FORM_ERRORS)[number];
+
+export interface FieldError {
+  path: string;
+  code: FormErrorCode;
+  message: string;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: ErrorCode;
+  /** Extra top-level members of the wire body (`required_scope`, `data`, `retry_after`, …). */
+  readonly extra: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    code: ErrorCode,
+    options: { message?: string; extra?: Record<string, unknown>; headers?: Record<string, string> } = {},
+  ) {
+    super(options.message ?? ERRORS[code].message);
+    this.code = code;
+    this.status = ERRORS[code].status;
+    this.extra = options.extra ?? {};
+    this.headers = options.headers ?? {};
+  }
+}
+
+export function formError(fields: FieldError[]): ApiError {
+  return new ApiError('INVALID_FORM_BODY', { extra: { errors: fields } });
+}
+
+export function fieldError(path: string, code: FormErrorCode, message?: string): ApiError {
+  return formError([{ path, code, message: message ?? defaultFieldMessage(code) }]);
+}
+
+function defaultFieldMessage(code: FormErrorCode): string {
+  return code
+    .toLowerCase()
+    .split('_')
+    .map((word, index) => (index === 0 ? word.charAt(0).toUpperCase() + word.slice(1) : word))
+    .join(' ');
+}
+
+export function toWireBody(error: ApiError): Record<string, unknown> {
+  return { code: error.code, message: error.message, ...error.extra };
+}
+
+export const INTERNAL_ERROR_BODY = Object.freeze({
+  code: 'INTERNAL_SERVER_ERROR',
+  message: 'Internal server error',
+});

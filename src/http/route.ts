@@ -1,0 +1,83 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import type { UserRecord } from '../domains/users/user-record.ts';
+import type { ParsedCredential } from './auth/authorization.ts';
+import type { Principal } from './auth/principal.ts';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/**
+ * Who may call a route (api.md §1.6). `credential-free` routes never read `Authorization` (webhook-token,
+ * media, relay); `self` routes read it their own way (the two case-insensitive bot routes); `test` routes
+ * belong to the test harness.
+ */
+export type Policy = 'none' | 'user' | 'user-only' | 'bot' | 'oauth2' | 'admin' | 'credential-free' | 'self' | 'test';
+
+export type OAuthScope = 'identify' | 'email' | 'guilds' | 'connections' | 'bot';
+
+export interface RateLimitSpec {
+  /** Bucket name with path placeholders, e.g. `webhook:execute::webhook_id`. */
+  bucket: string;
+  limit: number;
+  windowSeconds: number;
+  /** Path parameters whose values key the bucket (the webhook id for execute). */
+  keyParams?: string[];
+  /** Skip the global per-identity bucket (webhook execution). */
+  exemptFromGlobal?: boolean;
+}
+
+export interface RequestContext<B = unknown, Q = unknown> {
+  body: B;
+  /** The request body before validation (sudo fields ride along with the route's own fields). */
+  rawBody: unknown;
+  query: Q;
+  params: Record<string, string>;
+  principal: Principal | undefined;
+  credential: ParsedCredential;
+  ip: string;
+  ipKey: string;
+  requestId: string;
+  now: number;
+  request: FastifyRequest;
+  reply: FastifyReply;
+  /** The resolved user; only valid on routes whose policy guarantees one. */
+  user: UserRecord;
+}
+
+export interface RouteSpec<B = unknown, Q = unknown> {
+  method: HttpMethod;
+  /** Path below `/v1` in find-my-way syntax (`/users/:userId`), unless `root` is set. */
+  path: string;
+  policy: Policy;
+  /** `user`: bearer tokens holding this scope are admitted; `oauth2`: the scope is required. */
+  scope?: OAuthScope;
+  /** `admin`: the operation's ACL. */
+  acl?: string;
+  /** `·L`: refused with 403 SSO_REQUIRED while single sign-on is enforced. */
+  localAuth?: boolean;
+  /** `+S`: admits accounts with outstanding suspicious-activity requirements. */
+  admitsSuspicious?: boolean;
+  /** `y`: sudo mode required; `y0`: required but no proof is minted or echoed; a function decides per body. */
+  sudo?: 'y' | 'y0' | ((body: B) => boolean);
+  rateLimit?: RateLimitSpec;
+  body?: z.ZodType<B>;
+  query?: z.ZodType<Q>;
+  /** How the body is read: JSON (default), form-encoded, multipart or raw bytes. */
+  bodyKind?: 'json' | 'form' | 'multipart' | 'raw';
+  bodyLimit?: number;
+  /** Served at the origin root instead of below `/v1` (discovery, media proxy). */
+  root?: boolean;
+  /** Also served without the `/v1` prefix (test harness, health). */
+  alsoAtRoot?: boolean;
+  handler(ctx: RequestContext<B, Q>): Promise<unknown> | unknown;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a route table holds routes of every body and query type
+export type AnyRoute = RouteSpec<any, any>;
+
+export function route<B = unknown, Q = unknown>(spec: RouteSpec<B, Q>): AnyRoute {
+  return spec as AnyRoute;
+}
+
+/** A handler result that the pipeline must not serialise: the handler already wrote the reply. */
+export const REPLY_SENT = Symbol('reply sent');

@@ -1,0 +1,329 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { AppServices } from '../app-services.ts';
+import { sha256Hex } from '../platform/crypto/tokens.ts';
+import { anyCidrContains, ipKey as toIpKey } from '../platform/net/cidr.ts';
+import type { IpBan } from '../platform/state/ip-bans.ts';
+import { SUDO_HEADER } from '../domains/sudo/sudo-mode.ts';
+import { parseAuthorization, type ParsedCredential } from './auth/authorization.ts';
+import type { Principal } from './auth/principal.ts';
+import { clientIp } from './client-ip.ts';
+import { ApiError, fieldError, INTERNAL_ERROR_BODY, toWireBody } from './errors.ts';
+import { enforcePolicy, enforceSuspiciousGate } from './policy.ts';
+import { type AnyRoute, REPLY_SENT, type RequestContext } from './route.ts';
+import { validate } from './validation.ts';
+
+const JSON_BODY_LIMIT = 1024 * 1024;
+const CORS_ALLOW_HEADERS =
+  'Authorization, Content-Type, X-Service-Sudo-Mode-JWT, X-Audit-Log-Reason, X-Captcha-Token, X-Captcha-Type, X-Request-ID';
+const CORS_EXPOSE_HEADERS =
+  'X-Service-Sudo-Mode-JWT, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-RateLimit-Reset-After, X-RateLimit-Bucket, X-RateLimit-Scope, X-RateLimit-Global';
+const GLOBAL_LIMIT = 50;
+const HIGH_GLOBAL_LIMIT = 1200;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    hearth: { requestId: string; ip: string; ipKey: string; startedAt: bigint; strict: boolean };
+  }
+  interface FastifyContextConfig {
+    hearthRoute?: AnyRoute;
+  }
+}
+
+/** Paths (and only paths) whose routes answer any origin with `*`. */
+function isPublicCorsPath(url: string): boolean {
+  return url.startsWith('/.well-known/') || url.startsWith('/v1/webhooks/') || url.startsWith('/media/') || url.startsWith('/v1/relay/');
+}
+
+export function createHttpServer(services: AppServices, routes: readonly AnyRoute[]): FastifyInstance {
+  const { config, clock, log } = services;
+  const app = Fastify({
+    logger: false,
+    bodyLimit: JSON_BODY_LIMIT,
+    caseSensitive: true,
+    ignoreTrailingSlash: false,
+    return503OnClosing: true,
+    // Query strings are parsed by URLSearchParams: no nested-object tricks.
+    routerOptions: { maxParamLength: 4096 },
+    querystringParser: (text) => Object.fromEntries(new URLSearchParams(text)),
+    genReqId: () => randomUUID(),
+  });
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+
+  app.decorateRequest('hearth', undefined as unknown as FastifyRequest['hearth']);
+
+  app.addHook('onRequest', async (request, reply) => {
+    const incomingId = request.headers['x-request-id'];
+    const requestId = typeof incomingId === 'string' && /^[\w.-]{1,128}$/.test(incomingId) ? incomingId : request.id;
+    const ip = clientIp(request.socket.remoteAddress, request.headers['x-forwarded-for'], config.trustedProxies);
+    request.hearth = {
+      requestId,
+      ip,
+      ipKey: toIpKey(ip),
+      startedAt: process.hrtime.bigint(),
+      strict: !config.testMode || request.headers['x-test-strict'] === 'true',
+    };
+    reply.header('X-Request-ID', requestId);
+    applyCors(request, reply);
+    if (request.method === 'OPTIONS') {
+      reply.code(204).send();
+      return reply;
+    }
+    const path = request.url.split('?')[0] ?? '';
+    if (path === '/_health' || path === '/v1/_health' || isTestHarnessPath(path)) return;
+    const ban = await services.banCheck(ip, request.hearth.ipKey, clock.now());
+    if (ban) {
+      sendError(reply, bannedError(ban, ip, clock.now()));
+      return reply;
+    }
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const hearth = request.hearth;
+    if (!hearth) return;
+    const latencyMs = Number(process.hrtime.bigint() - hearth.startedAt) / 1e6;
+    // The route pattern, never the URL: webhook tokens and capabilities live in URLs.
+    log.info('request', {
+      request_id: hearth.requestId,
+      method: request.method,
+      route: request.routeOptions.url ?? 'unmatched',
+      status: reply.statusCode,
+      latency_ms: Math.round(latencyMs * 100) / 100,
+    });
+  });
+
+  function applyCors(request: FastifyRequest, reply: FastifyReply): void {
+    const origin = request.headers.origin;
+    if (isPublicCorsPath(request.url)) {
+      reply.header('Access-Control-Allow-Origin', '*');
+    } else if (origin && config.corsOrigins.includes(origin)) {
+      reply.header('Access-Control-Allow-Origin', origin);
+      reply.header('Vary', 'Origin');
+    } else {
+      return;
+    }
+    reply.header('Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS);
+    if (request.method === 'OPTIONS') {
+      reply.header('Access-Control-Allow-Methods', 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS');
+      reply.header('Access-Control-Allow-Headers', CORS_ALLOW_HEADERS);
+      reply.header('Access-Control-Max-Age', '600');
+    }
+  }
+
+  app.setNotFoundHandler((_request, reply) => {
+    sendError(reply, new ApiError('NOT_FOUND'));
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    if (error instanceof ApiError) return sendError(reply, error);
+    const fastifyCode = (error as { code?: string }).code;
+    if (fastifyCode === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendError(reply, new ApiError('PAYLOAD_TOO_LARGE'));
+    if (fastifyCode === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendError(reply, new ApiError('UNSUPPORTED_MEDIA_TYPE'));
+    const status = (error as { statusCode?: number }).statusCode;
+    if (status && status >= 400 && status < 500) return sendError(reply, new ApiError('BAD_REQUEST'));
+    log.error('unhandled error', {
+      request_id: request.hearth?.requestId,
+      route: request.routeOptions.url,
+      error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+    });
+    reply.code(500).header('content-type', 'application/json; charset=utf-8').send(INTERNAL_ERROR_BODY);
+  });
+
+  async function recordAuthFailure(request: FastifyRequest): Promise<void> {
+    const { ip, ipKey, strict } = request.hearth;
+    if (!strict || config.ipBanFailures === 0 || anyCidrContains(config.ipBanExempt, ip)) return;
+    const now = clock.now();
+    const count = await services.ipBans.recordFailure(ipKey, now, config.ipBanWindowSeconds * 1000);
+    if (count >= config.ipBanFailures) {
+      await services.ipBans.ban({ ip: ipKey, kind: 'automatic', expiresAt: now + config.ipBanDurationSeconds * 1000 });
+    }
+  }
+  services.recordAuthFailure = (ip: string) =>
+    recordAuthFailure({ hearth: { ip, ipKey: toIpKey(ip), strict: true } } as FastifyRequest);
+
+  for (const spec of routes) {
+    const urls = spec.root ? [spec.path] : spec.alsoAtRoot ? [`/v1${spec.path}`, spec.path] : [`/v1${spec.path}`];
+    for (const url of urls) {
+      app.route({
+        method: spec.method,
+        url,
+        bodyLimit: spec.bodyLimit ?? JSON_BODY_LIMIT,
+        config: { hearthRoute: spec },
+        handler: (request, reply) => runRoute(spec, request, reply),
+      });
+    }
+  }
+
+  async function runRoute(spec: AnyRoute, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+    const hearth = request.hearth;
+    const now = clock.now();
+
+    if (spec.policy === 'test') checkTestHarness(request);
+
+    // ·L on an unauthenticated route: first thing after the IP ban (api.md §1.6).
+    const ssoFirst = spec.localAuth && (spec.policy === 'none' || spec.policy === 'self');
+    if (ssoFirst && services.settings.ssoEnforced()) throw new ApiError('SSO_REQUIRED');
+
+    let credential: ParsedCredential = { kind: 'none' };
+    let principal: Principal | undefined;
+    if (spec.policy !== 'credential-free' && spec.policy !== 'test' && spec.policy !== 'self') {
+      credential = parseAuthorization(request.headers.authorization, { adminArea: spec.policy === 'admin' });
+      principal = await services.credentials.resolve(credential);
+      if (credential.kind !== 'none' && !principal) await recordAuthFailure(request);
+    }
+
+    if (spec.policy !== 'test') await applyRateLimits(spec, request, reply, principal, now);
+
+    enforcePolicy(spec, principal);
+    if (spec.localAuth && !ssoFirst && services.settings.ssoEnforced()) throw new ApiError('SSO_REQUIRED');
+    enforceSuspiciousGate(spec, principal);
+
+    const rawBody = readBody(spec, request.body);
+    const body = spec.body ? validate(spec.body, rawBody) : rawBody;
+    const query = spec.query ? validate(spec.query, request.query ?? {}) : request.query;
+
+    const sudoMode = typeof spec.sudo === 'function' ? (spec.sudo(body) ? 'y' : undefined) : spec.sudo;
+    if (sudoMode && principal) {
+      const proofHeader = request.headers[SUDO_HEADER];
+      const outcome = await services.sudo.require(
+        principal,
+        rawBody,
+        typeof proofHeader === 'string' ? proofHeader : undefined,
+        sudoMode === 'y0',
+        () => recordAuthFailure(request),
+      );
+      if (outcome.responseProof) reply.header('X-Service-Sudo-Mode-JWT', outcome.responseProof);
+    }
+
+    const ctx: RequestContext = {
+      body,
+      rawBody,
+      query,
+      params: (request.params ?? {}) as Record<string, string>,
+      principal,
+      credential,
+      ip: hearth.ip,
+      ipKey: hearth.ipKey,
+      requestId: hearth.requestId,
+      now,
+      request,
+      reply,
+      get user() {
+        if (!principal) throw new ApiError('UNAUTHORIZED');
+        return principal.user;
+      },
+    };
+    const result = await spec.handler(ctx);
+    if (result === REPLY_SENT || reply.sent) return reply;
+    if (result === undefined) {
+      reply.code(204).send();
+      return reply;
+    }
+    reply.code(200).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(result));
+    return reply;
+  }
+
+  function checkTestHarness(request: FastifyRequest): void {
+    if (!config.testMode) throw new ApiError('NOT_FOUND');
+    const token = request.headers['x-test-token'];
+    if (typeof token !== 'string' || !config.testToken || token !== config.testToken) throw new ApiError('TEST_HARNESS_FORBIDDEN');
+  }
+
+  async function applyRateLimits(
+    spec: AnyRoute,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    principal: Principal | undefined,
+    now: number,
+  ): Promise<void> {
+    if (!request.hearth.strict) return;
+    const flags = principal?.user.flags ?? 0n;
+    if ((flags & (1n << 47n)) !== 0n) return; // RATE_LIMIT_BYPASS
+    const identity = principal
+      ? `${principal.kind}:${principal.user.id}${principal.kind === 'bearer' ? `:${principal.applicationId}` : ''}`
+      : `ip:${request.hearth.ipKey}`;
+    if (!spec.rateLimit?.exemptFromGlobal && spec.policy !== 'credential-free') {
+      const limit = (flags & (1n << 33n)) !== 0n ? HIGH_GLOBAL_LIMIT : GLOBAL_LIMIT;
+      const decision = await services.rateLimiter.consume(`global:${identity}`, limit, 1000, now);
+      if (!decision.allowed) {
+        throw rateLimited(decision.retryAfterMs, true, {
+          'X-RateLimit-Global': 'true',
+          'X-RateLimit-Scope': 'global',
+        });
+      }
+    }
+    const rl = spec.rateLimit;
+    if (!rl) return;
+    const override = config.rateLimitOverrides[rl.bucket];
+    const limit = override?.limit ?? rl.limit;
+    const windowMs = (override?.windowSeconds ?? rl.windowSeconds) * 1000;
+    const params = (request.params ?? {}) as Record<string, string>;
+    const keyPart = (rl.keyParams ?? []).map((p) => params[p] ?? '').join(':');
+    const bucketKey = `${rl.bucket}:${keyPart}:${rl.keyParams?.length ? '' : identity}`;
+    const decision = await services.rateLimiter.consume(bucketKey, limit, windowMs, now);
+    const headers: Record<string, string> = {
+      'X-RateLimit-Limit': String(limit),
+      'X-RateLimit-Remaining': String(decision.remaining),
+      'X-RateLimit-Reset': String(Math.ceil((now + decision.resetAfterMs) / 1000)),
+      'X-RateLimit-Reset-After': (decision.resetAfterMs / 1000).toFixed(3),
+      'X-RateLimit-Bucket': sha256Hex(rl.bucket).slice(0, 16),
+    };
+    if (!decision.allowed) {
+      throw rateLimited(decision.retryAfterMs, false, { ...headers, 'X-RateLimit-Remaining': '0', 'X-RateLimit-Scope': principal ? 'user' : 'shared' });
+    }
+    if (principal?.kind === 'bot' || (spec.policy === 'credential-free' && rl.keyParams?.length)) {
+      for (const [name, value] of Object.entries(headers)) reply.header(name, value);
+    }
+  }
+
+  return app;
+}
+
+export function rateLimited(retryAfterMs: number, global: boolean, headers: Record<string, string> = {}): ApiError {
+  const retryAfter = Math.max(retryAfterMs / 1000, 0.001);
+  return new ApiError('RATE_LIMITED', {
+    extra: { global, retry_after: Math.round(retryAfter * 1000) / 1000 },
+    headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfter))), ...headers },
+  });
+}
+
+function bannedError(ban: IpBan, ip: string, now: number): ApiError {
+  const permanent = ban.expiresAt === null;
+  const headers: Record<string, string> = {};
+  if (!permanent) headers['Retry-After'] = String(Math.max(1, Math.ceil(((ban.expiresAt as number) - now) / 1000)));
+  return new ApiError(permanent ? 'GLOBAL_IP_BANNED' : 'GLOBAL_IP_TEMPORARILY_BANNED', {
+    extra: {
+      ip_address: ip,
+      appeal_email: null,
+      appeals_supported: false,
+      ban_kind: permanent ? 'permanent' : 'temporary',
+      expires_at: permanent ? null : new Date(ban.expiresAt as number).toISOString(),
+    },
+    headers,
+  });
+}
+
+function isTestHarnessPath(path: string): boolean {
+  return path.startsWith('/test/') || path.startsWith('/v1/test/');
+}
+
+function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+  return reply.code(error.status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(toWireBody(error)));
+}
+
+/** Turns the raw request bytes into what the route reads: JSON by default (content type not required). */
+function readBody(spec: AnyRoute, body: unknown): unknown {
+  const kind = spec.bodyKind ?? 'json';
+  if (kind === 'raw' || kind === 'multipart') return body;
+  if (!Buffer.isBuffer(body) || body.length === 0) return {};
+  const text = body.toString('utf8');
+  if (kind === 'form') return Object.fromEntries(new URLSearchParams(text));
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw fieldError('body', 'INVALID_FORMAT', 'Malformed JSON body');
+  }
+}

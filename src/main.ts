@@ -1,0 +1,48 @@
+import { startApp } from './app.ts';
+import { ConfigError, loadConfig } from './config/config.ts';
+import { createLogger } from './platform/log.ts';
+import { loadOrCreateSecrets } from './platform/secrets.ts';
+
+/** The entrypoint: the only module that reads the environment and argv. */
+async function main(): Promise<void> {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig(process.env, process.argv.slice(2));
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`hearth: invalid configuration: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const log = createLogger(config.logLevel);
+  const { secrets, generated } = await loadOrCreateSecrets(config.dataDir, {
+    sudo: config.sudoSecret,
+    mediaProxy: config.mediaProxySecret,
+    relay: config.relaySecret,
+  });
+  const envNames = { sudo: 'HEARTH_SUDO_SECRET', mediaProxy: 'HEARTH_MEDIA_PROXY_SECRET', relay: 'HEARTH_RELAY_SECRET' } as const;
+  for (const name of generated) {
+    log.warn(`${envNames[name]} is not set: using a development secret kept in the data directory; set it in production`);
+  }
+  if (!config.databaseUrl) log.warn('DATABASE_URL is not set: using the embedded database in the data directory');
+  if (config.testMode) log.warn('HEARTH_TEST_MODE is on: the /test harness is reachable and rate limits are relaxed');
+
+  const app = await startApp({ config, secrets, logger: log });
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info('shutting down', { signal });
+    await app.close().catch(() => {});
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`hearth: failed to start: ${message}\n`);
+  process.exit(1);
+});

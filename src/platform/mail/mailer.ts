@@ -1,0 +1,85 @@
+import nodemailer, { type Transporter } from 'nodemailer';
+
+export type EmailType =
+  | 'email_verification'
+  | 'password_reset'
+  | 'ip_authorization'
+  | 'email_change_original'
+  | 'email_change_new'
+  | 'email_change_revert';
+
+export interface Email {
+  to: string;
+  subject: string;
+  type: EmailType;
+  text: string;
+  html: string;
+  /** Machine-readable parts (the link token or code) that the test harness exposes. */
+  metadata: Record<string, unknown>;
+}
+
+export interface Mailer {
+  /** True when email can actually leave the server (SMTP configured) or is captured (test mode). */
+  readonly enabled: boolean;
+  send(email: Email): Promise<void>;
+}
+
+export interface CapturedEmail extends Email {
+  timestamp: string;
+}
+
+/** Keeps every email in memory for the test harness; only built in test mode. */
+export class Outbox {
+  private readonly emails: CapturedEmail[] = [];
+
+  capture(email: Email, now: number): void {
+    this.emails.push({ ...email, timestamp: new Date(now).toISOString() });
+    if (this.emails.length > 10_000) this.emails.shift();
+  }
+
+  list(recipient?: string): CapturedEmail[] {
+    const wanted = recipient?.toLowerCase();
+    return wanted ? this.emails.filter((e) => e.to.toLowerCase() === wanted) : [...this.emails];
+  }
+
+  clear(): void {
+    this.emails.length = 0;
+  }
+}
+
+export class SmtpMailer implements Mailer {
+  readonly enabled = true;
+  private readonly transport: Transporter;
+
+  constructor(
+    smtpUrl: string,
+    private readonly from: string,
+  ) {
+    this.transport = nodemailer.createTransport(smtpUrl);
+  }
+
+  async send(email: Email): Promise<void> {
+    await this.transport.sendMail({ from: this.from, to: email.to, subject: email.subject, text: email.text, html: email.html });
+  }
+}
+
+/** Test mode: capture, and also deliver when SMTP is configured. */
+export class CapturingMailer implements Mailer {
+  readonly enabled = true;
+
+  constructor(
+    private readonly outbox: Outbox,
+    private readonly now: () => number,
+    private readonly next?: Mailer,
+  ) {}
+
+  async send(email: Email): Promise<void> {
+    this.outbox.capture(email, this.now());
+    await this.next?.send(email);
+  }
+}
+
+export class DisabledMailer implements Mailer {
+  readonly enabled = false;
+  async send(): Promise<void> {}
+}
