@@ -1,10 +1,9 @@
 import type { Config } from './config/config.ts';
-import type { SessionService } from './domains/auth/sessions.ts';
 import type { OneTimeTokens } from './domains/auth/one-time-tokens.ts';
+import type { SessionService } from './domains/auth/sessions.ts';
 import type { AccountEmails } from './domains/email/account-emails.ts';
-import type { UserImages } from './domains/media/user-images.ts';
-import type { ObjectStore } from './platform/storage/object-store.ts';
 import type { InstanceSettings } from './domains/instance/instance-settings.ts';
+import type { UserImages } from './domains/media/user-images.ts';
 import type { MfaFactors } from './domains/mfa/mfa-factors.ts';
 import type { SudoMode } from './domains/sudo/sudo-mode.ts';
 import type { UsersRepository } from './domains/users/users-repository.ts';
@@ -17,6 +16,7 @@ import type { Mailer, Outbox } from './platform/mail/mailer.ts';
 import type { EventBus } from './platform/state/event-bus.ts';
 import type { IpBan, IpBanStore } from './platform/state/ip-bans.ts';
 import type { RateLimiter } from './platform/state/rate-limiter.ts';
+import type { ObjectStore } from './platform/storage/object-store.ts';
 
 export interface Secrets {
   sudo: string;

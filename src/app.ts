@@ -1,10 +1,10 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import type { AppServices } from './app-services.ts';
+import type { AppServices, Secrets } from './app-services.ts';
 import type { Config } from './config/config.ts';
-import { authRoutes } from './domains/auth/routes.ts';
 import { OneTimeTokens } from './domains/auth/one-time-tokens.ts';
+import { authRoutes } from './domains/auth/routes.ts';
 import { SessionService } from './domains/auth/sessions.ts';
 import { discoveryRoutes } from './domains/discovery/routes.ts';
 import { AccountEmails } from './domains/email/account-emails.ts';
@@ -27,7 +27,6 @@ import { openPglite } from './platform/db/pglite.ts';
 import { openPostgres } from './platform/db/postgres.ts';
 import { createLogger, type Logger } from './platform/log.ts';
 import { CapturingMailer, DisabledMailer, type Mailer, Outbox, SmtpMailer } from './platform/mail/mailer.ts';
-import type { Secrets } from './app-services.ts';
 import { type EventBus, InProcessEventBus } from './platform/state/event-bus.ts';
 import { InProcessIpBanStore, type IpBanStore } from './platform/state/ip-bans.ts';
 import { InProcessRateLimiter, type RateLimiter } from './platform/state/rate-limiter.ts';
@@ -105,7 +104,13 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     settings,
     mfa,
     sudo: new SudoMode({ secret: secrets.sudo, mfa, now: () => clock.now() }),
-    sessions: new SessionService(db, new SnowflakeGenerator(config.workerId, () => clock.now()), clock, credentials, bus),
+    sessions: new SessionService(
+      db,
+      new SnowflakeGenerator(config.workerId, () => clock.now()),
+      clock,
+      credentials,
+      bus,
+    ),
     tokens: new OneTimeTokens(db, clock),
     emails: new AccountEmails(mailer, config.webappUrl, clock, log),
     objects,

@@ -21,9 +21,15 @@ async function main(): Promise<void> {
     mediaProxy: config.mediaProxySecret,
     relay: config.relaySecret,
   });
-  const envNames = { sudo: 'HEARTH_SUDO_SECRET', mediaProxy: 'HEARTH_MEDIA_PROXY_SECRET', relay: 'HEARTH_RELAY_SECRET' } as const;
+  const envNames = {
+    sudo: 'HEARTH_SUDO_SECRET',
+    mediaProxy: 'HEARTH_MEDIA_PROXY_SECRET',
+    relay: 'HEARTH_RELAY_SECRET',
+  } as const;
   for (const name of generated) {
-    log.warn(`${envNames[name]} is not set: using a development secret kept in the data directory; set it in production`);
+    log.warn(
+      `${envNames[name]} is not set: using a development secret kept in the data directory; set it in production`,
+    );
   }
   if (!config.databaseUrl) log.warn('DATABASE_URL is not set: using the embedded database in the data directory');
   if (config.testMode) log.warn('HEARTH_TEST_MODE is on: the /test harness is reachable and rate limits are relaxed');

@@ -1,4 +1,4 @@
-import { parseCidrList, type Cidr } from '../platform/net/cidr.ts';
+import { type Cidr, parseCidrList } from '../platform/net/cidr.ts';
 
 /**
  * Every setting the server reads, with its environment variable and CLI flag. `loadConfig` is pure: the
@@ -10,6 +10,7 @@ export interface Config {
   dataDir: string;
   databaseUrl: string | undefined;
   redisUrl: string | undefined;
+  redisPrefix: string;
   smtpUrl: string | undefined;
   smtpFrom: string;
   publicUrl: string;
@@ -122,7 +123,8 @@ const rateLimits: Parser<Config['rateLimitOverrides']> = (raw) => {
   } catch {
     throw new ConfigError('must be a JSON object like {"auth:login":{"limit":10,"windowSeconds":10}}');
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError('must be a JSON object');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new ConfigError('must be a JSON object');
   const out: Config['rateLimitOverrides'] = {};
   for (const [bucket, value] of Object.entries(parsed)) {
     const v = value as { limit?: unknown; windowSeconds?: unknown };
@@ -137,7 +139,8 @@ const roles: Parser<Config['roles']> = (raw) => {
   const values = list(raw);
   const allowed = ['api', 'gateway', 'media'] as const;
   for (const value of values)
-    if (!(allowed as readonly string[]).includes(value)) throw new ConfigError(`unknown role "${value}" (api, gateway, media)`);
+    if (!(allowed as readonly string[]).includes(value))
+      throw new ConfigError(`unknown role "${value}" (api, gateway, media)`);
   if (values.length === 0) throw new ConfigError('needs at least one role');
   return new Set(values as (typeof allowed)[number][]);
 };
@@ -153,8 +156,22 @@ function setting<K extends keyof Config>(s: Setting<K>): Setting<K> {
 }
 
 export const SETTINGS = [
-  setting({ key: 'port', env: 'PORT', flag: '--port', describe: 'HTTP port', parse: integer(0, 65535), fallback: () => 8080 }),
-  setting({ key: 'host', env: 'HOST', flag: '--host', describe: 'Address to listen on', parse: text, fallback: () => '0.0.0.0' }),
+  setting({
+    key: 'port',
+    env: 'PORT',
+    flag: '--port',
+    describe: 'HTTP port',
+    parse: integer(0, 65535),
+    fallback: () => 8080,
+  }),
+  setting({
+    key: 'host',
+    env: 'HOST',
+    flag: '--host',
+    describe: 'Address to listen on',
+    parse: text,
+    fallback: () => '0.0.0.0',
+  }),
   setting({
     key: 'dataDir',
     env: 'HEARTH_DATA_DIR',
@@ -178,6 +195,14 @@ export const SETTINGS = [
     describe: 'Redis/Valkey URL for shared state; unset = in-process state',
     parse: urlWithSchemes('redis:', 'rediss:'),
     fallback: () => undefined,
+  }),
+  setting({
+    key: 'redisPrefix',
+    env: 'HEARTH_REDIS_PREFIX',
+    flag: '--redis-prefix',
+    describe: 'Prefix of every Redis key and channel (several deployments can share one Redis)',
+    parse: text,
+    fallback: () => 'hearth:',
   }),
   setting({
     key: 'smtpUrl',
@@ -227,7 +252,14 @@ export const SETTINGS = [
     parse: list,
     fallback: (partial) => [new URL(partial.webappUrl ?? 'http://localhost:8080').origin],
   }),
-  setting({ key: 'testMode', env: 'HEARTH_TEST_MODE', flag: '--test-mode', describe: 'Enables the /test harness', parse: boolean, fallback: () => false }),
+  setting({
+    key: 'testMode',
+    env: 'HEARTH_TEST_MODE',
+    flag: '--test-mode',
+    describe: 'Enables the /test harness',
+    parse: boolean,
+    fallback: () => false,
+  }),
   setting({
     key: 'testToken',
     env: 'HEARTH_TEST_TOKEN',
@@ -408,8 +440,7 @@ export function loadConfig(env: Record<string, string | undefined>, argv: readon
     const value = flags.get(s.flag) ?? env[s.env];
     raw[s.env] = value;
     try {
-      (partial as Record<string, unknown>)[s.key] =
-        value === undefined ? s.fallback(partial, raw) : s.parse(value);
+      (partial as Record<string, unknown>)[s.key] = value === undefined ? s.fallback(partial, raw) : s.parse(value);
     } catch (error) {
       const source = flags.has(s.flag) ? s.flag : s.env;
       throw new ConfigError(`${source}: ${(error as Error).message}`);

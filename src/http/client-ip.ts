@@ -5,7 +5,11 @@ import { anyCidrContains, type Cidr } from '../platform/net/cidr.ts';
  * The client address: the socket peer, or, when the peer is a trusted proxy, the right-most
  * `X-Forwarded-For` hop that is not itself trusted. A missing or garbled header is never an error.
  */
-export function clientIp(socketAddress: string | undefined, forwardedFor: string | string[] | undefined, trusted: readonly Cidr[]): string {
+export function clientIp(
+  socketAddress: string | undefined,
+  forwardedFor: string | string[] | undefined,
+  trusted: readonly Cidr[],
+): string {
   const peer = normalise(socketAddress ?? '0.0.0.0');
   if (trusted.length === 0 || !anyCidrContains(trusted, peer) || forwardedFor === undefined) return peer;
   const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor)

@@ -64,7 +64,8 @@ function requireScope(scopes: ReadonlySet<string>, scope: string): void {
 /** The suspicious-activity gate (contract §5.9): every authenticated route except `+S` and Admin ones. */
 export function enforceSuspiciousGate(route: AnyRoute, principal: Principal | undefined): void {
   if (!principal || route.admitsSuspicious || route.policy === 'admin') return;
-  if (route.policy !== 'user' && route.policy !== 'user-only' && route.policy !== 'oauth2' && route.policy !== 'bot') return;
+  if (route.policy !== 'user' && route.policy !== 'user-only' && route.policy !== 'oauth2' && route.policy !== 'bot')
+    return;
   const outstanding = effectiveSuspiciousFlags(principal.user.suspiciousActivityFlags, principal.user.emailVerified);
   if (outstanding !== 0) {
     throw new ApiError('ACCOUNT_SUSPICIOUS_ACTIVITY', { extra: { data: { suspicious_activity_flags: outstanding } } });

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { AppServices } from '../app-services.ts';
+import { SUDO_HEADER } from '../domains/sudo/sudo-mode.ts';
 import { sha256Hex } from '../platform/crypto/tokens.ts';
 import { anyCidrContains, ipKey as toIpKey } from '../platform/net/cidr.ts';
 import type { IpBan } from '../platform/state/ip-bans.ts';
-import { SUDO_HEADER } from '../domains/sudo/sudo-mode.ts';
-import { parseAuthorization, type ParsedCredential } from './auth/authorization.ts';
+import { type ParsedCredential, parseAuthorization } from './auth/authorization.ts';
 import type { Principal } from './auth/principal.ts';
 import { clientIp } from './client-ip.ts';
 import { ApiError, fieldError, INTERNAL_ERROR_BODY, toWireBody } from './errors.ts';
@@ -32,7 +32,12 @@ declare module 'fastify' {
 
 /** Paths (and only paths) whose routes answer any origin with `*`. */
 function isPublicCorsPath(url: string): boolean {
-  return url.startsWith('/.well-known/') || url.startsWith('/v1/webhooks/') || url.startsWith('/media/') || url.startsWith('/v1/relay/');
+  return (
+    url.startsWith('/.well-known/') ||
+    url.startsWith('/v1/webhooks/') ||
+    url.startsWith('/media/') ||
+    url.startsWith('/v1/relay/')
+  );
 }
 
 export function createHttpServer(services: AppServices, routes: readonly AnyRoute[]): FastifyInstance {
@@ -40,12 +45,14 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
   const app = Fastify({
     logger: false,
     bodyLimit: JSON_BODY_LIMIT,
-    caseSensitive: true,
-    ignoreTrailingSlash: false,
     return503OnClosing: true,
-    // Query strings are parsed by URLSearchParams: no nested-object tricks.
-    routerOptions: { maxParamLength: 4096 },
-    querystringParser: (text) => Object.fromEntries(new URLSearchParams(text)),
+    routerOptions: {
+      caseSensitive: true,
+      ignoreTrailingSlash: false,
+      maxParamLength: 4096,
+      // Query strings are parsed by URLSearchParams: no nested-object tricks.
+      querystringParser: (text: string) => Object.fromEntries(new URLSearchParams(text)),
+    },
     genReqId: () => randomUUID(),
   });
 
@@ -120,7 +127,8 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
     if (error instanceof ApiError) return sendError(reply, error);
     const fastifyCode = (error as { code?: string }).code;
     if (fastifyCode === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendError(reply, new ApiError('PAYLOAD_TOO_LARGE'));
-    if (fastifyCode === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendError(reply, new ApiError('UNSUPPORTED_MEDIA_TYPE'));
+    if (fastifyCode === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+      return sendError(reply, new ApiError('UNSUPPORTED_MEDIA_TYPE'));
     const status = (error as { statusCode?: number }).statusCode;
     if (status && status >= 400 && status < 500) return sendError(reply, new ApiError('BAD_REQUEST'));
     log.error('unhandled error', {
@@ -228,7 +236,8 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
   function checkTestHarness(request: FastifyRequest): void {
     if (!config.testMode) throw new ApiError('NOT_FOUND');
     const token = request.headers['x-test-token'];
-    if (typeof token !== 'string' || !config.testToken || token !== config.testToken) throw new ApiError('TEST_HARNESS_FORBIDDEN');
+    if (typeof token !== 'string' || !config.testToken || token !== config.testToken)
+      throw new ApiError('TEST_HARNESS_FORBIDDEN');
   }
 
   async function applyRateLimits(
@@ -271,7 +280,11 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
       'X-RateLimit-Bucket': sha256Hex(rl.bucket).slice(0, 16),
     };
     if (!decision.allowed) {
-      throw rateLimited(decision.retryAfterMs, false, { ...headers, 'X-RateLimit-Remaining': '0', 'X-RateLimit-Scope': principal ? 'user' : 'shared' });
+      throw rateLimited(decision.retryAfterMs, false, {
+        ...headers,
+        'X-RateLimit-Remaining': '0',
+        'X-RateLimit-Scope': principal ? 'user' : 'shared',
+      });
     }
     if (principal?.kind === 'bot' || (spec.policy === 'credential-free' && rl.keyParams?.length)) {
       for (const [name, value] of Object.entries(headers)) reply.header(name, value);
@@ -311,7 +324,10 @@ function isTestHarnessPath(path: string): boolean {
 
 function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-  return reply.code(error.status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(toWireBody(error)));
+  return reply
+    .code(error.status)
+    .header('content-type', 'application/json; charset=utf-8')
+    .send(JSON.stringify(toWireBody(error)));
 }
 
 /** Turns the raw request bytes into what the route reads: JSON by default (content type not required). */

@@ -34,6 +34,9 @@ export async function loadOrCreateSecrets(
     await mkdir(dataDir, { recursive: true });
     await writeFile(path, JSON.stringify(stored, null, 2), { mode: 0o600 });
   }
-  const secrets = Object.fromEntries(names.map((name) => [name, given[name] ?? stored[name]])) as Record<SecretName, string>;
+  const secrets = Object.fromEntries(names.map((name) => [name, given[name] ?? stored[name]])) as Record<
+    SecretName,
+    string
+  >;
   return { secrets, generated: missing };
 }

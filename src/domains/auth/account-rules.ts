@@ -6,13 +6,41 @@ import type { UserRecord } from '../users/user-record.ts';
 /** Shared field rules of the authentication area (api.md §3.1). */
 export const emailField = z.string().trim().max(254).email({ error: 'Invalid email address' });
 export const passwordField = z.string().min(8).max(256);
-export const usernameField = z.string().regex(/^[A-Za-z0-9_]{1,32}$/, { error: 'Username must be 1–32 letters, digits or underscores' });
+export const usernameField = z
+  .string()
+  .regex(/^[A-Za-z0-9_]{1,32}$/, { error: 'Username must be 1–32 letters, digits or underscores' });
 
 /** Small deny-list; enough to catch the passwords every credential-stuffing list starts with. */
 const COMMON_PASSWORDS = new Set([
-  'password', 'password1', 'password123', '12345678', '123456789', '1234567890', 'qwertyuiop', 'qwerty123', 'iloveyou',
-  '11111111', '00000000', 'abc12345', 'baseball', 'football', 'sunshine', 'princess', 'letmein1', 'welcome1', 'passw0rd',
-  'trustno1', 'superman', 'starwars', 'whatever', 'dragon123', 'monkey123', 'qwertyui', '87654321', 'asdfghjk', 'zaq12wsx',
+  'password',
+  'password1',
+  'password123',
+  '12345678',
+  '123456789',
+  '1234567890',
+  'qwertyuiop',
+  'qwerty123',
+  'iloveyou',
+  '11111111',
+  '00000000',
+  'abc12345',
+  'baseball',
+  'football',
+  'sunshine',
+  'princess',
+  'letmein1',
+  'welcome1',
+  'passw0rd',
+  'trustno1',
+  'superman',
+  'starwars',
+  'whatever',
+  'dragon123',
+  'monkey123',
+  'qwertyui',
+  '87654321',
+  'asdfghjk',
+  'zaq12wsx',
 ]);
 
 export function isCommonPassword(password: string): boolean {
@@ -28,7 +56,10 @@ export function assertNotSuspended(user: UserRecord, now: number): void {
   if (hasFlag(user.flags, USER_FLAGS.DISABLED_SUSPICIOUS_ACTIVITY)) throw new ApiError('ACCOUNT_SUSPENDED_PERMANENTLY');
   if (user.tempBannedUntil) {
     const until = user.tempBannedUntil.getTime();
-    if (until > now) throw new ApiError('ACCOUNT_SUSPENDED_TEMPORARILY', { extra: { suspended_until: user.tempBannedUntil.toISOString() } });
+    if (until > now)
+      throw new ApiError('ACCOUNT_SUSPENDED_TEMPORARILY', {
+        extra: { suspended_until: user.tempBannedUntil.toISOString() },
+      });
   }
 }
 

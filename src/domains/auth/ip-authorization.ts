@@ -20,12 +20,18 @@ export class IpAuthorization {
   }
 
   async isKnown(userId: string, ipKey: string): Promise<boolean> {
-    const rows = await this.services.db.query('SELECT 1 FROM authorized_ips WHERE user_id = $1 AND ip_key = $2', [userId, ipKey]);
+    const rows = await this.services.db.query('SELECT 1 FROM authorized_ips WHERE user_id = $1 AND ip_key = $2', [
+      userId,
+      ipKey,
+    ]);
     return rows.length > 0;
   }
 
   async authorize(userId: string, ipKey: string): Promise<void> {
-    await this.services.db.query('INSERT INTO authorized_ips (user_id, ip_key) VALUES ($1, $2) ON CONFLICT DO NOTHING', [userId, ipKey]);
+    await this.services.db.query(
+      'INSERT INTO authorized_ips (user_id, ip_key) VALUES ($1, $2) ON CONFLICT DO NOTHING',
+      [userId, ipKey],
+    );
   }
 
   /** Throws 403 IP_AUTHORIZATION_REQUIRED (and emails the link) when the address is new. */
@@ -37,11 +43,26 @@ export class IpAuthorization {
     }
     const { tokens, emails } = this.services;
     const ticket = randomBase62(64);
-    const token = await tokens.issue('ip_authorization_token', user.id, IP_AUTHORIZATION_TTL_MS, { ticket, ip, ip_key: ipKey });
-    await tokens.issue('ip_authorization_ticket', user.id, IP_AUTHORIZATION_TTL_MS, { ip, ip_key: ipKey, resend_used: false, email: user.email }, { token: ticket });
+    const token = await tokens.issue('ip_authorization_token', user.id, IP_AUTHORIZATION_TTL_MS, {
+      ticket,
+      ip,
+      ip_key: ipKey,
+    });
+    await tokens.issue(
+      'ip_authorization_ticket',
+      user.id,
+      IP_AUTHORIZATION_TTL_MS,
+      { ip, ip_key: ipKey, resend_used: false, email: user.email },
+      { token: ticket },
+    );
     await emails.sendLink('ip_authorization', user.email, token, { user_id: user.id, ticket });
     throw new ApiError('IP_AUTHORIZATION_REQUIRED', {
-      extra: { ip_authorization_required: true, ticket, email: user.email, resend_available_in: IP_AUTHORIZATION_RESEND_AFTER_S },
+      extra: {
+        ip_authorization_required: true,
+        ticket,
+        email: user.email,
+        resend_available_in: IP_AUTHORIZATION_RESEND_AFTER_S,
+      },
     });
   }
 }

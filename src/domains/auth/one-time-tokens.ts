@@ -58,22 +58,34 @@ export class OneTimeTokens {
         WHERE token_hash = $1 AND purpose = $2 AND consumed_at IS NULL AND expires_at > $3`,
       [digest(token), purpose, new Date(this.clock.now())],
     );
-    return row ? { userId: row.user_id, data: row.data, expiresAt: row.expires_at, createdAt: row.created_at } : undefined;
+    return row
+      ? { userId: row.user_id, data: row.data, expiresAt: row.expires_at, createdAt: row.created_at }
+      : undefined;
   }
 
   /** Consumes a live token exactly once; a second or concurrent use gets `undefined`. */
-  async consume<D = Record<string, unknown>>(purpose: TokenPurpose, token: string, db: Queryable = this.db): Promise<OneTimeToken<D> | undefined> {
+  async consume<D = Record<string, unknown>>(
+    purpose: TokenPurpose,
+    token: string,
+    db: Queryable = this.db,
+  ): Promise<OneTimeToken<D> | undefined> {
     const [row] = await db.query<{ user_id: string | null; data: D; expires_at: Date; created_at: Date }>(
       `UPDATE one_time_tokens SET consumed_at = $3
         WHERE token_hash = $1 AND purpose = $2 AND consumed_at IS NULL AND expires_at > $3
         RETURNING user_id, data, expires_at, created_at`,
       [digest(token), purpose, new Date(this.clock.now())],
     );
-    return row ? { userId: row.user_id, data: row.data, expiresAt: row.expires_at, createdAt: row.created_at } : undefined;
+    return row
+      ? { userId: row.user_id, data: row.data, expiresAt: row.expires_at, createdAt: row.created_at }
+      : undefined;
   }
 
   async update(purpose: TokenPurpose, token: string, data: Record<string, unknown>): Promise<void> {
-    await this.db.query('UPDATE one_time_tokens SET data = $3 WHERE token_hash = $1 AND purpose = $2', [digest(token), purpose, JSON.stringify(data)]);
+    await this.db.query('UPDATE one_time_tokens SET data = $3 WHERE token_hash = $1 AND purpose = $2', [
+      digest(token),
+      purpose,
+      JSON.stringify(data),
+    ]);
   }
 
   async expire(purpose: TokenPurpose, token: string): Promise<void> {
@@ -86,10 +98,9 @@ export class OneTimeTokens {
 
   /** Invalidates every live token of one purpose for a user (a new reset link kills the old ones). */
   async revokeAll(purpose: TokenPurpose, userId: string, db: Queryable = this.db): Promise<void> {
-    await db.query('UPDATE one_time_tokens SET consumed_at = $3 WHERE user_id = $1 AND purpose = $2 AND consumed_at IS NULL', [
-      userId,
-      purpose,
-      new Date(this.clock.now()),
-    ]);
+    await db.query(
+      'UPDATE one_time_tokens SET consumed_at = $3 WHERE user_id = $1 AND purpose = $2 AND consumed_at IS NULL',
+      [userId, purpose, new Date(this.clock.now())],
+    );
   }
 }

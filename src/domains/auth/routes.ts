@@ -10,7 +10,15 @@ import { hasMfa } from '../mfa/mfa-factors.ts';
 import { hasFlag, USER_FLAGS } from '../users/flags.ts';
 import type { UserRecord } from '../users/user-record.ts';
 import { tokenResponse } from '../users/views.ts';
-import { assertNotBot, assertNotSuspended, emailField, isCommonPassword, isDeleted, passwordField, usernameField } from './account-rules.ts';
+import {
+  assertNotBot,
+  assertNotSuspended,
+  emailField,
+  isCommonPassword,
+  isDeleted,
+  passwordField,
+  usernameField,
+} from './account-rules.ts';
 import { IpAuthorization } from './ip-authorization.ts';
 import { MFA_TICKET_TTL_MS } from './login-mfa.ts';
 
@@ -61,7 +69,8 @@ export function authRoutes(services: AppServices): AnyRoute[] {
         const mode = settings.get().registration.mode;
         if (mode === 'closed') throw new ApiError('REGISTRATION_CLOSED');
         await enforceAllowance(rateLimiter, ctx, `register:ip:${ctx.ipKey}`, 3, 3600_000);
-        if (body.email) await enforceAllowance(rateLimiter, ctx, `register:email:${body.email.toLowerCase()}`, 3, 15 * 60_000);
+        if (body.email)
+          await enforceAllowance(rateLimiter, ctx, `register:email:${body.email.toLowerCase()}`, 3, 15 * 60_000);
         if (body.password && isCommonPassword(body.password)) {
           throw fieldError('password', 'PASSWORD_IS_TOO_COMMON', 'Password is too common');
         }
@@ -90,10 +99,14 @@ export function authRoutes(services: AppServices): AnyRoute[] {
                 now,
               ],
             );
-            await tx.query('INSERT INTO authorized_ips (user_id, ip_key) VALUES ($1, $2) ON CONFLICT DO NOTHING', [id, ctx.ipKey]);
+            await tx.query('INSERT INTO authorized_ips (user_id, ip_key) VALUES ($1, $2) ON CONFLICT DO NOTHING', [
+              id,
+              ctx.ipKey,
+            ]);
           });
         } catch (error) {
-          if (isUniqueViolation(error)) throw fieldError('email', 'EMAIL_ALREADY_IN_USE', 'Email is already registered');
+          if (isUniqueViolation(error))
+            throw fieldError('email', 'EMAIL_ALREADY_IN_USE', 'Email is already registered');
           throw error;
         }
         await sendVerificationLink(services, { id, email: body.email ?? null });
@@ -119,7 +132,9 @@ export function authRoutes(services: AppServices): AnyRoute[] {
         const found = await services.users.findByEmail(email);
         const user = found && !isDeleted(found) ? found : undefined;
         if (user) assertNotBot(user);
-        const ok = user?.passwordHash ? await verifyPassword(user.passwordHash, password) : await burnPasswordVerify(password);
+        const ok = user?.passwordHash
+          ? await verifyPassword(user.passwordHash, password)
+          : await burnPasswordVerify(password);
         if (!user || !ok) {
           await services.recordAuthFailure(ctx.ip);
           throw formError([
@@ -171,7 +186,11 @@ export function authRoutes(services: AppServices): AnyRoute[] {
         const rows = await sessions.list(ctx.user.id);
         return rows.map((row) => ({
           id_hash: row.token_hash,
-          client_info: { os: row.client_info.os ?? null, platform: row.client_info.platform ?? null, location: row.client_info.location ?? null },
+          client_info: {
+            os: row.client_info.os ?? null,
+            platform: row.client_info.platform ?? null,
+            location: row.client_info.location ?? null,
+          },
           masked_ip: maskIp(row.ip),
           approx_last_used_at: roundToHour(row.last_used_at).toISOString(),
           current: row.token_hash === current,
@@ -198,7 +217,10 @@ export function authRoutes(services: AppServices): AnyRoute[] {
 /**
  * A correct password login ends a self-disable and cancels a pending self-deletion (api.md §3.2).
  */
-export async function reactivate(services: Pick<AppServices, 'db' | 'users' | 'credentials'>, user: UserRecord): Promise<UserRecord> {
+export async function reactivate(
+  services: Pick<AppServices, 'db' | 'users' | 'credentials'>,
+  user: UserRecord,
+): Promise<UserRecord> {
   const selfDisabled = hasFlag(user.flags, USER_FLAGS.DISABLED);
   const selfDeleting = hasFlag(user.flags, USER_FLAGS.SELF_DELETED) && user.pendingDeletionAt !== null;
   if (!selfDisabled && !selfDeleting) return user;
@@ -221,7 +243,10 @@ function roundToHour(date: Date): Date {
   return new Date(Math.floor(date.getTime() / 3600_000) * 3600_000);
 }
 
-export async function sendVerificationLink(services: AppServices, user: { id: string; email: string | null }): Promise<void> {
+export async function sendVerificationLink(
+  services: AppServices,
+  user: { id: string; email: string | null },
+): Promise<void> {
   if (!user.email) return;
   const token = await services.tokens.issue('email_verification', user.id, VERIFICATION_TTL_MS, { email: user.email });
   await services.emails.sendLink('email_verification', user.email, token, { user_id: user.id });

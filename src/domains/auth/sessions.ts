@@ -33,7 +33,12 @@ export class SessionService {
     private readonly bus: EventBus,
   ) {}
 
-  async issue(userId: string, ip: string, clientInfo: ClientInfo = {}, db: Queryable = this.db): Promise<IssuedSession> {
+  async issue(
+    userId: string,
+    ip: string,
+    clientInfo: ClientInfo = {},
+    db: Queryable = this.db,
+  ): Promise<IssuedSession> {
     const token = newSessionToken();
     const idHash = digest(token);
     const sessionId = this.ids.next();
@@ -46,7 +51,9 @@ export class SessionService {
     return { token, idHash, sessionId };
   }
 
-  async list(userId: string): Promise<{ token_hash: string; client_info: ClientInfo; ip: string | null; last_used_at: Date }[]> {
+  async list(
+    userId: string,
+  ): Promise<{ token_hash: string; client_info: ClientInfo; ip: string | null; last_used_at: Date }[]> {
     return this.db.query(
       'SELECT token_hash, client_info, ip, last_used_at FROM sessions WHERE user_id = $1 ORDER BY created_at DESC, id DESC',
       [userId],
@@ -63,7 +70,11 @@ export class SessionService {
     const revoked = rows.map((r) => r.token_hash);
     if (revoked.length === 0) return;
     for (const hash of revoked) await this.credentials.invalidate({ tokenHash: hash });
-    await this.bus.publish<CredentialsRevoked>(CREDENTIALS_REVOKED_TOPIC, { kind: 'sessions', userId, sessionIdHashes: revoked });
+    await this.bus.publish<CredentialsRevoked>(CREDENTIALS_REVOKED_TOPIC, {
+      kind: 'sessions',
+      userId,
+      sessionIdHashes: revoked,
+    });
   }
 
   /** Ends every session of a user (password change or reset, disable, delete, admin action). */

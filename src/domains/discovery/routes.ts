@@ -10,7 +10,11 @@ export function gatewayUrl(config: Pick<Config, 'publicUrl'>): string {
 }
 
 /** The discovery document (api.md §2). Every value comes from configuration, never from the request. */
-export function discoveryDocument(config: Config, settings: InstanceSettings, emailsEnabled: boolean): Record<string, unknown> {
+export function discoveryDocument(
+  config: Config,
+  settings: InstanceSettings,
+  emailsEnabled: boolean,
+): Record<string, unknown> {
   const base = config.publicUrl;
   const origin = new URL(config.webappUrl).origin;
   const sso = ssoStatus(config, settings);

@@ -1,6 +1,6 @@
 import type { Clock } from '../../platform/clock.ts';
-import type { Email, EmailType, Mailer } from '../../platform/mail/mailer.ts';
 import type { Logger } from '../../platform/log.ts';
+import type { Email, EmailType, Mailer } from '../../platform/mail/mailer.ts';
 
 interface Template {
   subject: string;
@@ -12,12 +12,47 @@ interface Template {
 }
 
 const TEMPLATES: Record<EmailType, Template> = {
-  email_verification: { subject: 'Verify your email address', intro: 'Confirm that this address belongs to you.', action: 'Verify email', path: '/verify', expires: '24 hours' },
-  password_reset: { subject: 'Reset your password', intro: 'Someone asked to reset the password of your account. If it was not you, ignore this email.', action: 'Reset password', path: '/reset', expires: '1 hour' },
-  ip_authorization: { subject: 'New login location detected', intro: 'A login to your account came from a new location. Approve it if it was you.', action: 'Approve login', path: '/authorize-ip', expires: '15 minutes' },
-  email_change_original: { subject: 'Confirm your email change', intro: 'Use this code to confirm that you want to change the email address of your account.', action: 'Code', expires: '10 minutes' },
-  email_change_new: { subject: 'Confirm your new email address', intro: 'Use this code to confirm your new email address.', action: 'Code', expires: '10 minutes' },
-  email_change_revert: { subject: 'Your email address was changed', intro: 'The email address of your account was changed. If it was not you, revert the change and secure your account.', action: 'Revert change', path: '/auth/email-revert', expires: '24 hours' },
+  email_verification: {
+    subject: 'Verify your email address',
+    intro: 'Confirm that this address belongs to you.',
+    action: 'Verify email',
+    path: '/verify',
+    expires: '24 hours',
+  },
+  password_reset: {
+    subject: 'Reset your password',
+    intro: 'Someone asked to reset the password of your account. If it was not you, ignore this email.',
+    action: 'Reset password',
+    path: '/reset',
+    expires: '1 hour',
+  },
+  ip_authorization: {
+    subject: 'New login location detected',
+    intro: 'A login to your account came from a new location. Approve it if it was you.',
+    action: 'Approve login',
+    path: '/authorize-ip',
+    expires: '15 minutes',
+  },
+  email_change_original: {
+    subject: 'Confirm your email change',
+    intro: 'Use this code to confirm that you want to change the email address of your account.',
+    action: 'Code',
+    expires: '10 minutes',
+  },
+  email_change_new: {
+    subject: 'Confirm your new email address',
+    intro: 'Use this code to confirm your new email address.',
+    action: 'Code',
+    expires: '10 minutes',
+  },
+  email_change_revert: {
+    subject: 'Your email address was changed',
+    intro:
+      'The email address of your account was changed. If it was not you, revert the change and secure your account.',
+    action: 'Revert change',
+    path: '/auth/email-revert',
+    expires: '24 hours',
+  },
 };
 
 function escapeHtml(text: string): string {
@@ -69,7 +104,11 @@ export class AccountEmails {
     try {
       await this.mailer.send(email);
     } catch (error) {
-      this.log.warn('email delivery failed', { type: email.type, at: this.clock.now(), error: (error as Error).message });
+      this.log.warn('email delivery failed', {
+        type: email.type,
+        at: this.clock.now(),
+        error: (error as Error).message,
+      });
     }
   }
 }

@@ -1,9 +1,9 @@
 import { jwtVerify, SignJWT } from 'jose';
 import { z } from 'zod';
-import { ApiError, fieldError } from '../../http/errors.ts';
 import type { Principal } from '../../http/auth/principal.ts';
+import { ApiError, fieldError } from '../../http/errors.ts';
 import { verifyPassword } from '../../platform/crypto/passwords.ts';
-import { type MfaFactors, hasMfa } from '../mfa/mfa-factors.ts';
+import { hasMfa, type MfaFactors } from '../mfa/mfa-factors.ts';
 
 export const SUDO_HEADER = 'x-service-sudo-mode-jwt';
 export const SUDO_PROOF_LIFETIME_S = 300;
@@ -61,7 +61,9 @@ export class SudoMode {
       const now = this.deps.now();
       const ok =
         fields.mfa_method === 'totp'
-          ? status.totp && typeof fields.mfa_code === 'string' && (await this.deps.mfa.verifyCode(user, fields.mfa_code, now))
+          ? status.totp &&
+            typeof fields.mfa_code === 'string' &&
+            (await this.deps.mfa.verifyCode(user, fields.mfa_code, now))
           : status.webauthn &&
             typeof fields.webauthn_challenge === 'string' &&
             (await this.deps.mfa.verifyWebAuthn(user, fields.webauthn_response, fields.webauthn_challenge, now));

@@ -3,7 +3,13 @@ import type { AppServices } from '../../app-services.ts';
 import { ApiError } from '../../http/errors.ts';
 import { type AnyRoute, type RouteSpec, route } from '../../http/route.ts';
 import { parseSnowflake } from '../../platform/crypto/snowflake.ts';
-import { ALL_SUSPICIOUS_FLAGS, SUSPICIOUS_FLAGS, type SuspiciousFlagName, USER_FLAGS, type UserFlagName } from '../users/flags.ts';
+import {
+  ALL_SUSPICIOUS_FLAGS,
+  SUSPICIOUS_FLAGS,
+  type SuspiciousFlagName,
+  USER_FLAGS,
+  type UserFlagName,
+} from '../users/flags.ts';
 
 /** Test-harness routes (api.md §7): policy `test` = test mode on and the right `X-Test-Token`. */
 export function testRoute<B = unknown, Q = unknown>(spec: Omit<RouteSpec<B, Q>, 'policy' | 'alsoAtRoot'>): AnyRoute {
@@ -42,7 +48,8 @@ function suspiciousBits(names: readonly string[]): number {
   let bits = 0;
   for (const name of names) {
     const bit = SUSPICIOUS_FLAGS[name as SuspiciousFlagName];
-    if (bit === undefined) throw new ApiError('UNKNOWN_SUSPICIOUS_FLAG', { message: `Unknown suspicious activity flag: ${name}` });
+    if (bit === undefined)
+      throw new ApiError('UNKNOWN_SUSPICIOUS_FLAG', { message: `Unknown suspicious activity flag: ${name}` });
     bits |= bit;
   }
   return bits;
@@ -63,17 +70,30 @@ export function coreTestRoutes(services: AppServices): AnyRoute[] {
         const setBits = userFlagBits(body.set_flags ?? []);
         const clearBits = userFlagBits(body.clear_flags ?? []);
         let suspicious: number | undefined;
-        if (body.suspicious_activity_flags !== undefined) suspicious = (body.suspicious_activity_flags ?? 0) & ALL_SUSPICIOUS_FLAGS;
-        if (body.suspicious_activity_flag_names) suspicious = (suspicious ?? 0) | suspiciousBits(body.suspicious_activity_flag_names);
+        if (body.suspicious_activity_flags !== undefined)
+          suspicious = (body.suspicious_activity_flags ?? 0) & ALL_SUSPICIOUS_FLAGS;
+        if (body.suspicious_activity_flag_names)
+          suspicious = (suspicious ?? 0) | suspiciousBits(body.suspicious_activity_flag_names);
         const [row] = await db.query<{ flags: string; suspicious_activity_flags: number }>(
           `UPDATE users SET flags = (flags | $2::bigint) & ~($3::bigint),
                   suspicious_activity_flags = COALESCE($4, suspicious_activity_flags),
                   pending_manual_verification = COALESCE($5, pending_manual_verification)
             WHERE id = $1 RETURNING flags, suspicious_activity_flags`,
-          [userId, setBits.toString(), clearBits.toString(), suspicious ?? null, body.pending_manual_verification ?? null],
+          [
+            userId,
+            setBits.toString(),
+            clearBits.toString(),
+            suspicious ?? null,
+            body.pending_manual_verification ?? null,
+          ],
         );
         await changed(userId);
-        return { success: true, updated: true, flags: row?.flags, suspicious_activity_flags: row?.suspicious_activity_flags };
+        return {
+          success: true,
+          updated: true,
+          flags: row?.flags,
+          suspicious_activity_flags: row?.suspicious_activity_flags,
+        };
       },
     }),
     testRoute({

@@ -19,8 +19,14 @@ const nullableText = (max: number) =>
 const patchMeBody = z.object({
   username: usernameField.optional(),
   global_name: nullableText(32),
-  avatar: z.string().max(10 * 1024 * 1024).nullish(),
-  banner: z.string().max(10 * 1024 * 1024).nullish(),
+  avatar: z
+    .string()
+    .max(10 * 1024 * 1024)
+    .nullish(),
+  banner: z
+    .string()
+    .max(10 * 1024 * 1024)
+    .nullish(),
   bio: nullableText(320),
   pronouns: nullableText(40),
   accent_color: z.number().int().min(0).max(0xffffff).nullish(),
@@ -62,7 +68,11 @@ export function userRoutes(services: AppServices, applyEmailToken: EmailTokenApp
         const body = ctx.body;
         const user = ctx.user;
         if (body.email !== undefined) {
-          throw fieldError('email', 'EMAIL_MUST_BE_CHANGED_VIA_TOKEN', 'Email must be changed through the email-change flow');
+          throw fieldError(
+            'email',
+            'EMAIL_MUST_BE_CHANGED_VIA_TOKEN',
+            'Email must be changed through the email-change flow',
+          );
         }
         if (body.new_password !== undefined && isCommonPassword(body.new_password)) {
           throw fieldError('new_password', 'PASSWORD_IS_TOO_COMMON', 'Password is too common');
@@ -78,14 +88,17 @@ export function userRoutes(services: AppServices, applyEmailToken: EmailTokenApp
         if (body.bio !== undefined) set('bio', body.bio);
         if (body.pronouns !== undefined) set('pronouns', body.pronouns);
         if (body.accent_color !== undefined) set('accent_color', body.accent_color);
-        if (body.avatar !== undefined) set('avatar', await services.media.storeUserImage('avatars', user.id, body.avatar, 'avatar'));
-        if (body.banner !== undefined) set('banner', await services.media.storeUserImage('banners', user.id, body.banner, 'banner'));
+        if (body.avatar !== undefined)
+          set('avatar', await services.media.storeUserImage('avatars', user.id, body.avatar, 'avatar'));
+        if (body.banner !== undefined)
+          set('banner', await services.media.storeUserImage('banners', user.id, body.banner, 'banner'));
         if (body.new_password !== undefined) {
           set('password_hash', await hashPassword(body.new_password));
           set('password_last_changed_at', new Date(ctx.now));
         }
         if (sets.length > 0) await db.query(`UPDATE users SET ${sets.join(', ')} WHERE id = $1`, values);
-        if (body.email_token !== undefined) await applyEmailToken(user.id, body.email_token, { ip: ctx.ip, now: ctx.now });
+        if (body.email_token !== undefined)
+          await applyEmailToken(user.id, body.email_token, { ip: ctx.ip, now: ctx.now });
         await credentials.invalidate({ userId: user.id });
         const updated = await users.findById(user.id, { fresh: true });
         if (!updated) throw new ApiError('UNKNOWN_USER');

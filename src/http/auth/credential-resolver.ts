@@ -1,9 +1,9 @@
-import type { Clock } from '../../platform/clock.ts';
+import type { UsersRepository } from '../../domains/users/users-repository.ts';
 import { TtlCache } from '../../platform/cache/ttl-cache.ts';
+import type { Clock } from '../../platform/clock.ts';
 import { constantTimeEqual, digest } from '../../platform/crypto/tokens.ts';
 import type { Database } from '../../platform/db/database.ts';
 import type { EventBus } from '../../platform/state/event-bus.ts';
-import type { UsersRepository } from '../../domains/users/users-repository.ts';
 import { ADMIN_API_KEY_PATTERN, type ParsedCredential } from './authorization.ts';
 import type { Principal } from './principal.ts';
 
@@ -11,7 +11,15 @@ import type { Principal } from './principal.ts';
 type CredentialBinding =
   | { kind: 'session'; userId: string; sessionId: string; sessionIdHash: string }
   | { kind: 'bot'; userId: string; applicationId: string }
-  | { kind: 'bearer'; userId: string; applicationId: string; scopes: ReadonlySet<string>; grantId: string; isAdminApplication: boolean; expiresAt: number }
+  | {
+      kind: 'bearer';
+      userId: string;
+      applicationId: string;
+      scopes: ReadonlySet<string>;
+      grantId: string;
+      isAdminApplication: boolean;
+      expiresAt: number;
+    }
   | { kind: 'admin_key'; userId: string; keyId: string; keyAcls: readonly string[]; expiresAt: number | null };
 
 const UNKNOWN = Symbol('unknown credential');
@@ -70,7 +78,10 @@ export class CredentialResolver {
     }
     if (binding === UNKNOWN) return undefined;
     const now = this.clock.now();
-    if ((binding.kind === 'bearer' && binding.expiresAt <= now) || (binding.kind === 'admin_key' && binding.expiresAt !== null && binding.expiresAt <= now))
+    if (
+      (binding.kind === 'bearer' && binding.expiresAt <= now) ||
+      (binding.kind === 'admin_key' && binding.expiresAt !== null && binding.expiresAt <= now)
+    )
       return undefined;
     const user = await this.users.findById(binding.userId);
     if (!user) return undefined;
@@ -88,7 +99,10 @@ export class CredentialResolver {
     return { ...rest, user };
   }
 
-  private async load(credential: Exclude<ParsedCredential, { kind: 'none' | 'invalid' }>, tokenHash: string): Promise<CredentialBinding | undefined> {
+  private async load(
+    credential: Exclude<ParsedCredential, { kind: 'none' | 'invalid' }>,
+    tokenHash: string,
+  ): Promise<CredentialBinding | undefined> {
     switch (credential.kind) {
       case 'session': {
         const [row] = await this.db.query<{ id: string; user_id: string }>(
@@ -102,7 +116,8 @@ export class CredentialResolver {
           'SELECT bot_user_id, bot_token_hash FROM applications WHERE id = $1 AND NOT is_admin_builtin',
           [credential.applicationId],
         );
-        if (!row?.bot_user_id || !row.bot_token_hash || !constantTimeEqual(row.bot_token_hash, tokenHash)) return undefined;
+        if (!row?.bot_user_id || !row.bot_token_hash || !constantTimeEqual(row.bot_token_hash, tokenHash))
+          return undefined;
         return { kind: 'bot', userId: row.bot_user_id, applicationId: credential.applicationId };
       }
       case 'bearer': {
@@ -133,12 +148,23 @@ export class CredentialResolver {
       case 'admin': {
         const match = ADMIN_API_KEY_PATTERN.exec(credential.token);
         if (!match) return undefined;
-        const [row] = await this.db.query<{ owner_id: string; secret_hash: string; acls: string[]; expires_at: Date | null }>(
+        const [row] = await this.db.query<{
+          owner_id: string;
+          secret_hash: string;
+          acls: string[];
+          expires_at: Date | null;
+        }>(
           'SELECT owner_id, secret_hash, acls, expires_at FROM admin_api_keys WHERE key_id = $1 AND revoked_at IS NULL',
           [match[1]],
         );
         if (!row || !constantTimeEqual(row.secret_hash, tokenHash)) return undefined;
-        return { kind: 'admin_key', userId: row.owner_id, keyId: match[1] as string, keyAcls: row.acls, expiresAt: row.expires_at?.getTime() ?? null };
+        return {
+          kind: 'admin_key',
+          userId: row.owner_id,
+          keyId: match[1] as string,
+          keyAcls: row.acls,
+          expiresAt: row.expires_at?.getTime() ?? null,
+        };
       }
     }
   }
@@ -147,12 +173,16 @@ export class CredentialResolver {
   private touchSession(sessionId: string): void {
     if (this.lastTouched.get(`s:${sessionId}`)) return;
     this.lastTouched.set(`s:${sessionId}`, true);
-    this.db.query('UPDATE sessions SET last_used_at = $2 WHERE id = $1', [sessionId, new Date(this.clock.now())]).catch(() => {});
+    this.db
+      .query('UPDATE sessions SET last_used_at = $2 WHERE id = $1', [sessionId, new Date(this.clock.now())])
+      .catch(() => {});
   }
 
   private touchAdminKey(keyId: string): void {
     if (this.lastTouched.get(`k:${keyId}`)) return;
     this.lastTouched.set(`k:${keyId}`, true);
-    this.db.query('UPDATE admin_api_keys SET last_used_at = $2 WHERE key_id = $1', [keyId, new Date(this.clock.now())]).catch(() => {});
+    this.db
+      .query('UPDATE admin_api_keys SET last_used_at = $2 WHERE key_id = $1', [keyId, new Date(this.clock.now())])
+      .catch(() => {});
   }
 }

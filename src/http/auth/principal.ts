@@ -4,7 +4,14 @@ import type { UserRecord } from '../../domains/users/user-record.ts';
 export type Principal =
   | { kind: 'session'; user: UserRecord; sessionId: string; sessionIdHash: string }
   | { kind: 'bot'; user: UserRecord; applicationId: string }
-  | { kind: 'bearer'; user: UserRecord; applicationId: string; scopes: ReadonlySet<string>; grantId: string; isAdminApplication: boolean }
+  | {
+      kind: 'bearer';
+      user: UserRecord;
+      applicationId: string;
+      scopes: ReadonlySet<string>;
+      grantId: string;
+      isAdminApplication: boolean;
+    }
   | { kind: 'admin_key'; user: UserRecord; keyId: string; keyAcls: readonly string[] };
 
 export type CredentialKind = Principal['kind'];

@@ -9,7 +9,10 @@ const MIGRATION_LOCK_KEY = 7_243_118_001;
 export async function listMigrations(): Promise<{ version: string; sql: string }[]> {
   const files = (await readdir(MIGRATIONS_DIR)).filter((name) => name.endsWith('.sql')).sort();
   return Promise.all(
-    files.map(async (name) => ({ version: name.replace(/\.sql$/, ''), sql: await readFile(MIGRATIONS_DIR + name, 'utf8') })),
+    files.map(async (name) => ({
+      version: name.replace(/\.sql$/, ''),
+      sql: await readFile(MIGRATIONS_DIR + name, 'utf8'),
+    })),
   );
 }
 
@@ -21,7 +24,9 @@ export async function migrate(db: Database): Promise<string[]> {
     await tx.query(
       'CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
     );
-    const done = new Set((await tx.query<{ version: string }>('SELECT version FROM schema_migrations')).map((r) => r.version));
+    const done = new Set(
+      (await tx.query<{ version: string }>('SELECT version FROM schema_migrations')).map((r) => r.version),
+    );
     for (const migration of await listMigrations()) {
       if (done.has(migration.version)) continue;
       await tx.exec(migration.sql);

@@ -59,7 +59,13 @@ export class SmtpMailer implements Mailer {
   }
 
   async send(email: Email): Promise<void> {
-    await this.transport.sendMail({ from: this.from, to: email.to, subject: email.subject, text: email.text, html: email.html });
+    await this.transport.sendMail({
+      from: this.from,
+      to: email.to,
+      subject: email.subject,
+      text: email.text,
+      html: email.html,
+    });
   }
 }
 

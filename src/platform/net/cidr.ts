@@ -47,7 +47,8 @@ export function parseCidr(text: string): Cidr {
   const v4 = isIPv4Address(addr);
   const maxPrefix = v4 ? 32 : 128;
   const prefix = prefixText === undefined ? maxPrefix : Number(prefixText);
-  if (!/^\d+$/.test(prefixText ?? String(maxPrefix)) || prefix > maxPrefix) throw new Error(`"${text}" has a bad prefix length`);
+  if (!/^\d+$/.test(prefixText ?? String(maxPrefix)) || prefix > maxPrefix)
+    throw new Error(`"${text}" has a bad prefix length`);
   const fullPrefix = v4 ? prefix + 96 : prefix;
   const mask = fullPrefix === 0 ? 0n : ((1n << 128n) - 1n) ^ ((1n << BigInt(128 - fullPrefix)) - 1n);
   return { text: text.trim(), network: value & mask, prefix: fullPrefix };

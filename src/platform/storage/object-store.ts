@@ -11,7 +11,11 @@ export interface ObjectStore {
 
 /** Keys are slash-separated; every segment is checked so a key can never leave the root. */
 export function isSafeKey(key: string): boolean {
-  return key.length > 0 && key.length <= 1024 && key.split('/').every((s) => s !== '' && s !== '.' && s !== '..' && !s.includes('\\') && !s.includes('\0'));
+  return (
+    key.length > 0 &&
+    key.length <= 1024 &&
+    key.split('/').every((s) => s !== '' && s !== '.' && s !== '..' && !s.includes('\\') && !s.includes('\0'))
+  );
 }
 
 export class LocalObjectStore implements ObjectStore {
@@ -39,7 +43,10 @@ export class LocalObjectStore implements ObjectStore {
     if (!isSafeKey(key)) return undefined;
     const path = this.pathOf(key);
     try {
-      const [bytes, contentType] = await Promise.all([readFile(path), readFile(`${path}.type`, 'utf8').catch(() => 'application/octet-stream')]);
+      const [bytes, contentType] = await Promise.all([
+        readFile(path),
+        readFile(`${path}.type`, 'utf8').catch(() => 'application/octet-stream'),
+      ]);
       return { bytes, contentType };
     } catch {
       return undefined;

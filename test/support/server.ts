@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { type RunningApp, startApp } from '../../src/app.ts';
+import { loadConfig } from '../../src/config/config.ts';
+import type { Database } from '../../src/platform/db/database.ts';
+import { openPglite } from '../../src/platform/db/pglite.ts';
+import { createLogger } from '../../src/platform/log.ts';
+import { templatePath } from './template.ts';
+
+export const TEST_TOKEN = 'test-harness-token';
+
+export interface TestServer {
+  app: RunningApp;
+  /** http://127.0.0.1:<port> */
+  url: string;
+  port: number;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a real server on a random port with a fresh database: an in-memory PGlite copied from the migrated
+ * template, or (when `TEST_DATABASE_URL` is set) a new PostgreSQL database; Redis when `TEST_REDIS_URL` is set.
+ */
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'hearth-test-'));
+  const adminUrl = process.env.TEST_DATABASE_URL;
+  let dropDatabase = async () => {};
+  let database: Database | undefined;
+  const baseEnv: Record<string, string> = {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    HEARTH_DATA_DIR: dataDir,
+    HEARTH_TEST_MODE: '1',
+    HEARTH_TEST_TOKEN: TEST_TOKEN,
+    HEARTH_LOG_LEVEL: process.env.HEARTH_TEST_LOG_LEVEL ?? 'silent',
+  };
+  if (process.env.TEST_REDIS_URL) {
+    baseEnv.REDIS_URL = process.env.TEST_REDIS_URL;
+    baseEnv.HEARTH_REDIS_PREFIX = `hearth-test-${randomBytes(6).toString('hex')}:`;
+  }
+  if (adminUrl) {
+    const name = `hearth_t_${randomBytes(6).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.end();
+    const url = new URL(adminUrl);
+    url.pathname = `/${name}`;
+    baseEnv.DATABASE_URL = url.toString();
+    dropDatabase = async () => {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+      await c.end();
+    };
+  } else if (!env.DATABASE_URL) {
+    const template = templatePath();
+    database = await openPglite(existsSync(template) ? { loadDataDir: new Blob([await readFile(template)]) } : {});
+  }
+  // The port is only known after listen; discovery needs a public URL, so a placeholder is replaced below.
+  const config = loadConfig({ ...baseEnv, HEARTH_PUBLIC_URL: 'http://127.0.0.1:1', ...env });
+  const explicitPublicUrl = env.HEARTH_PUBLIC_URL !== undefined;
+  const secrets = {
+    sudo: 's'.repeat(32) + randomBytes(8).toString('hex'),
+    mediaProxy: randomBytes(32).toString('hex'),
+    relay: randomBytes(32).toString('hex'),
+  };
+  const app = await startApp({
+    config,
+    secrets,
+    logger: createLogger(config.logLevel),
+    ...(database ? { database } : {}),
+  });
+  if (!explicitPublicUrl) {
+    config.publicUrl = app.url;
+    if (env.HEARTH_WEBAPP_URL === undefined) config.webappUrl = app.url;
+  }
+  return {
+    app,
+    url: app.url,
+    port: app.port,
+    dataDir,
+    async close() {
+      await app.close();
+      await dropDatabase();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
