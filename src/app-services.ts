@@ -2,6 +2,8 @@ import type { Config } from './config/config.ts';
 import type { OneTimeTokens } from './domains/auth/one-time-tokens.ts';
 import type { SessionService } from './domains/auth/sessions.ts';
 import type { AccountEmails } from './domains/email/account-emails.ts';
+import type { BotInstaller } from './domains/events/bot-installer.ts';
+import type { Dispatcher } from './domains/events/dispatch.ts';
 import type { InstanceSettings } from './domains/instance/instance-settings.ts';
 import type { UserImages } from './domains/media/user-images.ts';
 import type { MfaFactors } from './domains/mfa/mfa-factors.ts';
@@ -54,4 +56,6 @@ export interface AppServices {
   emails: AccountEmails;
   objects: ObjectStore;
   media: UserImages;
+  dispatcher: Dispatcher;
+  botInstaller: BotInstaller;
 }

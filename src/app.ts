@@ -4,20 +4,16 @@ import type { FastifyInstance } from 'fastify';
 import type { AppServices, Secrets } from './app-services.ts';
 import type { Config } from './config/config.ts';
 import { OneTimeTokens } from './domains/auth/one-time-tokens.ts';
-import { authRoutes } from './domains/auth/routes.ts';
 import { SessionService } from './domains/auth/sessions.ts';
-import { discoveryRoutes } from './domains/discovery/routes.ts';
 import { AccountEmails } from './domains/email/account-emails.ts';
+import { Dispatcher } from './domains/events/dispatch.ts';
 import { InstanceSettings } from './domains/instance/instance-settings.ts';
 import { UserImages } from './domains/media/user-images.ts';
 import { MfaStore } from './domains/mfa/mfa-store.ts';
 import { SudoMode } from './domains/sudo/sudo-mode.ts';
-import { coreTestRoutes } from './domains/test-harness/routes.ts';
-import { userRoutes } from './domains/users/routes.ts';
 import { UsersRepository } from './domains/users/users-repository.ts';
 import { CredentialResolver } from './http/auth/credential-resolver.ts';
 import { ApiError } from './http/errors.ts';
-import type { AnyRoute } from './http/route.ts';
 import { createHttpServer } from './http/server.ts';
 import { ShiftableClock } from './platform/clock.ts';
 import { SnowflakeGenerator } from './platform/crypto/snowflake.ts';
@@ -32,6 +28,7 @@ import { InProcessIpBanStore, type IpBanStore } from './platform/state/ip-bans.t
 import { InProcessRateLimiter, type RateLimiter } from './platform/state/rate-limiter.ts';
 import { openRedisState } from './platform/state/redis.ts';
 import { LocalObjectStore } from './platform/storage/object-store.ts';
+import { buildRoutes } from './routes.ts';
 
 export interface StartOptions {
   config: Config;
@@ -84,6 +81,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   await settings.reload();
   const mfa = new MfaStore(db);
   const objects = new LocalObjectStore(join(dataDir, 'objects'));
+  const ids = new SnowflakeGenerator(config.workerId, () => clock.now());
 
   const services = {
     config,
@@ -91,7 +89,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     clock,
     log,
     db,
-    ids: new SnowflakeGenerator(config.workerId, () => clock.now()),
+    ids,
     bus,
     rateLimiter,
     ipBans,
@@ -115,16 +113,15 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     emails: new AccountEmails(mailer, config.webappUrl, clock, log),
     objects,
     media: new UserImages(objects),
+    dispatcher: new Dispatcher(bus),
+    botInstaller: {
+      async install() {
+        throw new ApiError('UNKNOWN_GUILD');
+      },
+    },
   } satisfies AppServices as AppServices;
 
-  const routes: AnyRoute[] = [
-    ...discoveryRoutes(services),
-    ...authRoutes(services),
-    ...userRoutes(services, async () => {
-      throw new ApiError('BAD_REQUEST', { message: 'Email change is not available yet' });
-    }),
-    ...coreTestRoutes(services),
-  ];
+  const routes = buildRoutes(services);
   const http = createHttpServer(services, routes);
 
   await http.listen({ port: config.port, host: config.host });
