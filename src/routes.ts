@@ -1,5 +1,6 @@
 import type { AppServices } from './app-services.ts';
 import { authRoutes } from './domains/auth/routes.ts';
+import { mediaRoutes } from './domains/media/routes.ts';
 import { discoveryRoutes } from './domains/discovery/routes.ts';
 import { coreTestRoutes } from './domains/test-harness/routes.ts';
 import { userRoutes } from './domains/users/routes.ts';
@@ -17,6 +18,7 @@ export function buildRoutes(services: AppServices): AnyRoute[] {
     ...userRoutes(services, async () => {
       throw new ApiError('BAD_REQUEST', { message: 'Email change is not available yet' });
     }),
+    ...mediaRoutes(services),
     ...coreTestRoutes(services),
   ];
 }
