@@ -64,7 +64,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   let ipBans: IpBanStore = new InProcessIpBanStore();
   let closeState = async () => {};
   if (config.redisUrl) {
-    const state = await openRedisState(config.redisUrl);
+    const state = await openRedisState(config.redisUrl, config.redisPrefix);
     bus = state.bus;
     rateLimiter = state.rateLimiter;
     ipBans = state.ipBans;

@@ -1,14 +1,299 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import type { EventBus } from './event-bus.ts';
-import type { IpBanStore } from './ip-bans.ts';
-import type { RateLimiter } from './rate-limiter.ts';
+import { LocalSubscribers } from './event-bus.ts';
+import type { IpBan, IpBanStore } from './ip-bans.ts';
+import type { RateDecision, RateLimiter } from './rate-limiter.ts';
+
+export interface RedisEventBusLike extends EventBus {
+  /** Resolves once every SUBSCRIBE sent so far is acknowledged (messages published after it arrive). */
+  ready(): Promise<void>;
+}
 
 export interface RedisState {
-  bus: EventBus;
+  bus: RedisEventBusLike;
   rateLimiter: RateLimiter;
   ipBans: IpBanStore;
   close(): Promise<void>;
 }
 
-export async function openRedisState(_url: string): Promise<RedisState> {
-  throw new Error('REDIS_URL: the Redis backend is not built yet');
+/**
+ * Key layout (every key and channel starts with the configured prefix, so deployments can share a Redis):
+ *   <p>rl:<bucket key>      GCRA theoretical arrival time (ms, float as text), expires when drained
+ *   <p>ipfail:<ip key>      sorted set of failure times (sliding window), expires with the window
+ *   <p>ipban:<ip key>       JSON ban, expires with the ban
+ *   <p>ipbans               sorted set index of banned ip keys, score = expiry (ms)
+ *   <p>bus:<topic>          pub/sub channel
+ */
+
+/** `gcra()` in Lua: one script run is one atomic read-modify-write, so parallel consumers never overshoot. */
+const GCRA_SCRIPT = `
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local now = tonumber(ARGV[3])
+local interval = window / limit
+local tat = tonumber(redis.call('GET', KEYS[1]) or '')
+if tat == nil or tat < now then tat = now end
+local newTat = tat + interval
+local allowAt = newTat - window
+if now < allowAt then
+  return {0, 0, string.format('%.17g', allowAt - now), string.format('%.17g', tat - now)}
+end
+local ttl = math.ceil(newTat - now)
+if ttl < 1 then ttl = 1 end
+redis.call('SET', KEYS[1], string.format('%.17g', newTat), 'PX', string.format('%d', ttl))
+local remaining = math.floor((window - (newTat - now)) / interval)
+if remaining < 0 then remaining = 0 end
+return {1, remaining, '0', string.format('%.17g', newTat - now)}
+`;
+
+/** Drops failures outside the window, adds this one, counts: atomically, like the in-process store. */
+const RECORD_FAILURE_SCRIPT = `
+local now = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.17g', now - window))
+redis.call('ZADD', KEYS[1], string.format('%.17g', now), ARGV[3])
+redis.call('PEXPIRE', KEYS[1], string.format('%d', math.max(1, math.ceil(window))))
+return redis.call('ZCARD', KEYS[1])
+`;
+
+/** Reads a ban and drops it when expired by the caller's clock (which the test harness can shift). */
+const FIND_BAN_SCRIPT = `
+local raw = redis.call('GET', KEYS[1])
+if not raw then return false end
+local ban = cjson.decode(raw)
+if ban.expiresAt ~= cjson.null and ban.expiresAt <= tonumber(ARGV[1]) then
+  redis.call('DEL', KEYS[1])
+  redis.call('ZREM', KEYS[2], ARGV[2])
+  return false
+end
+return raw
+`;
+
+type ScriptedRedis = Redis & {
+  hearthGcra(key: string, limit: number, windowMs: number, now: number): Promise<[number, number, string, string]>;
+  hearthRecordFailure(key: string, now: number, windowMs: number, member: string): Promise<number>;
+  hearthFindBan(banKey: string, indexKey: string, now: number, ipKey: string): Promise<string | null>;
+};
+
+function connect(url: string): ScriptedRedis {
+  const client = new Redis(url, {
+    lazyConnect: true,
+    // Fail a command after a few reconnection attempts instead of queueing requests forever.
+    maxRetriesPerRequest: 3,
+  }) as ScriptedRedis;
+  // Connection errors also reject the commands in flight, which report them; the event itself adds nothing.
+  client.on('error', () => {});
+  client.defineCommand('hearthGcra', { numberOfKeys: 1, lua: GCRA_SCRIPT });
+  client.defineCommand('hearthRecordFailure', { numberOfKeys: 1, lua: RECORD_FAILURE_SCRIPT });
+  client.defineCommand('hearthFindBan', { numberOfKeys: 2, lua: FIND_BAN_SCRIPT });
+  return client;
+}
+
+async function deleteByPattern(client: Redis, pattern: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+    cursor = next;
+    if (keys.length > 0) await client.unlink(...keys);
+  } while (cursor !== '0');
+}
+
+/** Redis patterns treat `*?[]\` specially; a prefix is matched literally. */
+function globEscape(text: string): string {
+  return text.replace(/[*?[\]\\]/g, '\\$&');
+}
+
+class RedisRateLimiter implements RateLimiter {
+  constructor(
+    private readonly client: ScriptedRedis,
+    private readonly prefix: string,
+  ) {}
+
+  async consume(key: string, limit: number, windowMs: number, now: number): Promise<RateDecision> {
+    const [allowed, remaining, retryAfter, resetAfter] = await this.client.hearthGcra(
+      `${this.prefix}rl:${key}`,
+      limit,
+      windowMs,
+      now,
+    );
+    return {
+      allowed: allowed === 1,
+      limit,
+      remaining,
+      retryAfterMs: Number(retryAfter),
+      resetAfterMs: Number(resetAfter),
+    };
+  }
+
+  async reset(): Promise<void> {
+    await deleteByPattern(this.client, `${globEscape(this.prefix)}rl:*`);
+  }
+}
+
+class RedisIpBanStore implements IpBanStore {
+  private readonly indexKey: string;
+
+  constructor(
+    private readonly client: ScriptedRedis,
+    private readonly prefix: string,
+  ) {
+    this.indexKey = `${prefix}ipbans`;
+  }
+
+  private banKey(ipKey: string): string {
+    return `${this.prefix}ipban:${ipKey}`;
+  }
+
+  async recordFailure(ipKey: string, now: number, windowMs: number): Promise<number> {
+    // Two failures in the same millisecond must stay two members of the set.
+    const member = `${now}:${randomBytes(6).toString('hex')}`;
+    return this.client.hearthRecordFailure(`${this.prefix}ipfail:${ipKey}`, now, windowMs, member);
+  }
+
+  async ban(ban: IpBan): Promise<void> {
+    const key = this.banKey(ban.ip);
+    const multi = this.client.multi();
+    if (ban.expiresAt === null) multi.set(key, JSON.stringify(ban));
+    else {
+      // Expiry is decided by `find` on the caller's (shiftable) clock; the key TTL only collects garbage,
+      // so it is generous rather than exact.
+      const ttl = Math.max(0, Math.ceil(ban.expiresAt - Date.now())) + 3_600_000;
+      multi.set(key, JSON.stringify(ban), 'PX', ttl);
+    }
+    multi.zadd(this.indexKey, ban.expiresAt === null ? '+inf' : String(ban.expiresAt), ban.ip);
+    await multi.exec();
+  }
+
+  async find(ipKey: string, now: number): Promise<IpBan | undefined> {
+    const raw = await this.client.hearthFindBan(this.banKey(ipKey), this.indexKey, now, ipKey);
+    return raw ? (JSON.parse(raw) as IpBan) : undefined;
+  }
+
+  async remove(ipKey: string): Promise<void> {
+    await this.client
+      .multi()
+      .del(this.banKey(ipKey), `${this.prefix}ipfail:${ipKey}`)
+      .zrem(this.indexKey, ipKey)
+      .exec();
+  }
+
+  async list(now: number): Promise<IpBan[]> {
+    await this.client.zremrangebyscore(this.indexKey, '-inf', String(now));
+    const ips = await this.client.zrangebyscore(this.indexKey, `(${now}`, '+inf');
+    if (ips.length === 0) return [];
+    const raws = await this.client.mget(...ips.map((ip) => this.banKey(ip)));
+    const bans: IpBan[] = [];
+    for (const raw of raws) {
+      if (!raw) continue;
+      const ban = JSON.parse(raw) as IpBan;
+      if (ban.expiresAt === null || ban.expiresAt > now) bans.push(ban);
+    }
+    return bans;
+  }
+
+  async reset(): Promise<void> {
+    const prefix = globEscape(this.prefix);
+    await deleteByPattern(this.client, `${prefix}ipfail:*`);
+    await deleteByPattern(this.client, `${prefix}ipban:*`);
+    await this.client.del(this.indexKey);
+  }
+}
+
+interface Envelope {
+  /** The publishing process: it has already delivered the message locally and skips the echo. */
+  o: string;
+  m: unknown;
+}
+
+/**
+ * Pub/sub over a dedicated subscriber connection. Local subscribers get a message synchronously at
+ * publish, exactly like the in-process bus; other processes get it through Redis. Messages must be JSON.
+ */
+class RedisEventBus implements RedisEventBusLike {
+  private readonly local = new LocalSubscribers();
+  private readonly counts = new Map<string, number>();
+  private readonly origin = randomBytes(9).toString('base64url');
+  private readonly channelPrefix: string;
+
+  constructor(
+    private readonly publisher: Redis,
+    private readonly subscriber: Redis,
+    prefix: string,
+  ) {
+    this.channelPrefix = `${prefix}bus:`;
+    subscriber.on('message', (channel: string, text: string) => this.receive(channel, text));
+  }
+
+  private receive(channel: string, text: string): void {
+    if (!channel.startsWith(this.channelPrefix)) return;
+    let envelope: Envelope;
+    try {
+      envelope = JSON.parse(text) as Envelope;
+    } catch {
+      return;
+    }
+    if (envelope.o === this.origin) return;
+    this.local.deliver(channel.slice(this.channelPrefix.length), envelope.m);
+  }
+
+  async publish<T>(topic: string, message: T): Promise<void> {
+    const text = JSON.stringify({ o: this.origin, m: message } satisfies Envelope);
+    this.local.deliver(topic, message);
+    await this.publisher.publish(this.channelPrefix + topic, text);
+  }
+
+  subscribe<T>(topic: string, handler: (message: T) => void): () => void {
+    const remove = this.local.add(topic, handler);
+    const count = (this.counts.get(topic) ?? 0) + 1;
+    this.counts.set(topic, count);
+    if (count === 1) this.subscriber.subscribe(this.channelPrefix + topic).catch(() => {});
+    let removed = false;
+    return () => {
+      if (removed) return;
+      removed = true;
+      remove();
+      const left = (this.counts.get(topic) ?? 1) - 1;
+      if (left > 0) {
+        this.counts.set(topic, left);
+        return;
+      }
+      this.counts.delete(topic);
+      this.subscriber.unsubscribe(this.channelPrefix + topic).catch(() => {});
+    };
+  }
+
+  async ready(): Promise<void> {
+    // Replies come in command order on the subscriber connection, so the PONG follows every SUBSCRIBE ack.
+    await this.subscriber.ping();
+  }
+
+  async close(): Promise<void> {}
+}
+
+/**
+ * Shared state on Redis/Valkey: rate-limit buckets, failure counters, automatic bans and the event bus.
+ * Fails at start (not at the first request) when the server does not answer.
+ */
+export async function openRedisState(url: string, prefix: string): Promise<RedisState> {
+  const client = connect(url);
+  const subscriber = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 3 });
+  subscriber.on('error', () => {});
+  try {
+    await client.connect();
+    await subscriber.connect();
+  } catch (error) {
+    client.disconnect();
+    subscriber.disconnect();
+    throw new Error(`REDIS_URL: cannot connect (${(error as Error).message})`);
+  }
+  const bus = new RedisEventBus(client, subscriber, prefix);
+  return {
+    bus,
+    rateLimiter: new RedisRateLimiter(client, prefix),
+    ipBans: new RedisIpBanStore(client, prefix),
+    async close() {
+      await Promise.allSettled([subscriber.quit(), client.quit()]);
+    },
+  };
 }
