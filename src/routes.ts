@@ -2,6 +2,7 @@ import type { AppServices } from './app-services.ts';
 import { authRoutes } from './domains/auth/routes.ts';
 import { mediaRoutes } from './domains/media/routes.ts';
 import { discoveryRoutes } from './domains/discovery/routes.ts';
+import { ssoRoutes } from './domains/sso/routes.ts';
 import { coreTestRoutes } from './domains/test-harness/routes.ts';
 import { userRoutes } from './domains/users/routes.ts';
 import { ApiError } from './http/errors.ts';
@@ -15,6 +16,7 @@ export function buildRoutes(services: AppServices): AnyRoute[] {
   return [
     ...discoveryRoutes(services),
     ...authRoutes(services),
+    ...ssoRoutes(services),
     ...userRoutes(services, async () => {
       throw new ApiError('BAD_REQUEST', { message: 'Email change is not available yet' });
     }),

@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import type { AppServices } from '../../app-services.ts';
+import { type AnyRoute, route } from '../../http/route.ts';
+import { ssoStatus } from '../discovery/sso-status.ts';
+import { tokenResponse } from '../users/views.ts';
+import { SsoFlow } from './sso-flow.ts';
+
+/**
+ * A same-origin path: one leading slash, not `//` or `/\` (both are read by browsers as another host),
+ * no control characters, no scheme.
+ */
+const relativePath = z
+  .string()
+  .max(2048)
+  .refine((value) => /^\/(?![/\\])[^\s\p{Cc}]*$/u.test(value), { error: 'Must be a relative path starting with /' });
+
+const startBody = z.object({
+  redirect_to: relativePath.nullish(),
+  redirect_uri: z.string().max(2048).nullish(),
+});
+
+const completeBody = z.object({
+  code: z.string().min(1).max(4096),
+  state: z.string().max(512),
+});
+
+/**
+ * Single sign-on routes (api.md §3.1). None of them is `·L`: they are the way in while SSO is enforced.
+ * Rate-limit buckets: `auth:sso:status`, `auth:sso:start` (10/10 s each), `auth:sso:complete` (15/10 s).
+ */
+export function ssoRoutes(services: AppServices): AnyRoute[] {
+  const flow = new SsoFlow(services);
+
+  return [
+    route({
+      method: 'GET',
+      path: '/auth/sso/status',
+      policy: 'none',
+      rateLimit: { bucket: 'auth:sso:status', limit: 10, windowSeconds: 10 },
+      handler: () => ssoStatus(services.config, services.settings),
+    }),
+
+    route({
+      method: 'POST',
+      path: '/auth/sso/start',
+      policy: 'none',
+      rateLimit: { bucket: 'auth:sso:start', limit: 10, windowSeconds: 10 },
+      body: startBody,
+      handler: (ctx) => flow.start(ctx.body),
+    }),
+
+    route({
+      method: 'POST',
+      path: '/auth/sso/complete',
+      policy: 'none',
+      rateLimit: { bucket: 'auth:sso:complete', limit: 15, windowSeconds: 10 },
+      body: completeBody,
+      async handler(ctx) {
+        const { user, redirectTo } = await flow.complete(ctx.body, ctx);
+        // Never an MFA challenge: the identity provider owns the second factor for SSO sign-ins.
+        const session = await services.sessions.issue(user.id, ctx.ip);
+        return { ...(await tokenResponse(services, user, session.token)), redirect_to: redirectTo };
+      },
+    }),
+  ];
+}
