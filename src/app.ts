@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { AppServices, Secrets } from './app-services.ts';
 import type { Config } from './config/config.ts';
+import { DeletionSweeper } from './domains/account-lifecycle/deletion-sweeper.ts';
 import { OneTimeTokens } from './domains/auth/one-time-tokens.ts';
 import { SessionService } from './domains/auth/sessions.ts';
 import { AccountEmails } from './domains/email/account-emails.ts';
@@ -123,6 +124,9 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
 
   const routes = buildRoutes(services);
   const http = createHttpServer(services, routes);
+  // Finalises self-deletions whose grace period ended; test mode sweeps often (36 s grace).
+  const deletionSweeper = new DeletionSweeper(services, config.testMode ? 500 : 60_000);
+  deletionSweeper.start();
 
   await http.listen({ port: config.port, host: config.host });
   const address = http.server.address();
@@ -135,6 +139,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     port,
     url: `http://127.0.0.1:${port}`,
     async close() {
+      await deletionSweeper.stop();
       await http.close();
       await closeState();
       await db.close();

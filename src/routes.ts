@@ -1,11 +1,13 @@
 import type { AppServices } from './app-services.ts';
+import { accountLifecycleRoutes } from './domains/account-lifecycle/routes.ts';
+import { emailTokenApplier } from './domains/account-lifecycle/email-change.ts';
 import { authRoutes } from './domains/auth/routes.ts';
 import { mediaRoutes } from './domains/media/routes.ts';
 import { discoveryRoutes } from './domains/discovery/routes.ts';
 import { ssoRoutes } from './domains/sso/routes.ts';
+import { lifecycleTestRoutes } from './domains/test-harness/lifecycle.ts';
 import { coreTestRoutes } from './domains/test-harness/routes.ts';
 import { userRoutes } from './domains/users/routes.ts';
-import { ApiError } from './http/errors.ts';
 import type { AnyRoute } from './http/route.ts';
 
 /**
@@ -17,9 +19,9 @@ export function buildRoutes(services: AppServices): AnyRoute[] {
     ...discoveryRoutes(services),
     ...authRoutes(services),
     ...ssoRoutes(services),
-    ...userRoutes(services, async () => {
-      throw new ApiError('BAD_REQUEST', { message: 'Email change is not available yet' });
-    }),
+    ...userRoutes(services, emailTokenApplier(services)),
+    ...accountLifecycleRoutes(services),
+    ...lifecycleTestRoutes(services),
     ...mediaRoutes(services),
     ...coreTestRoutes(services),
   ];

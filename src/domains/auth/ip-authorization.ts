@@ -1,15 +1,57 @@
 import type { AppServices } from '../../app-services.ts';
 import { ApiError } from '../../http/errors.ts';
-import { randomBase62 } from '../../platform/crypto/tokens.ts';
+import { digest, randomBase62 } from '../../platform/crypto/tokens.ts';
+import type { Queryable } from '../../platform/db/database.ts';
+import { open, seal } from '../account-lifecycle/sealed.ts';
 import { hasFlag, USER_FLAGS } from '../users/flags.ts';
 import type { UserRecord } from '../users/user-record.ts';
 
 export const IP_AUTHORIZATION_TTL_MS = 15 * 60_000;
 export const IP_AUTHORIZATION_RESEND_AFTER_S = 30;
+/** How long a completed ticket keeps handing out its session to the polling device. */
+export const IP_AUTHORIZATION_POLL_WINDOW_MS = 60_000;
+
+const TICKET_KEY_LABEL = 'hearth ip-authorization ticket';
+const SESSION_KEY_LABEL = 'hearth ip-authorization session';
+
+/** What the ticket row carries. The held session is sealed under a key only the ticket holder can derive. */
+export interface TicketData {
+  ip: string;
+  ip_key: string;
+  email: string;
+  resend_used: boolean;
+  completed?: boolean;
+  completed_at?: number;
+  sealed_session?: string;
+}
+
+/** What the emailed token row carries: the ticket sealed under a key derived from the token itself. */
+export interface TokenData {
+  ticket_hash: string;
+  sealed_ticket: string;
+  ip: string;
+  ip_key: string;
+}
+
+export interface IpAuthorizationSeed {
+  ticket: string;
+  token: string;
+  userId: string;
+  email: string;
+  ip: string;
+  ipKey: string;
+  resendUsed?: boolean;
+  createdAt?: number;
+  ttlMs?: number;
+}
 
 /**
  * IP authorisation (api.md §3.1): a correct password from an address the account has not used before is
  * held until the emailed link is followed. Active only when enabled and email can be delivered (or test mode).
+ *
+ * Neither the ticket nor the emailed token is stored, only their digests. Following the link opens the
+ * ticket (sealed under the token), issues the held session and seals its token under the ticket, so the
+ * database alone never yields a usable session token.
  */
 export class IpAuthorization {
   constructor(private readonly services: AppServices) {}
@@ -27,11 +69,21 @@ export class IpAuthorization {
     return rows.length > 0;
   }
 
-  async authorize(userId: string, ipKey: string): Promise<void> {
-    await this.services.db.query(
-      'INSERT INTO authorized_ips (user_id, ip_key) VALUES ($1, $2) ON CONFLICT DO NOTHING',
-      [userId, ipKey],
-    );
+  async authorize(userId: string, ipKey: string, db: Queryable = this.services.db): Promise<void> {
+    await db.query('INSERT INTO authorized_ips (user_id, ip_key) VALUES ($1, $2) ON CONFLICT DO NOTHING', [
+      userId,
+      ipKey,
+    ]);
+  }
+
+  /** The set becomes exactly the requester's address (email revert). */
+  async replaceAll(userId: string, ipKey: string, db: Queryable = this.services.db): Promise<void> {
+    await db.query('DELETE FROM authorized_ips WHERE user_id = $1', [userId]);
+    await this.authorize(userId, ipKey, db);
+  }
+
+  async forgetAll(userId: string): Promise<void> {
+    await this.services.db.query('DELETE FROM authorized_ips WHERE user_id = $1', [userId]);
   }
 
   /** Throws 403 IP_AUTHORIZATION_REQUIRED (and emails the link) when the address is new. */
@@ -41,21 +93,10 @@ export class IpAuthorization {
       await this.authorize(user.id, ipKey);
       return;
     }
-    const { tokens, emails } = this.services;
     const ticket = randomBase62(64);
-    const token = await tokens.issue('ip_authorization_token', user.id, IP_AUTHORIZATION_TTL_MS, {
-      ticket,
-      ip,
-      ip_key: ipKey,
-    });
-    await tokens.issue(
-      'ip_authorization_ticket',
-      user.id,
-      IP_AUTHORIZATION_TTL_MS,
-      { ip, ip_key: ipKey, resend_used: false, email: user.email },
-      { token: ticket },
-    );
-    await emails.sendLink('ip_authorization', user.email, token, { user_id: user.id, ticket });
+    const token = randomBase62(64);
+    await this.seed({ ticket, token, userId: user.id, email: user.email, ip, ipKey });
+    await this.services.emails.sendLink('ip_authorization', user.email, token, { user_id: user.id, ip });
     throw new ApiError('IP_AUTHORIZATION_REQUIRED', {
       extra: {
         ip_authorization_required: true,
@@ -64,6 +105,130 @@ export class IpAuthorization {
         resend_available_in: IP_AUTHORIZATION_RESEND_AFTER_S,
       },
     });
+  }
+
+  /** Stores a ticket and its emailed token (login, and the test harness). */
+  async seed(seed: IpAuthorizationSeed): Promise<void> {
+    const { tokens } = this.services;
+    const ttl = seed.ttlMs ?? IP_AUTHORIZATION_TTL_MS;
+    const createdAt = seed.createdAt ?? this.services.clock.now();
+    const ticketData: TicketData = {
+      ip: seed.ip,
+      ip_key: seed.ipKey,
+      email: seed.email,
+      resend_used: seed.resendUsed ?? false,
+    };
+    await tokens.issue(
+      'ip_authorization_ticket',
+      seed.userId,
+      ttl,
+      { ...ticketData },
+      { token: seed.ticket, createdAt },
+    );
+    await this.issueToken(seed.userId, seed.ticket, seed.ip, seed.ipKey, ttl, seed.token, createdAt);
+  }
+
+  private async issueToken(
+    userId: string,
+    ticket: string,
+    ip: string,
+    ipKey: string,
+    ttlMs: number,
+    token: string,
+    createdAt?: number,
+  ): Promise<void> {
+    const data: TokenData = {
+      ticket_hash: digest(ticket),
+      sealed_ticket: seal(token, TICKET_KEY_LABEL, ticket),
+      ip,
+      ip_key: ipKey,
+    };
+    await this.services.tokens.issue(
+      'ip_authorization_token',
+      userId,
+      ttlMs,
+      { ...data },
+      {
+        token,
+        ...(createdAt !== undefined ? { createdAt } : {}),
+      },
+    );
+  }
+
+  /** Reads a live, not yet completed ticket. */
+  async findTicket(ticket: string) {
+    return this.services.tokens.peek<TicketData>('ip_authorization_ticket', ticket);
+  }
+
+  async findToken(token: string) {
+    return this.services.tokens.peek<TokenData>('ip_authorization_token', token);
+  }
+
+  /**
+   * Follows the emailed link: authorises the address and publishes a new session to the ticket.
+   * Returns false when the token was already used (a concurrent follow won the race).
+   */
+  async complete(token: string, userId: string): Promise<boolean> {
+    const { tokens, sessions, db, clock } = this.services;
+    const used = await tokens.consume<TokenData>('ip_authorization_token', token);
+    if (!used || used.userId !== userId) return false;
+    const ticket = open(token, TICKET_KEY_LABEL, used.data.sealed_ticket);
+    const held = ticket ? await this.findTicket(ticket) : undefined;
+    await this.authorize(userId, used.data.ip_key);
+    if (!ticket || !held || held.data.completed) return true;
+    const session = await sessions.issue(userId, used.data.ip);
+    const now = clock.now();
+    const completed: TicketData = {
+      ...held.data,
+      completed: true,
+      completed_at: now,
+      sealed_session: seal(ticket, SESSION_KEY_LABEL, session.token),
+    };
+    // The ticket now only serves the poll window.
+    await db.query(
+      `UPDATE one_time_tokens SET data = $3, expires_at = LEAST(expires_at, $4)
+        WHERE token_hash = $1 AND purpose = $2`,
+      [
+        digest(ticket),
+        'ip_authorization_ticket',
+        JSON.stringify(completed),
+        new Date(now + IP_AUTHORIZATION_POLL_WINDOW_MS),
+      ],
+    );
+    return true;
+  }
+
+  /** The held session's token, for the device holding the ticket. */
+  openSession(ticket: string, data: TicketData): string | undefined {
+    return data.sealed_session ? open(ticket, SESSION_KEY_LABEL, data.sealed_session) : undefined;
+  }
+
+  /** A fresh link for the same ticket; earlier links stop working. */
+  async resend(ticket: string, userId: string, data: TicketData, expiresAt: Date): Promise<void> {
+    const { db, clock, emails } = this.services;
+    await db.query(
+      `UPDATE one_time_tokens SET consumed_at = $3
+        WHERE purpose = 'ip_authorization_token' AND user_id = $1 AND data->>'ticket_hash' = $2 AND consumed_at IS NULL`,
+      [userId, digest(ticket), new Date(clock.now())],
+    );
+    await this.services.tokens.update('ip_authorization_ticket', ticket, { ...data, resend_used: true });
+    const token = randomBase62(64);
+    const ttl = Math.max(1, expiresAt.getTime() - clock.now());
+    await this.issueToken(userId, ticket, data.ip, data.ip_key, ttl, token);
+    await emails.sendLink('ip_authorization', data.email, token, { user_id: userId, ip: data.ip, resend: true });
+  }
+
+  /** Test harness: ends a ticket and/or token now. */
+  async expire(ticket: string | undefined, token: string | undefined): Promise<void> {
+    const { tokens } = this.services;
+    if (ticket) {
+      await tokens.expire('ip_authorization_ticket', ticket);
+      await this.services.db.query(
+        `UPDATE one_time_tokens SET expires_at = $2 WHERE purpose = 'ip_authorization_token' AND data->>'ticket_hash' = $1`,
+        [digest(ticket), new Date(this.services.clock.now() - 1)],
+      );
+    }
+    if (token) await tokens.expire('ip_authorization_token', token);
   }
 }
 

@@ -1,0 +1,20 @@
+import type { AppServices } from '../../app-services.ts';
+import type { ApiError } from '../../http/errors.ts';
+import { assertNotBot, isDeleted } from '../auth/account-rules.ts';
+import type { UserRecord } from '../users/user-record.ts';
+
+/**
+ * The account an emailed token, ticket or body names (contract §5.3.4, §5.9.5): a deleted account counts
+ * as unknown, so the caller's own "invalid token" error is thrown; a bot account gets 403
+ * BOT_USER_AUTH_ENDPOINT_ACCESS_DENIED.
+ */
+export async function accountFor(
+  services: Pick<AppServices, 'users'>,
+  userId: string | null | undefined,
+  unknown: () => ApiError,
+): Promise<UserRecord> {
+  const user = userId ? await services.users.findById(userId, { fresh: true }) : undefined;
+  if (!user || isDeleted(user)) throw unknown();
+  assertNotBot(user);
+  return user;
+}

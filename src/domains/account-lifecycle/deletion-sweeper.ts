@@ -1,0 +1,77 @@
+import type { AppServices } from '../../app-services.ts';
+import { USER_FLAGS } from '../users/flags.ts';
+
+/**
+ * Finalises self-deletions whose grace period has run out: the account keeps its id and profile shell
+ * with the DELETED flag, loses its address, password, second factors, sessions, OAuth2 grants and
+ * pending tokens. Each account is claimed with one conditional UPDATE, so several processes can sweep.
+ */
+export class DeletionSweeper {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly services: AppServices,
+    private readonly intervalMs: number,
+  ) {}
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      if (this.running) return;
+      this.running = this.sweep()
+        .then(() => undefined)
+        .catch((error: unknown) =>
+          this.services.log.error('deletion sweep failed', { error: (error as Error).message }),
+        )
+        .finally(() => {
+          this.running = undefined;
+        });
+    }, this.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  /** Finalises every due deletion; returns how many accounts it finalised. */
+  async sweep(): Promise<number> {
+    const { db, clock } = this.services;
+    const due = await db.query<{ id: string }>(
+      `SELECT id FROM users
+        WHERE pending_deletion_at IS NOT NULL AND pending_deletion_at <= $1
+          AND (flags & $2::bigint) <> 0 AND (flags & $3::bigint) = 0
+        ORDER BY pending_deletion_at LIMIT 100`,
+      [new Date(clock.now()), USER_FLAGS.SELF_DELETED.toString(), USER_FLAGS.DELETED.toString()],
+    );
+    let done = 0;
+    for (const { id } of due) if (await this.finalise(id)) done += 1;
+    return done;
+  }
+
+  async finalise(userId: string): Promise<boolean> {
+    const { db, clock, mfa, sessions, credentials } = this.services;
+    const claimed = await db.transaction(async (tx) => {
+      const rows = await tx.query(
+        `UPDATE users SET flags = flags | $2::bigint, email = NULL, email_verified = false, password_hash = NULL,
+                pending_deletion_at = NULL
+          WHERE id = $1 AND pending_deletion_at IS NOT NULL AND pending_deletion_at <= $3 AND (flags & $2::bigint) = 0
+          RETURNING id`,
+        [userId, USER_FLAGS.DELETED.toString(), new Date(clock.now())],
+      );
+      if (rows.length === 0) return false;
+      await tx.query('DELETE FROM oauth2_grants WHERE user_id = $1', [userId]);
+      await tx.query('DELETE FROM authorized_ips WHERE user_id = $1', [userId]);
+      await tx.query('DELETE FROM one_time_tokens WHERE user_id = $1', [userId]);
+      await mfa.removeAllFactors(userId, tx);
+      return true;
+    });
+    if (!claimed) return false;
+    await sessions.revokeAll(userId);
+    await credentials.invalidate({ userId });
+    return true;
+  }
+}
