@@ -1,9 +1,12 @@
 import type { AppServices } from './app-services.ts';
 import { accountLifecycleRoutes } from './domains/account-lifecycle/routes.ts';
 import { emailTokenApplier } from './domains/account-lifecycle/email-change.ts';
+import { applicationRoutes } from './domains/applications/routes.ts';
+import { botRoutes } from './domains/applications/bot-routes.ts';
 import { authRoutes } from './domains/auth/routes.ts';
 import { mediaRoutes } from './domains/media/routes.ts';
 import { discoveryRoutes } from './domains/discovery/routes.ts';
+import { oauth2Routes } from './domains/oauth2/routes.ts';
 import { ssoRoutes } from './domains/sso/routes.ts';
 import { lifecycleTestRoutes } from './domains/test-harness/lifecycle.ts';
 import { coreTestRoutes } from './domains/test-harness/routes.ts';
@@ -23,6 +26,9 @@ export function buildRoutes(services: AppServices): AnyRoute[] {
     ...accountLifecycleRoutes(services),
     ...lifecycleTestRoutes(services),
     ...mediaRoutes(services),
+    ...applicationRoutes(services),
+    ...botRoutes(services),
+    ...oauth2Routes(services),
     ...coreTestRoutes(services),
   ];
 }

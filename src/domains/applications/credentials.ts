@@ -1,0 +1,32 @@
+import type { AppServices } from '../../app-services.ts';
+import { randomBase64Url } from '../../platform/crypto/tokens.ts';
+import { CREDENTIALS_REVOKED_TOPIC, type CredentialsRevoked } from '../auth/sessions.ts';
+
+/** 32 random bytes as base64url: 43 characters (api.md §1.4). */
+const SECRET_BYTES = 32;
+
+/** `<application_id>.<secret>`: the application id lets the resolver find the digest with one indexed read. */
+export function newBotToken(applicationId: string): string {
+  return `${applicationId}.${randomBase64Url(SECRET_BYTES)}`;
+}
+
+export function newClientSecret(): string {
+  return randomBase64Url(SECRET_BYTES);
+}
+
+/**
+ * A bot token stopped working (reset or application deleted): drop every cached binding of the bot user and
+ * tell the gateway to close the bot's sockets.
+ */
+export async function announceBotRevoked(
+  services: Pick<AppServices, 'credentials' | 'bus'>,
+  botUserId: string,
+  applicationId: string,
+): Promise<void> {
+  await services.credentials.invalidate({ userId: botUserId });
+  await services.bus.publish<CredentialsRevoked>(CREDENTIALS_REVOKED_TOPIC, {
+    kind: 'bot',
+    userId: botUserId,
+    applicationId,
+  });
+}

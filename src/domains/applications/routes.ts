@@ -1,0 +1,299 @@
+import { z } from 'zod';
+import type { AppServices } from '../../app-services.ts';
+import { ApiError, fieldError } from '../../http/errors.ts';
+import { type AnyRoute, type RateLimitSpec, route } from '../../http/route.ts';
+import { parseSnowflake } from '../../platform/crypto/snowflake.ts';
+import { digest } from '../../platform/crypto/tokens.ts';
+import { usernameField } from '../auth/account-rules.ts';
+import { OAUTH_SCOPES } from '../oauth2/scopes.ts';
+import { USER_FLAGS } from '../users/flags.ts';
+import { partialUser, type UserRecord } from '../users/user-record.ts';
+import { type ApplicationRecord, ApplicationsRepository } from './applications-repository.ts';
+import { announceBotRevoked, newBotToken, newClientSecret } from './credentials.ts';
+import { redirectUrisField } from './redirect-uris.ts';
+import { applicationView, botView, currentBotApplicationView } from './views.ts';
+
+const READ: RateLimitSpec = { bucket: 'applications:read', limit: 60, windowSeconds: 60 };
+const WRITE: RateLimitSpec = { bucket: 'applications:write', limit: 20, windowSeconds: 10 };
+const CREATE: RateLimitSpec = { bucket: 'applications:create', limit: 10, windowSeconds: 3600 };
+const RESET: RateLimitSpec = { bucket: 'applications:reset', limit: 10, windowSeconds: 3600 };
+
+/** The bot flags an owner may set (api.md §3.4): FRIENDLY_BOT and FRIENDLY_BOT_MANUAL_APPROVAL. */
+const SETTABLE_BOT_FLAGS = USER_FLAGS.FRIENDLY_BOT | USER_FLAGS.FRIENDLY_BOT_MANUAL_APPROVAL;
+
+const nameField = z.string().trim().min(1).max(100);
+
+const createBody = z.object({
+  name: nameField,
+  redirect_uris: redirectUrisField.nullish(),
+  bot_public: z.boolean().nullish(),
+  bot_require_code_grant: z.boolean().nullish(),
+});
+
+const patchBody = z.object({
+  name: nameField.optional(),
+  redirect_uris: redirectUrisField.nullish(),
+  bot_public: z.boolean().optional(),
+  bot_require_code_grant: z.boolean().optional(),
+});
+
+const imageField = z
+  .string()
+  .max(10 * 1024 * 1024)
+  .nullish();
+
+const patchBotBody = z.object({
+  username: usernameField.optional(),
+  avatar: imageField,
+  banner: imageField,
+  bio: z
+    .string()
+    .max(320)
+    .nullish()
+    .transform((v) => (v === '' ? null : v)),
+  bot_flags: z.number().int().min(0).optional(),
+});
+
+/** A bot username from the application name: the username alphabet, at most 32 characters. */
+function botUsernameFrom(name: string): string {
+  const cleaned = name
+    .replace(/[^A-Za-z0-9_]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 32);
+  return cleaned || 'bot';
+}
+
+export function applicationRoutes(services: AppServices): AnyRoute[] {
+  const { db, ids, users, credentials } = services;
+  const apps = new ApplicationsRepository(db);
+
+  async function botOf(app: ApplicationRecord): Promise<UserRecord | undefined> {
+    return app.botUserId ? users.findById(app.botUserId, { fresh: true }) : undefined;
+  }
+
+  /** `{id}` routes: owner only (else 403), unknown or built-in Admin application 404. */
+  async function ownedApplication(rawId: string | undefined, user: UserRecord): Promise<ApplicationRecord> {
+    const id = parseSnowflake(rawId);
+    const app = id.ok ? await apps.findById(id.value) : undefined;
+    if (!app || app.isAdminBuiltin) throw new ApiError('UNKNOWN_APPLICATION');
+    if (app.ownerId !== user.id) throw new ApiError('ACCESS_DENIED');
+    return app;
+  }
+
+  async function listView(ownerId: string): Promise<Record<string, unknown>[]> {
+    const owned = await apps.listByOwner(ownerId);
+    return Promise.all(owned.map(async (app) => applicationView(app, await botOf(app))));
+  }
+
+  async function reload(id: string): Promise<ApplicationRecord> {
+    const app = await apps.findById(id);
+    if (!app) throw new ApiError('UNKNOWN_APPLICATION');
+    return app;
+  }
+
+  return [
+    route({
+      method: 'POST',
+      path: '/oauth2/applications',
+      policy: 'user-only',
+      admitsSuspicious: true,
+      rateLimit: CREATE,
+      body: createBody,
+      async handler(ctx) {
+        const id = ids.next();
+        const clientSecret = newClientSecret();
+        const botToken = newBotToken(id);
+        const created = await apps.create({
+          id,
+          ownerId: ctx.user.id,
+          name: ctx.body.name,
+          redirectUris: ctx.body.redirect_uris ?? [],
+          botPublic: ctx.body.bot_public ?? true,
+          botRequireCodeGrant: ctx.body.bot_require_code_grant ?? false,
+          clientSecretHash: digest(clientSecret),
+          botUsername: botUsernameFrom(ctx.body.name),
+          botTokenHash: digest(botToken),
+          createdAt: new Date(ctx.now),
+        });
+        if (!created) throw new ApiError('MAX_APPLICATIONS');
+        const app = await reload(id);
+        return applicationView(app, await botOf(app), { clientSecret, botToken });
+      },
+    }),
+
+    route({
+      method: 'GET',
+      path: '/users/@me/applications',
+      policy: 'user-only',
+      admitsSuspicious: true,
+      rateLimit: READ,
+      handler: (ctx) => listView(ctx.user.id),
+    }),
+
+    route({
+      method: 'GET',
+      path: '/oauth2/applications/@me',
+      policy: 'user',
+      admitsSuspicious: true,
+      rateLimit: READ,
+      async handler(ctx) {
+        const principal = ctx.principal;
+        if (principal?.kind !== 'bot') return listView(ctx.user.id);
+        const app = await apps.findById(principal.applicationId);
+        if (!app) throw new ApiError('UNKNOWN_APPLICATION');
+        const owner = app.ownerId ? await users.findById(app.ownerId) : undefined;
+        return currentBotApplicationView(app, owner, ctx.user);
+      },
+    }),
+
+    route({
+      method: 'GET',
+      path: '/oauth2/applications/:applicationId',
+      policy: 'user-only',
+      admitsSuspicious: true,
+      rateLimit: READ,
+      async handler(ctx) {
+        const app = await ownedApplication(ctx.params.applicationId, ctx.user);
+        return applicationView(app, await botOf(app));
+      },
+    }),
+
+    route({
+      method: 'PATCH',
+      path: '/oauth2/applications/:applicationId',
+      policy: 'user-only',
+      admitsSuspicious: true,
+      rateLimit: WRITE,
+      body: patchBody,
+      async handler(ctx) {
+        const app = await ownedApplication(ctx.params.applicationId, ctx.user);
+        const body = ctx.body;
+        await apps.update(app.id, {
+          ...(body.name !== undefined ? { name: body.name } : {}),
+          // `null` clears the list (api.md §1.1).
+          ...(body.redirect_uris !== undefined ? { redirectUris: body.redirect_uris ?? [] } : {}),
+          ...(body.bot_public !== undefined ? { botPublic: body.bot_public } : {}),
+          ...(body.bot_require_code_grant !== undefined ? { botRequireCodeGrant: body.bot_require_code_grant } : {}),
+        });
+        const updated = await reload(app.id);
+        return applicationView(updated, await botOf(updated));
+      },
+    }),
+
+    route({
+      method: 'DELETE',
+      path: '/oauth2/applications/:applicationId',
+      policy: 'user-only',
+      admitsSuspicious: true,
+      sudo: 'y',
+      rateLimit: WRITE,
+      async handler(ctx) {
+        const app = await ownedApplication(ctx.params.applicationId, ctx.user);
+        const grantHolders = await apps.delete(app, USER_FLAGS.DELETED);
+        for (const userId of grantHolders) await credentials.invalidate({ userId });
+        if (app.botUserId) await announceBotRevoked(services, app.botUserId, app.id);
+        return undefined;
+      },
+    }),
+
+    route({
+      method: 'POST',
+      path: '/oauth2/applications/:applicationId/bot/reset-token',
+      policy: 'user-only',
+      admitsSuspicious: true,
+      sudo: 'y',
+      rateLimit: RESET,
+      async handler(ctx) {
+        const app = await ownedApplication(ctx.params.applicationId, ctx.user);
+        const bot = await botOf(app);
+        if (!bot || !app.botUserId) throw new ApiError('UNKNOWN_APPLICATION');
+        const token = newBotToken(app.id);
+        await apps.setBotTokenHash(app.id, digest(token));
+        await announceBotRevoked(services, app.botUserId, app.id);
+        return { token, bot: botView(bot) };
+      },
+    }),
+
+    route({
+      method: 'POST',
+      path: '/oauth2/applications/:applicationId/client-secret/reset',
+      policy: 'user-only',
+      admitsSuspicious: true,
+      sudo: 'y',
+      rateLimit: RESET,
+      async handler(ctx) {
+        const app = await ownedApplication(ctx.params.applicationId, ctx.user);
+        const clientSecret = newClientSecret();
+        await apps.setClientSecretHash(app.id, digest(clientSecret));
+        const updated = await reload(app.id);
+        return applicationView(updated, await botOf(updated), { clientSecret });
+      },
+    }),
+
+    route({
+      method: 'GET',
+      path: '/oauth2/applications/:applicationId/public',
+      policy: 'none',
+      rateLimit: READ,
+      async handler(ctx) {
+        const id = parseSnowflake(ctx.params.applicationId);
+        const app = id.ok ? await apps.findById(id.value) : undefined;
+        if (!app || app.isAdminBuiltin) throw new ApiError('UNKNOWN_APPLICATION');
+        const bot = await botOf(app);
+        const caller = ctx.principal?.kind === 'session' ? ctx.principal.user : undefined;
+        return {
+          id: app.id,
+          name: app.name,
+          icon: app.icon,
+          description: null,
+          redirect_uris: app.redirectUris,
+          scopes: bot ? [...OAUTH_SCOPES] : OAUTH_SCOPES.filter((s) => s !== 'bot'),
+          bot_public: app.botPublic,
+          bot: bot ? partialUser(bot) : null,
+          current_user: caller ? partialUser(caller) : null,
+        };
+      },
+    }),
+
+    route({
+      method: 'PATCH',
+      path: '/oauth2/applications/:applicationId/bot',
+      policy: 'user-only',
+      admitsSuspicious: true,
+      rateLimit: WRITE,
+      body: patchBotBody,
+      async handler(ctx) {
+        const app = await ownedApplication(ctx.params.applicationId, ctx.user);
+        const bot = await botOf(app);
+        if (!bot) throw new ApiError('UNKNOWN_APPLICATION');
+        const body = ctx.body;
+        if (body.bot_flags !== undefined && (BigInt(body.bot_flags) & ~SETTABLE_BOT_FLAGS) !== 0n) {
+          throw fieldError('bot_flags', 'INVALID_FORMAT', 'Only bits 4 and 5 may be set');
+        }
+        const sets: string[] = [];
+        const values: unknown[] = [bot.id];
+        const set = (column: string, value: unknown) => {
+          values.push(value);
+          sets.push(`${column} = $${values.length}`);
+        };
+        if (body.username !== undefined) set('username', body.username);
+        if (body.bio !== undefined) set('bio', body.bio);
+        if (body.avatar !== undefined)
+          set('avatar', await services.media.storeUserImage('avatars', bot.id, body.avatar, 'avatar'));
+        if (body.banner !== undefined)
+          set('banner', await services.media.storeUserImage('banners', bot.id, body.banner, 'banner'));
+        if (body.bot_flags !== undefined) {
+          values.push(SETTABLE_BOT_FLAGS.toString(), BigInt(body.bot_flags).toString());
+          sets.push(`flags = (flags & ~($${values.length - 1}::bigint)) | $${values.length}::bigint`);
+        }
+        if (sets.length > 0) await db.query(`UPDATE users SET ${sets.join(', ')} WHERE id = $1`, values);
+        await credentials.invalidate({ userId: bot.id });
+        const updated = await users.findById(bot.id, { fresh: true });
+        if (!updated) throw new ApiError('UNKNOWN_APPLICATION');
+        await services.bus.publish('user.updated', { userId: updated.id });
+        const { token: _token, mfa_enabled: _m, authenticator_types: _a, ...view } = botView(updated);
+        return view;
+      },
+    }),
+  ];
+}

@@ -1,0 +1,69 @@
+import { partialUser, publicFlags, type UserRecord } from '../users/user-record.ts';
+import type { ApplicationRecord } from './applications-repository.ts';
+
+/** The bot user inside an application object (api.md §3.4); `token` only in create and reset responses. */
+export function botView(bot: UserRecord, token?: string): Record<string, unknown> {
+  return {
+    id: bot.id,
+    username: bot.username,
+    discriminator: '0001',
+    avatar: bot.avatar,
+    banner: bot.banner,
+    bio: bot.bio,
+    ...(token !== undefined ? { token } : {}),
+    mfa_enabled: false,
+    authenticator_types: [],
+    flags: publicFlags(bot),
+  };
+}
+
+/** The owner's view of an application; `clientSecret` and `botToken` only right after they are minted. */
+export function applicationView(
+  app: ApplicationRecord,
+  bot: UserRecord | undefined,
+  secrets: { clientSecret?: string; botToken?: string } = {},
+): Record<string, unknown> {
+  return {
+    id: app.id,
+    name: app.name,
+    redirect_uris: app.redirectUris,
+    bot_public: app.botPublic,
+    bot_require_code_grant: app.botRequireCodeGrant,
+    ...(secrets.clientSecret !== undefined ? { client_secret: secrets.clientSecret } : {}),
+    ...(bot ? { bot: botView(bot, secrets.botToken) } : {}),
+  };
+}
+
+/** What `GET /applications/@me` returns to a bot (the shape discord.js reads). */
+export function currentBotApplicationView(
+  app: ApplicationRecord,
+  owner: UserRecord | undefined,
+  bot: UserRecord | undefined,
+): Record<string, unknown> {
+  return {
+    id: app.id,
+    name: app.name,
+    icon: app.icon,
+    description: app.description,
+    bot_public: app.botPublic,
+    bot_require_code_grant: app.botRequireCodeGrant,
+    verify_key: '0'.repeat(64),
+    flags: 0,
+    owner: owner ? partialUser(owner) : null,
+    ...(bot ? { bot: partialUser(bot) } : {}),
+    redirect_uris: app.redirectUris,
+  };
+}
+
+/** The application as an OAuth2 client sees it (`/oauth2/@me`, authorised-apps list). */
+export function applicationSummary(app: ApplicationRecord): Record<string, unknown> {
+  return {
+    id: app.id,
+    name: app.name,
+    icon: app.icon,
+    description: app.description,
+    bot_public: app.botPublic,
+    bot_require_code_grant: app.botRequireCodeGrant,
+    flags: app.flags,
+  };
+}
