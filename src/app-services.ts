@@ -3,10 +3,11 @@ import type { OneTimeTokens } from './domains/auth/one-time-tokens.ts';
 import type { SessionService } from './domains/auth/sessions.ts';
 import type { AccountEmails } from './domains/email/account-emails.ts';
 import type { BotInstaller } from './domains/events/bot-installer.ts';
+import type { ManualIpBans } from './domains/admin/manual-ip-bans.ts';
 import type { Dispatcher } from './domains/events/dispatch.ts';
 import type { InstanceSettings } from './domains/instance/instance-settings.ts';
 import type { UserImages } from './domains/media/user-images.ts';
-import type { MfaFactors } from './domains/mfa/mfa-factors.ts';
+import type { MfaStore } from './domains/mfa/mfa-store.ts';
 import type { SudoMode } from './domains/sudo/sudo-mode.ts';
 import type { UsersRepository } from './domains/users/users-repository.ts';
 import type { CredentialResolver } from './http/auth/credential-resolver.ts';
@@ -42,14 +43,20 @@ export interface AppServices {
   ipBans: IpBanStore;
   /** Automatic bans from the shared store, then manual bans (which may be CIDR ranges). */
   banCheck(ip: string, ipKey: string, now: number): Promise<IpBan | undefined>;
-  /** Counts a failed authentication for the IP-ban trigger; set by the HTTP layer. */
-  recordAuthFailure(ip: string): Promise<void>;
+  /** Durable bans set through the Admin API (addresses and CIDR ranges), held in memory. */
+  manualIpBans: ManualIpBans;
+  /**
+   * Counts a failed authentication for the IP-ban trigger; set by the HTTP layer. Pass the request's
+   * `ctx.request.hearth.strict`: in test mode only strict requests count (unknown = not strict there).
+   */
+  recordAuthFailure(ip: string, strict?: boolean): Promise<void>;
   mailer: Mailer;
   outbox: Outbox | undefined;
   users: UsersRepository;
   credentials: CredentialResolver;
   settings: InstanceSettings;
-  mfa: MfaFactors;
+  /** Second factors; other modules use its `MfaFactors` face (status, verify, removeAllFactors). */
+  mfa: MfaStore;
   sudo: SudoMode;
   sessions: SessionService;
   tokens: OneTimeTokens;

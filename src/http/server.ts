@@ -148,8 +148,8 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
       await services.ipBans.ban({ ip: ipKey, kind: 'automatic', expiresAt: now + config.ipBanDurationSeconds * 1000 });
     }
   }
-  services.recordAuthFailure = (ip: string) =>
-    recordAuthFailure({ hearth: { ip, ipKey: toIpKey(ip), strict: true } } as FastifyRequest);
+  services.recordAuthFailure = (ip: string, strict = !config.testMode) =>
+    recordAuthFailure({ hearth: { ip, ipKey: toIpKey(ip), strict } } as FastifyRequest);
 
   for (const spec of routes) {
     const urls = spec.root ? [spec.path] : spec.alsoAtRoot ? [`/v1${spec.path}`, spec.path] : [`/v1${spec.path}`];
@@ -195,13 +195,13 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
     const sudoMode = typeof spec.sudo === 'function' ? (spec.sudo(body) ? 'y' : undefined) : spec.sudo;
     if (sudoMode && principal) {
       const proofHeader = request.headers[SUDO_HEADER];
-      const outcome = await services.sudo.require(
-        principal,
+      const outcome = await services.sudo.require(principal, {
         rawBody,
-        typeof proofHeader === 'string' ? proofHeader : undefined,
-        sudoMode === 'y0',
-        () => recordAuthFailure(request),
-      );
+        headerProof: typeof proofHeader === 'string' ? proofHeader : undefined,
+        noProof: sudoMode === 'y0',
+        strict: hearth.strict,
+        onFailure: () => recordAuthFailure(request),
+      });
       if (outcome.responseProof) reply.header('X-Service-Sudo-Mode-JWT', outcome.responseProof);
     }
 
@@ -283,7 +283,8 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
       throw rateLimited(decision.retryAfterMs, false, {
         ...headers,
         'X-RateLimit-Remaining': '0',
-        'X-RateLimit-Scope': principal ? 'user' : 'shared',
+        // `shared`: one bucket for every caller of a resource (webhook execute); otherwise per requester.
+        'X-RateLimit-Scope': rl.keyParams?.length ? 'shared' : 'user',
       });
     }
     if (principal?.kind === 'bot' || (spec.policy === 'credential-free' && rl.keyParams?.length)) {
@@ -302,7 +303,7 @@ export function rateLimited(retryAfterMs: number, global: boolean, headers: Reco
   });
 }
 
-function bannedError(ban: IpBan, ip: string, now: number): ApiError {
+export function bannedError(ban: IpBan, ip: string, now: number): ApiError {
   const permanent = ban.expiresAt === null;
   const headers: Record<string, string> = {};
   if (!permanent) headers['Retry-After'] = String(Math.max(1, Math.ceil(((ban.expiresAt as number) - now) / 1000)));

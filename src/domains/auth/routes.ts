@@ -136,7 +136,7 @@ export function authRoutes(services: AppServices): AnyRoute[] {
           ? await verifyPassword(user.passwordHash, password)
           : await burnPasswordVerify(password);
         if (!user || !ok) {
-          await services.recordAuthFailure(ctx.ip);
+          await services.recordAuthFailure(ctx.ip, ctx.request.hearth.strict);
           throw formError([
             { path: 'email', code: 'INVALID_EMAIL_OR_PASSWORD', message: 'Login or password is invalid' },
             { path: 'password', code: 'INVALID_EMAIL_OR_PASSWORD', message: 'Login or password is invalid' },
