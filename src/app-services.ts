@@ -4,6 +4,7 @@ import type { SessionService } from './domains/auth/sessions.ts';
 import type { AccountEmails } from './domains/email/account-emails.ts';
 import type { BotInstaller } from './domains/events/bot-installer.ts';
 import type { ManualIpBans } from './domains/admin/manual-ip-bans.ts';
+import type { ManualIpBans } from './domains/admin/manual-ip-bans.ts';
 import type { Dispatcher } from './domains/events/dispatch.ts';
 import type { InstanceSettings } from './domains/instance/instance-settings.ts';
 import type { UserImages } from './domains/media/user-images.ts';
@@ -43,6 +44,8 @@ export interface AppServices {
   ipBans: IpBanStore;
   /** Automatic bans from the shared store, then manual bans (which may be CIDR ranges). */
   banCheck(ip: string, ipKey: string, now: number): Promise<IpBan | undefined>;
+  /** Durable bans set through the Admin API (addresses and CIDR ranges), held in memory. */
+  manualIpBans: ManualIpBans;
   /** Durable bans set through the Admin API (addresses and CIDR ranges), held in memory. */
   manualIpBans: ManualIpBans;
   /**

@@ -3,6 +3,8 @@ import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { AppServices, Secrets } from './app-services.ts';
 import type { Config } from './config/config.ts';
+import { ensureAdminApplication } from './domains/admin/admin-application.ts';
+import { ManualIpBans } from './domains/admin/manual-ip-bans.ts';
 import { DeletionSweeper } from './domains/account-lifecycle/deletion-sweeper.ts';
 import { OneTimeTokens } from './domains/auth/one-time-tokens.ts';
 import { SessionService } from './domains/auth/sessions.ts';
@@ -83,6 +85,10 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   const mfa = new MfaStore(db);
   const objects = new LocalObjectStore(join(dataDir, 'objects'));
   const ids = new SnowflakeGenerator(config.workerId, () => clock.now());
+  await ensureAdminApplication({ db, ids, config, now: clock.now() });
+  await settings.reload();
+  const manualIpBans = new ManualIpBans(db, bus);
+  await manualIpBans.reload();
 
   const services = {
     config,
@@ -94,7 +100,9 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     bus,
     rateLimiter,
     ipBans,
-    banCheck: (_ip: string, ipKey: string, now: number) => ipBans.find(ipKey, now),
+    banCheck: async (ip: string, ipKey: string, now: number) =>
+      (await ipBans.find(ipKey, now)) ?? manualIpBans.find(ip, now),
+    manualIpBans,
     recordAuthFailure: async () => {},
     mailer,
     outbox,

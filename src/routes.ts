@@ -3,6 +3,7 @@ import { accountLifecycleRoutes } from './domains/account-lifecycle/routes.ts';
 import { emailTokenApplier } from './domains/account-lifecycle/email-change.ts';
 import { applicationRoutes } from './domains/applications/routes.ts';
 import { botRoutes } from './domains/applications/bot-routes.ts';
+import { adminRoutes } from './domains/admin/routes.ts';
 import { authRoutes } from './domains/auth/routes.ts';
 import { mediaRoutes } from './domains/media/routes.ts';
 import { discoveryRoutes } from './domains/discovery/routes.ts';
@@ -29,6 +30,7 @@ export function buildRoutes(services: AppServices): AnyRoute[] {
     ...applicationRoutes(services),
     ...botRoutes(services),
     ...oauth2Routes(services),
+    ...adminRoutes(services),
     ...coreTestRoutes(services),
   ];
 }

@@ -1,0 +1,24 @@
+import type { AppServices } from '../../app-services.ts';
+import { authenticatorTypes } from '../mfa/mfa-factors.ts';
+import { partialUser, type UserRecord } from '../users/user-record.ts';
+
+/** The Admin API's user shape (api.md §3.6): partial user plus what an operator needs to act on it. */
+export async function adminUserView(
+  services: Pick<AppServices, 'mfa'>,
+  user: UserRecord,
+): Promise<Record<string, unknown>> {
+  const status = await services.mfa.status(user.id);
+  return {
+    ...partialUser(user),
+    flags: user.flags.toString(),
+    email: user.email,
+    email_verified: user.emailVerified,
+    suspicious_activity_flags: user.suspiciousActivityFlags,
+    temp_banned_until: user.tempBannedUntil?.toISOString() ?? null,
+    pending_deletion_at: user.pendingDeletionAt?.toISOString() ?? null,
+    acls: user.acls,
+    authenticator_types: authenticatorTypes(status),
+    last_active_at: user.lastActiveAt?.toISOString() ?? null,
+    last_active_ip: user.lastActiveIp,
+  };
+}
