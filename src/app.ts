@@ -82,9 +82,9 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   const credentials = new CredentialResolver(db, users, bus, clock);
   const settings = new InstanceSettings(db, bus);
   await settings.reload();
-  const mfa = new MfaStore(db);
   const objects = new LocalObjectStore(join(dataDir, 'objects'));
   const ids = new SnowflakeGenerator(config.workerId, () => clock.now());
+  const mfa = new MfaStore(db, { clock, ids, config });
   await ensureAdminApplication({ db, ids, config, now: clock.now() });
   await settings.reload();
   const manualIpBans = new ManualIpBans(db, bus);

@@ -6,10 +6,13 @@ import { botRoutes } from './domains/applications/bot-routes.ts';
 import { adminRoutes } from './domains/admin/routes.ts';
 import { authRoutes } from './domains/auth/routes.ts';
 import { mediaRoutes } from './domains/media/routes.ts';
+import { mfaLoginRoutes } from './domains/mfa/login-routes.ts';
+import { mfaRoutes } from './domains/mfa/routes.ts';
 import { discoveryRoutes } from './domains/discovery/routes.ts';
 import { oauth2Routes } from './domains/oauth2/routes.ts';
 import { ssoRoutes } from './domains/sso/routes.ts';
 import { lifecycleTestRoutes } from './domains/test-harness/lifecycle.ts';
+import { mfaTestRoutes } from './domains/test-harness/mfa.ts';
 import { coreTestRoutes } from './domains/test-harness/routes.ts';
 import { userRoutes } from './domains/users/routes.ts';
 import type { AnyRoute } from './http/route.ts';
@@ -27,6 +30,9 @@ export function buildRoutes(services: AppServices): AnyRoute[] {
     ...accountLifecycleRoutes(services),
     ...lifecycleTestRoutes(services),
     ...mediaRoutes(services),
+    ...mfaRoutes(services),
+    ...mfaLoginRoutes(services),
+    ...mfaTestRoutes(services),
     ...applicationRoutes(services),
     ...botRoutes(services),
     ...oauth2Routes(services),

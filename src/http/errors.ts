@@ -46,6 +46,7 @@ export const ERRORS = {
   NO_PASSKEYS_REGISTERED: { status: 400, message: 'No passkeys registered' },
   PASSKEY_AUTHENTICATION_FAILED: { status: 401, message: 'Passkey authentication failed' },
   TWO_FA_NOT_ENABLED: { status: 400, message: 'Two-factor authentication is not enabled' },
+  TWO_FA_ALREADY_ENABLED: { status: 400, message: 'Two-factor authentication is already enabled' },
   WEBAUTHN_CREDENTIAL_LIMIT_REACHED: { status: 400, message: 'WebAuthn credential limit reached' },
   INVALID_WEBAUTHN_CREDENTIAL: { status: 400, message: 'Invalid WebAuthn credential' },
 

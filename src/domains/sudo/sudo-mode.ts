@@ -1,25 +1,54 @@
 import { jwtVerify, SignJWT } from 'jose';
-import { z } from 'zod';
 import type { Principal } from '../../http/auth/principal.ts';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import { verifyPassword } from '../../platform/crypto/passwords.ts';
-import { hasMfa, type MfaFactors } from '../mfa/mfa-factors.ts';
+import { hasMfa, type MfaFactors, type MfaStatus } from '../mfa/mfa-factors.ts';
+import type { UserRecord } from '../users/user-record.ts';
 
 export const SUDO_HEADER = 'x-service-sudo-mode-jwt';
 export const SUDO_PROOF_LIFETIME_S = 300;
+const MAX_PASSWORD_LENGTH = 256;
 
-/** The proof fields any sudo-gated body may carry (api.md §4). */
-const sudoFields = z.object({
-  password: z.string().min(8).max(256).optional(),
-  mfa_method: z.enum(['totp', 'webauthn']).optional(),
-  mfa_code: z.string().max(64).optional(),
-  webauthn_response: z.unknown().optional(),
-  webauthn_challenge: z.string().max(512).optional(),
-});
+/**
+ * The proof fields any sudo-gated body may carry (api.md §4). Each is read on its own: a malformed neighbour
+ * (say a too-short `password` beside a valid `mfa_code`) must not hide the others.
+ */
+interface SudoFields {
+  password?: string;
+  mfaMethod?: string;
+  mfaCode?: string;
+  webauthnResponse?: unknown;
+  webauthnChallenge?: string;
+}
+
+function readSudoFields(rawBody: unknown): SudoFields {
+  if (typeof rawBody !== 'object' || rawBody === null || Array.isArray(rawBody)) return {};
+  const body = rawBody as Record<string, unknown>;
+  const text = (value: unknown, max: number) => (typeof value === 'string' && value.length <= max ? value : undefined);
+  return {
+    password: typeof body.password === 'string' ? body.password : undefined,
+    mfaMethod: typeof body.mfa_method === 'string' ? body.mfa_method : undefined,
+    mfaCode: text(body.mfa_code, 64),
+    webauthnResponse: body.webauthn_response,
+    webauthnChallenge: text(body.webauthn_challenge, 512),
+  };
+}
 
 export interface SudoOutcome {
   /** The proof to send back in `X-Service-Sudo-Mode-JWT`, if any. */
   responseProof?: string;
+}
+
+export interface SudoRequest {
+  /** The raw request body (the proof fields ride along with the route's own). */
+  rawBody: unknown;
+  headerProof: string | undefined;
+  /** `y⁰`: checked, but no proof is minted and none is echoed (contract §5.7.5). */
+  noProof: boolean;
+  /** False only for relaxed test-mode requests: TOTP replay guard and MFA failure allowance off. */
+  strict: boolean;
+  /** Called for every failed re-verification (it counts toward IP bans). */
+  onFailure: () => Promise<void>;
 }
 
 export interface SudoDeps {
@@ -30,7 +59,7 @@ export interface SudoDeps {
 
 /**
  * Sudo mode (contract §5.7, api.md §4): decides whether the caller has recently re-verified a credential.
- * Steps run in the documented order; `noProof` is the `y⁰` exception (no proof minted, no header echoed).
+ * The steps run in the documented order.
  */
 export class SudoMode {
   private readonly key: Uint8Array;
@@ -39,54 +68,65 @@ export class SudoMode {
     this.key = new TextEncoder().encode(deps.secret);
   }
 
-  /** `onFailure` is called for every failed re-verification (it counts toward IP bans). */
-  async require(
-    principal: Principal,
-    rawBody: unknown,
-    headerProof: string | undefined,
-    noProof: boolean,
-    onFailure: () => Promise<void>,
-  ): Promise<SudoOutcome> {
+  async require(principal: Principal, request: SudoRequest): Promise<SudoOutcome> {
+    // 1. A bot account is satisfied at once.
     if (principal.kind === 'bot' || principal.user.isBot) return {};
     const user = principal.user;
     const status = await this.deps.mfa.status(user.id);
     const mfa = hasMfa(status);
-    const parsed = sudoFields.safeParse(rawBody ?? {});
-    const fields = parsed.success ? parsed.data : {};
+    const fields = readSudoFields(request.rawBody);
+    const answer = (proof: string): SudoOutcome => (request.noProof ? {} : { responseProof: proof });
 
-    if (mfa && headerProof && (await this.isValidProof(headerProof, user.id))) {
-      return noProof ? {} : { responseProof: headerProof };
+    // 2. An MFA account with a valid proof; the proof is echoed as is (its lifetime is not extended).
+    if (mfa && request.headerProof && (await this.isValidProof(request.headerProof, user.id))) {
+      return answer(request.headerProof);
     }
-    if (mfa && fields.mfa_method) {
-      const now = this.deps.now();
-      const ok =
-        fields.mfa_method === 'totp'
-          ? status.totp &&
-            typeof fields.mfa_code === 'string' &&
-            (await this.deps.mfa.verifyCode(user, fields.mfa_code, now))
-          : status.webauthn &&
-            typeof fields.webauthn_challenge === 'string' &&
-            (await this.deps.mfa.verifyWebAuthn(user, fields.webauthn_response, fields.webauthn_challenge, now));
-      if (!ok) {
-        await onFailure();
+    // 3. An MFA account re-verifying a factor gets a fresh proof.
+    if (mfa && fields.mfaMethod !== undefined) {
+      if (!(await this.verifyFactor(user, status, fields, request.strict))) {
+        await request.onFailure();
         throw fieldError('mfa_code', 'INVALID_MFA_CODE', 'Invalid two-factor code');
       }
-      return noProof ? {} : { responseProof: await this.mint(user.id) };
+      return request.noProof ? {} : { responseProof: await this.mint(user.id) };
     }
+    // 4. Nothing to re-verify with: satisfied, no proof.
     if (!mfa && !user.passwordHash) return {};
-    if (!mfa && fields.password !== undefined && user.passwordHash) {
-      if (!(await verifyPassword(user.passwordHash, fields.password))) {
-        await onFailure();
+    // 5. A password account without MFA re-verifies its password every time and never gets a proof.
+    if (!mfa && user.passwordHash && fields.password !== undefined) {
+      const plausible = fields.password.length <= MAX_PASSWORD_LENGTH;
+      if (!plausible || !(await verifyPassword(user.passwordHash, fields.password))) {
+        await request.onFailure();
         throw fieldError('password', 'INVALID_PASSWORD', 'Password does not match');
       }
       return {};
     }
-    throw new ApiError('SUDO_MODE_REQUIRED', {
-      extra: {
-        has_mfa: mfa,
-        methods: { totp: status.totp, webauthn: status.webauthn, password: !mfa && Boolean(user.passwordHash) },
-      },
-    });
+    // 6. Everything else, including an MFA account sending only its password.
+    throw sudoRequired(user, status);
+  }
+
+  private async verifyFactor(
+    user: UserRecord,
+    status: MfaStatus,
+    fields: SudoFields,
+    strict: boolean,
+  ): Promise<boolean> {
+    const now = this.deps.now();
+    if (fields.mfaMethod === 'totp') {
+      return (
+        status.totp && fields.mfaCode !== undefined && this.deps.mfa.verifyCode(user, fields.mfaCode, now, { strict })
+      );
+    }
+    if (fields.mfaMethod === 'webauthn') {
+      return (
+        status.webauthn &&
+        fields.webauthnChallenge !== undefined &&
+        this.deps.mfa.verifyWebAuthn(user, fields.webauthnResponse, fields.webauthnChallenge, now, {
+          strict,
+          purpose: 'sudo',
+        })
+      );
+    }
+    return false;
   }
 
   async mint(userId: string): Promise<string> {
@@ -99,16 +139,30 @@ export class SudoMode {
       .sign(this.key);
   }
 
+  /** Signature (HS256 only), `type`, `sub` = caller and `exp` against the server clock; anything else is absent. */
   async isValidProof(token: string, userId: string): Promise<boolean> {
+    if (token.length > 4096) return false;
     try {
       const { payload } = await jwtVerify(token, this.key, {
         algorithms: ['HS256'],
         currentDate: new Date(this.deps.now()),
         subject: userId,
+        requiredClaims: ['exp', 'iat'],
       });
-      return payload.type === 'sudo' && typeof payload.exp === 'number';
+      return payload.type === 'sudo';
     } catch {
       return false;
     }
   }
+}
+
+/** 403 `SUDO_MODE_REQUIRED` with the sudo-mode-methods object (api.md §4). */
+export function sudoRequired(user: UserRecord, status: MfaStatus): ApiError {
+  const mfa = hasMfa(status);
+  return new ApiError('SUDO_MODE_REQUIRED', {
+    extra: {
+      has_mfa: mfa,
+      methods: { totp: status.totp, webauthn: status.webauthn, password: !mfa && Boolean(user.passwordHash) },
+    },
+  });
 }

@@ -1,0 +1,49 @@
+import type { Clock } from '../../platform/clock.ts';
+import { digest } from '../../platform/crypto/tokens.ts';
+import type { Database } from '../../platform/db/database.ts';
+import { MFA_TICKET_MAX_FAILURES } from '../auth/login-mfa.ts';
+import type { OneTimeTokens } from '../auth/one-time-tokens.ts';
+
+/**
+ * The MFA login ticket (api.md §1.4): 5 minutes, single use, dead after 5 bad codes. Each attempt is charged
+ * to the ticket before the code is checked, in one conditional UPDATE, so parallel guesses cannot exceed 5.
+ */
+export class MfaTickets {
+  constructor(
+    private readonly db: Database,
+    private readonly tokens: OneTimeTokens,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The account a live ticket belongs to, without using it up. */
+  async peek(ticket: string): Promise<string | undefined> {
+    if (!isTicketShaped(ticket)) return undefined;
+    const token = await this.tokens.peek<{ failures?: number }>('mfa_ticket', ticket);
+    if (!token?.userId || (token.data.failures ?? 0) >= MFA_TICKET_MAX_FAILURES) return undefined;
+    return token.userId;
+  }
+
+  /** Charges one attempt; false when the ticket is unknown, expired, used or out of attempts. */
+  async chargeAttempt(ticket: string): Promise<boolean> {
+    if (!isTicketShaped(ticket)) return false;
+    const rows = await this.db.query(
+      `UPDATE one_time_tokens
+          SET data = jsonb_set(data, '{failures}', to_jsonb(COALESCE((data->>'failures')::int, 0) + 1))
+        WHERE token_hash = $1 AND purpose = 'mfa_ticket' AND consumed_at IS NULL AND expires_at > $2
+          AND COALESCE((data->>'failures')::int, 0) < $3
+        RETURNING 1`,
+      [digest(ticket), new Date(this.clock.now()), MFA_TICKET_MAX_FAILURES],
+    );
+    return rows.length === 1;
+  }
+
+  /** Uses the ticket up; of two concurrent successful steps only one gets the account back. */
+  async consume(ticket: string): Promise<string | undefined> {
+    const token = await this.tokens.consume('mfa_ticket', ticket);
+    return token?.userId ?? undefined;
+  }
+}
+
+function isTicketShaped(ticket: string): boolean {
+  return ticket.length > 0 && ticket.length <= 256;
+}

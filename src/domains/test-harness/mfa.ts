@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import type { AppServices } from '../../app-services.ts';
+import type { AnyRoute } from '../../http/route.ts';
+import { MFA_TICKET_TTL_MS } from '../auth/login-mfa.ts';
+import { requireUser, testRoute } from './routes.ts';
+
+/** `POST /test/auth/mfa-ticket` (api.md §7): plants an MFA login ticket chosen by the caller. */
+export function mfaTestRoutes(services: AppServices): AnyRoute[] {
+  return [
+    testRoute({
+      method: 'POST',
+      path: '/test/auth/mfa-ticket',
+      body: z.object({
+        ticket: z.string().min(1).max(256),
+        user_id: z.union([z.string(), z.number()]).transform(String),
+        ttl_seconds: z
+          .number()
+          .int()
+          .min(1)
+          .max(86_400)
+          .default(MFA_TICKET_TTL_MS / 1000),
+      }),
+      async handler(ctx) {
+        const { ticket, ttl_seconds } = ctx.body;
+        const userId = await requireUser(services, ctx.body.user_id);
+        await services.tokens.issue('mfa_ticket', userId, ttl_seconds * 1000, { failures: 0 }, { token: ticket });
+        return { success: true, ticket, user_id: userId, ttl_seconds };
+      },
+    }),
+  ];
+}
