@@ -43,7 +43,7 @@ export function botRoutes(services: AppServices): AnyRoute[] {
 
   /** Self-parsed routes count their own unresolved credentials toward the IP-ban trigger (api.md §5.3). */
   async function refuse(ctx: RequestContext, code: 'UNAUTHORIZED' | 'INVALID_TOKEN'): Promise<never> {
-    await services.recordAuthFailure(ctx.ip);
+    await services.recordAuthFailure(ctx.ip, ctx.request.hearth.strict);
     throw new ApiError(code);
   }
 

@@ -50,14 +50,15 @@ export function oauth2ProviderRoutes(services: AppServices): AnyRoute[] {
   const { config, db, credentials } = services;
   const apps = new ApplicationsRepository(db);
   const grants = new GrantStore(db, services.ids);
-  const webapp = new URL(config.webappUrl).origin;
+  // Read per request: configuration is the source of truth, and tests settle the public URLs after start.
+  const webapp = () => new URL(config.webappUrl).origin;
 
   /** Client authentication, counting failures toward the IP-ban trigger (api.md §5.3). */
   async function authenticatedClient(ctx: RequestContext, params: ClientParams): Promise<ApplicationRecord> {
     try {
       return await authenticateClient(apps, ctx.request.headers.authorization, params);
     } catch (error) {
-      if (isInvalidClient(error)) await services.recordAuthFailure(ctx.ip);
+      if (isInvalidClient(error)) await services.recordAuthFailure(ctx.ip, ctx.request.hearth.strict);
       throw error;
     }
   }
@@ -149,7 +150,7 @@ export function oauth2ProviderRoutes(services: AppServices): AnyRoute[] {
         if (query.prompt !== 'none') {
           // The consent page lives in the web app; it calls the consent API, which validates everything.
           const search = ctx.request.url.includes('?') ? ctx.request.url.slice(ctx.request.url.indexOf('?')) : '';
-          return redirect(ctx, `${webapp}/oauth2/authorize${search}`);
+          return redirect(ctx, `${webapp()}/oauth2/authorize${search}`);
         }
         // prompt=none: errors before the redirect URI is known good must not redirect anywhere.
         const app = await resolveClient(apps, { client_id: query.client_id ?? '' });
@@ -202,7 +203,7 @@ export function oauth2ProviderRoutes(services: AppServices): AnyRoute[] {
             installedBy: ctx.user.id,
           });
         }
-        if (request.redirectUri === undefined) return { redirect_to: `${webapp}/oauth2/authorized` };
+        if (request.redirectUri === undefined) return { redirect_to: `${webapp()}/oauth2/authorized` };
         const code = await issueAuthorizationCode(ctx.user.id, request, ctx.now, request.redirectUri);
         return { redirect_to: redirectWith(request.redirectUri, { code, state: request.state }) };
       },
