@@ -139,6 +139,12 @@ export class Connection implements SessionSocket {
 
   private onMessage(data: Buffer, isBinary: boolean): void {
     if (this.state === 'closed') return;
+    const refusal = this.accept(data, isBinary);
+    if (refusal) this.fail(refusal);
+  }
+
+  /** Returns the close a frame earns, or nothing when it was handled. */
+  private accept(data: Buffer, isBinary: boolean): CloseReason | undefined {
     const now = this.monotonicNow();
     this.lastFrameAt = now;
     this.heartbeatRequested = false;
@@ -146,60 +152,61 @@ export class Connection implements SessionSocket {
       this.windowStart = now;
       this.framesInWindow = 0;
     }
-    if (++this.framesInWindow > FRAME_BUDGET) return this.fail(CLOSE.RATE_LIMITED);
-    if (data.length > MAX_INBOUND_BYTES) return this.fail(CLOSE.PAYLOAD_TOO_LARGE);
+    if (++this.framesInWindow > FRAME_BUDGET) return CLOSE.RATE_LIMITED;
+    if (data.length > MAX_INBOUND_BYTES) return CLOSE.PAYLOAD_TOO_LARGE;
     // No compression is negotiated, so a binary frame cannot be decoded.
-    if (isBinary) return this.fail(CLOSE.DECODE_FAILED);
+    if (isBinary) return CLOSE.DECODE_FAILED;
     const frame = parseFrame(data.toString('utf8'));
-    if (!frame) return this.fail(CLOSE.DECODE_FAILED);
-    this.handle(frame.op, frame.d);
+    if (!frame) return CLOSE.DECODE_FAILED;
+    return this.handle(frame.op, frame.d);
   }
 
-  private handle(op: number, d: unknown): void {
+  private handle(op: number, d: unknown): CloseReason | undefined {
     switch (op) {
       case OP.HEARTBEAT:
         if (typeof d === 'number' && Number.isInteger(d)) this.session?.acknowledge(d);
         this.send(FRAMES.heartbeatAck);
-        return;
+        return undefined;
       case OP.IDENTIFY: {
-        if (this.state !== 'open') return this.fail(CLOSE.ALREADY_AUTHENTICATED);
+        if (this.state !== 'open') return CLOSE.ALREADY_AUTHENTICATED;
         const parsed = parseIdentify(d);
-        if (!parsed.ok) return this.fail(parsed.close);
+        if (!parsed.ok) return parsed.close;
         this.state = 'authenticating';
         this.run(this.handlers.identify(this, parsed.value));
-        return;
+        return undefined;
       }
       case OP.RESUME: {
-        if (this.state !== 'open') return this.fail(CLOSE.ALREADY_AUTHENTICATED);
+        if (this.state !== 'open') return CLOSE.ALREADY_AUTHENTICATED;
         const parsed = parseResume(d);
-        if (!parsed) return this.fail(CLOSE.INVALID_RESUME);
+        if (!parsed) return CLOSE.INVALID_RESUME;
         this.state = 'authenticating';
         this.run(this.handlers.resume(this, parsed));
-        return;
+        return undefined;
       }
       case OP.PRESENCE_UPDATE:
       case OP.VOICE_STATE_UPDATE:
       case OP.REQUEST_GUILD_MEMBERS:
-        if (this.state === 'open') return this.fail(CLOSE.NOT_AUTHENTICATED);
+        if (this.state === 'open') return CLOSE.NOT_AUTHENTICATED;
         // Frames that race the READY being built are dropped rather than failing the socket.
-        if (this.state !== 'ready') return;
+        if (this.state !== 'ready') return undefined;
         return this.handleAuthenticated(op, d);
       default:
-        return this.fail(this.state === 'open' ? CLOSE.NOT_AUTHENTICATED : CLOSE.UNKNOWN_OPCODE);
+        return this.state === 'open' ? CLOSE.NOT_AUTHENTICATED : CLOSE.UNKNOWN_OPCODE;
     }
   }
 
-  private handleAuthenticated(op: number, d: unknown): void {
+  private handleAuthenticated(op: number, d: unknown): CloseReason | undefined {
     if (op === OP.PRESENCE_UPDATE) {
       const presence = parsePresence(d);
-      if (!presence) return this.fail(CLOSE.INVALID_PRESENCE);
+      if (!presence) return CLOSE.INVALID_PRESENCE;
       this.handlers.presence(this, presence);
     } else if (op === OP.REQUEST_GUILD_MEMBERS) {
       const request = parseRequestMembers(d);
-      if (!request) return this.fail(CLOSE.INVALID_PAYLOAD);
+      if (!request) return CLOSE.INVALID_PAYLOAD;
       this.run(this.handlers.requestMembers(this, request));
     }
     // Op 4 (voice state) is reserved: accepted and ignored until voice exists.
+    return undefined;
   }
 
   private run(work: Promise<void>): void {

@@ -3,7 +3,6 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { AppServices } from '../app-services.ts';
 import { CREDENTIALS_REVOKED_TOPIC, type CredentialsRevoked } from '../domains/auth/sessions.ts';
-import type { ChatReadModelPort } from '../domains/chat/read-model.ts';
 import { DISPATCH_TOPIC, type Dispatch, type Dispatcher } from '../domains/events/dispatch.ts';
 import { clientIp } from '../http/client-ip.ts';
 import { toWireBody } from '../http/errors.ts';
@@ -182,7 +181,7 @@ export class GatewayServer implements ConnectionHandlers {
   /** Op 8: answered on this session only, in chunks of up to 1000 members. */
   async requestMembers(connection: Connection, request: RequestMembersPayload): Promise<void> {
     const session = connection.session;
-    if (!session || !session.guildIds.has(request.guildId)) return;
+    if (!session?.guildIds.has(request.guildId)) return;
     const members = await this.deps.chat.searchMembers(request.guildId, {
       limit: request.userIds ? request.userIds.length : request.limit,
       ...(request.query !== undefined ? { query: request.query } : {}),
@@ -230,15 +229,6 @@ export class GatewayServer implements ConnectionHandlers {
     this.registry.expire(this.deps.clock.now(), this.deps.config.gatewayResumeWindowMs);
   }
 }
-
-/** Stands in until the chat module provides its read model: nobody is in any guild. */
-export const EMPTY_CHAT_READ_MODEL: ChatReadModelPort = {
-  guildIdsOf: async () => [],
-  guildPayload: async () => undefined,
-  privateChannelsOf: async () => [],
-  canViewChannel: async () => false,
-  searchMembers: async () => [],
-};
 
 function monotonicNow(): number {
   return performance.now();
