@@ -10,11 +10,18 @@ export interface ChatReadModelPort {
    * level and under `properties`, roles, visible channels, members, counts, `joined_at`.
    * `reducedMembers` reduces member `user` objects to `{id}` (READY and the bot burst).
    */
-  guildPayload(guildId: string, viewerId: string, options?: { reducedMembers?: boolean }): Promise<Record<string, unknown> | undefined>;
+  guildPayload(
+    guildId: string,
+    viewerId: string,
+    options?: { reducedMembers?: boolean },
+  ): Promise<Record<string, unknown> | undefined>;
   /** The viewer's DM and group-DM channels (READY `private_channels`). */
   privateChannelsOf(userId: string): Promise<Record<string, unknown>[]>;
   /** True when the user is a member of the guild and may view the channel (membership + VIEW_CHANNEL). */
   canViewChannel(userId: string, guildId: string, channelId: string): Promise<boolean>;
   /** Members for op 8 Request Guild Members. */
-  searchMembers(guildId: string, options: { query?: string; limit: number; userIds?: string[] }): Promise<Record<string, unknown>[]>;
+  searchMembers(
+    guildId: string,
+    options: { query?: string; limit: number; userIds?: string[] },
+  ): Promise<Record<string, unknown>[]>;
 }

@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import type { AppServices } from '../../app-services.ts';
+import type { RateLimitSpec } from '../../http/route.ts';
+import { parseSnowflake } from '../../platform/crypto/snowflake.ts';
+import type { Access } from './access.ts';
+import type { ChatEvents } from './events.ts';
+import type { MessageService } from './message-service.ts';
+import type { ChatStore } from './store.ts';
+
+/** What every chat route factory uses; built once by `chatRoutes`. */
+export interface ChatDeps {
+  services: AppServices;
+  store: ChatStore;
+  access: Access;
+  events: ChatEvents;
+  messages: MessageService;
+}
+
+/** Route buckets of api.md §5.2 (per identity; names carry the resource so each has its own bucket). */
+export const limits = {
+  read: (name: string): RateLimitSpec => ({ bucket: `${name}:read`, limit: 100, windowSeconds: 10 }),
+  write: (name: string): RateLimitSpec => ({ bucket: `${name}:write`, limit: 20, windowSeconds: 10 }),
+  create: (name: string): RateLimitSpec => ({ bucket: `${name}:create`, limit: 10, windowSeconds: 60 }),
+  reactions: { bucket: 'channel:reactions', limit: 30, windowSeconds: 10 } satisfies RateLimitSpec,
+  inviteAccept: { bucket: 'invites:accept', limit: 10, windowSeconds: 10 } satisfies RateLimitSpec,
+};
+
+/** A snowflake in a body: digit string or JSON integer (api.md §1.2). */
+export const snowflake = z.unknown().transform((value, ctx) => {
+  const parsed = parseSnowflake(value);
+  if (parsed.ok) return parsed.value;
+  const range = parsed.reason === 'range';
+  ctx.addIssue({
+    code: 'custom',
+    message: range ? 'Snowflake out of range' : 'Value is not a snowflake',
+    params: { code: range ? 'SNOWFLAKE_OUT_OF_RANGE' : 'INVALID_SNOWFLAKE_FORMAT' },
+  });
+  return z.NEVER;
+});
+
+/** A permission bitfield in a body: decimal string or integer; unknown bits are dropped later. */
+export const bitfield = z.union([z.string().regex(/^\d{1,20}$/), z.number().int().min(0)]).transform((v) => BigInt(v));
+
+/** `""` counts as null outside message bodies (api.md §1.1). */
+export const nullableText = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .nullish()
+    .transform((v) => (v === '' ? null : v));
+
+/** Cursor pagination for lists ordered by snowflake. */
+export const cursorQuery = (maxLimit: number, defaultLimit: number) =>
+  z.object({
+    before: snowflake.optional(),
+    after: snowflake.optional(),
+    limit: z.coerce.number().int().min(1).max(maxLimit).default(defaultLimit),
+  });

@@ -1,0 +1,176 @@
+import { z } from 'zod';
+import { ApiError, fieldError } from '../../http/errors.ts';
+import { type AnyRoute, route } from '../../http/route.ts';
+import { partialUser } from '../users/user-record.ts';
+import { pathId } from './access.ts';
+import { type ChatDeps, limits, snowflake } from './deps.ts';
+import { listPrivateChannels, privateChannelFor } from './private-channels.ts';
+import { CHANNEL_TYPES, type ChannelRow } from './rows.ts';
+
+/** A group DM holds the owner and at most nine others. */
+export const MAX_GROUP_DM_SIZE = 10;
+
+const openDmBody = z.object({
+  recipient_id: snowflake.optional(),
+  recipients: z.array(snowflake).max(50).optional(),
+  name: z.string().max(100).nullish(),
+});
+
+/** Removes a user from a group DM; the last one out deletes it, an owner leaving hands it on. */
+export async function leaveGroupDm(
+  deps: ChatDeps,
+  channel: ChannelRow,
+  recipients: readonly string[],
+  userId: string,
+): Promise<void> {
+  const { db } = deps.services;
+  const remaining = recipients.filter((id) => id !== userId);
+  await db.transaction(async (tx) => {
+    await tx.query('DELETE FROM dm_recipients WHERE channel_id = $1 AND user_id = $2', [channel.id, userId]);
+    if (remaining.length === 0) await tx.query('DELETE FROM channels WHERE id = $1', [channel.id]);
+    else if (channel.owner_id === userId)
+      await tx.query('UPDATE channels SET owner_id = $2 WHERE id = $1', [channel.id, remaining[0]]);
+  });
+  const user = await deps.store.user(userId);
+  await deps.events.users('CHANNEL_DELETE', [userId], { id: channel.id, type: channel.type });
+  if (user)
+    await deps.events.users('CHANNEL_RECIPIENT_REMOVE', remaining, { channel_id: channel.id, user: partialUser(user) });
+}
+
+export function dmRoutes(deps: ChatDeps): AnyRoute[] {
+  const { services, store, access, events } = deps;
+  const { db, ids } = services;
+
+  async function announceNewChannel(channel: ChannelRow, recipients: string[]): Promise<void> {
+    for (const userId of recipients)
+      await events.users('CHANNEL_CREATE', [userId], await privateChannelFor(store, channel, recipients, userId));
+  }
+
+  async function openDirect(callerId: string, callerIsBot: boolean, targetId: string) {
+    if (targetId === callerId) throw fieldError('recipient_id', 'CANNOT_DM_YOURSELF', 'Cannot DM yourself');
+    const target = await store.user(targetId);
+    if (!target) throw new ApiError('UNKNOWN_USER');
+    if ((callerIsBot || target.isBot) && !(await store.sharesGuild(callerId, targetId)))
+      throw new ApiError('MISSING_ACCESS');
+    const key = BigInt(callerId) < BigInt(targetId) ? `${callerId}:${targetId}` : `${targetId}:${callerId}`;
+    const { row, created } = await db.transaction(async (tx) => {
+      const [inserted] = await tx.query<ChannelRow>(
+        `INSERT INTO channels (id, type, dm_key) VALUES ($1, $2, $3) ON CONFLICT (dm_key) DO NOTHING RETURNING *`,
+        [ids.next(), CHANNEL_TYPES.DM, key],
+      );
+      if (inserted) {
+        await tx.query('INSERT INTO dm_recipients (channel_id, user_id) VALUES ($1, $2), ($1, $3)', [
+          inserted.id,
+          callerId,
+          targetId,
+        ]);
+        return { row: inserted, created: true };
+      }
+      const [existing] = await tx.query<ChannelRow>('SELECT * FROM channels WHERE dm_key = $1', [key]);
+      return { row: existing as ChannelRow, created: false };
+    });
+    const recipients = [callerId, targetId];
+    if (created) await announceNewChannel(row, recipients);
+    return privateChannelFor(store, row, recipients, callerId);
+  }
+
+  return [
+    route({
+      method: 'GET',
+      path: '/users/@me/channels',
+      policy: 'user-only',
+      rateLimit: limits.read('users:channels'),
+      handler: (ctx) => listPrivateChannels(store, ctx.user.id),
+    }),
+
+    route({
+      method: 'POST',
+      path: '/users/@me/channels',
+      policy: 'user',
+      rateLimit: limits.write('users:channels'),
+      body: openDmBody,
+      async handler(ctx) {
+        const caller = ctx.user;
+        const body = ctx.body;
+        if (body.recipient_id !== undefined) return openDirect(caller.id, caller.isBot, body.recipient_id);
+        if (body.recipients === undefined)
+          throw fieldError('recipient_id', 'BASE_TYPE_REQUIRED', 'This field is required');
+        const others = [...new Set(body.recipients)].filter((id) => id !== caller.id);
+        if (others.length === 0) throw fieldError('recipients', 'CANNOT_DM_YOURSELF', 'Cannot DM yourself');
+        if (others.length === 1) return openDirect(caller.id, caller.isBot, others[0] as string);
+        // Group DMs are for people, not bots (api.md §3.8).
+        if (caller.isBot) throw new ApiError('ACCESS_DENIED');
+        if (others.length + 1 > MAX_GROUP_DM_SIZE) throw new ApiError('MAX_GROUP_DM_RECIPIENTS');
+        const users = await store.usersByIds(others);
+        if (users.size !== others.length) throw new ApiError('UNKNOWN_USER');
+        const id = ids.next();
+        const recipients = [caller.id, ...others];
+        const row = await db.transaction(async (tx) => {
+          const [inserted] = await tx.query<ChannelRow>(
+            'INSERT INTO channels (id, type, name, owner_id) VALUES ($1, $2, $3, $4) RETURNING *',
+            [id, CHANNEL_TYPES.GROUP_DM, body.name ?? null, caller.id],
+          );
+          await tx.query('INSERT INTO dm_recipients (channel_id, user_id) SELECT $1, unnest($2::bigint[])', [
+            id,
+            recipients,
+          ]);
+          return inserted as ChannelRow;
+        });
+        await announceNewChannel(row, recipients);
+        return privateChannelFor(store, row, recipients, caller.id);
+      },
+    }),
+
+    route({
+      method: 'PUT',
+      path: '/channels/:channelId/recipients/:userId',
+      policy: 'user',
+      rateLimit: limits.write('channels:recipients'),
+      async handler(ctx) {
+        const channelAccess = await access.channel(
+          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
+          ctx.user.id,
+          ctx.now,
+        );
+        const { channel } = channelAccess;
+        if (channel.type !== CHANNEL_TYPES.GROUP_DM) throw new ApiError('MISSING_PERMISSIONS');
+        const userId = pathId(ctx.params.userId, 'UNKNOWN_USER');
+        const user = await store.user(userId);
+        if (!user) throw new ApiError('UNKNOWN_USER');
+        const recipients = channelAccess.recipients ?? [];
+        if (recipients.includes(userId)) return undefined;
+        if (recipients.length >= MAX_GROUP_DM_SIZE) throw new ApiError('MAX_GROUP_DM_RECIPIENTS');
+        await db.query('INSERT INTO dm_recipients (channel_id, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [
+          channel.id,
+          userId,
+        ]);
+        const all = [...recipients, userId];
+        await events.users('CHANNEL_RECIPIENT_ADD', recipients, { channel_id: channel.id, user: partialUser(user) });
+        await events.users('CHANNEL_CREATE', [userId], await privateChannelFor(store, channel, all, userId));
+        return undefined;
+      },
+    }),
+
+    route({
+      method: 'DELETE',
+      path: '/channels/:channelId/recipients/:userId',
+      policy: 'user',
+      rateLimit: limits.write('channels:recipients'),
+      async handler(ctx) {
+        const channelAccess = await access.channel(
+          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
+          ctx.user.id,
+          ctx.now,
+        );
+        const { channel } = channelAccess;
+        if (channel.type !== CHANNEL_TYPES.GROUP_DM) throw new ApiError('MISSING_PERMISSIONS');
+        const userId = pathId(ctx.params.userId, 'UNKNOWN_USER');
+        const recipients = channelAccess.recipients ?? [];
+        if (!recipients.includes(userId)) throw new ApiError('UNKNOWN_USER');
+        if (userId !== ctx.user.id && channel.owner_id !== ctx.user.id) throw new ApiError('MISSING_PERMISSIONS');
+        await leaveGroupDm(deps, channel, recipients, userId);
+        return undefined;
+      },
+    }),
+  ];
+}

@@ -1,0 +1,54 @@
+import type { EventBus } from '../../platform/state/event-bus.ts';
+import type { Audience, Dispatcher } from '../events/dispatch.ts';
+import type { ChannelAccess } from './access.ts';
+
+/** Tells every process that cached permission data of a guild (or of one member in it) is stale. */
+export const CHAT_INVALIDATE_TOPIC = 'chat.invalidate';
+export interface ChatInvalidation {
+  guildId: string;
+  /** Only this member's row changed; absent = the guild's roles, channels or owner changed. */
+  userId?: string;
+}
+
+/**
+ * The chat module's outlet to the gateway. Call after the database change has committed: a dispatch
+ * describes state the receiver can already read back.
+ */
+export class ChatEvents {
+  constructor(
+    private readonly dispatcher: Dispatcher,
+    private readonly bus: EventBus,
+  ) {}
+
+  guild(event: string, guildId: string, payload: Record<string, unknown>): Promise<void> {
+    return this.dispatcher.dispatch(event, { ...payload, guild_id: guildId }, { kind: 'guild', guildId });
+  }
+
+  users(event: string, userIds: readonly string[], payload: Record<string, unknown>): Promise<void> {
+    if (userIds.length === 0) return Promise.resolve();
+    return this.dispatcher.dispatch(event, payload, { kind: 'users', userIds: [...new Set(userIds)] });
+  }
+
+  /** Channel-scoped events: viewers of a guild channel, or the recipients of a DM. */
+  channel(event: string, access: Pick<ChannelAccess, 'channel' | 'recipients'>, payload: Record<string, unknown>) {
+    const { channel } = access;
+    if (channel.guild_id === null) {
+      return this.users(event, access.recipients ?? [], { ...payload, channel_id: channel.id });
+    }
+    const audience: Audience = { kind: 'channel', guildId: channel.guild_id, channelId: channel.id };
+    return this.dispatcher.dispatch(
+      event,
+      { ...payload, channel_id: channel.id, guild_id: channel.guild_id },
+      audience,
+    );
+  }
+
+  /** A guild channel's own events (CHANNEL_CREATE/UPDATE): members who can view it; payload untouched. */
+  channelViewers(event: string, guildId: string, channelId: string, payload: Record<string, unknown>): Promise<void> {
+    return this.dispatcher.dispatch(event, payload, { kind: 'channel', guildId, channelId });
+  }
+
+  async invalidate(message: ChatInvalidation): Promise<void> {
+    await this.bus.publish(CHAT_INVALIDATE_TOPIC, message);
+  }
+}

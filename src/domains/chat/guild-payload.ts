@@ -1,0 +1,49 @@
+import { subjectFor, toOverwrites } from './access.ts';
+import { computeChannelPermissions, has, PERMISSIONS } from './permissions.ts';
+import type { ChatStore } from './store.ts';
+import { channelView, guildView, memberView, roleView } from './views.ts';
+
+/**
+ * The guild object of READY and GUILD_CREATE for one viewer (api.md §6): guild fields at top level and under
+ * `properties`, roles, the channels the viewer can see, the viewer's own member, counts and `joined_at`.
+ * Three indexed queries.
+ */
+export async function buildGuildPayload(
+  store: ChatStore,
+  guildId: string,
+  viewerId: string,
+  now: number,
+  options: { reducedMembers?: boolean } = {},
+): Promise<Record<string, unknown> | undefined> {
+  const [bundle, channels, memberCount] = await Promise.all([
+    store.guildBundle(guildId, viewerId),
+    store.guildChannels(guildId),
+    store.memberCount(guildId),
+  ]);
+  if (!bundle?.member) return undefined;
+  const subject = subjectFor(bundle.guild, bundle.roles, bundle.member, now);
+  const visible = channels.filter((c) =>
+    has(computeChannelPermissions(subject, toOverwrites(c)), PERMISSIONS.VIEW_CHANNEL),
+  );
+  const viewer = options.reducedMembers ? { id: viewerId } : await store.user(viewerId);
+  const guild = guildView(bundle.guild);
+  return {
+    ...guild,
+    properties: guild,
+    roles: bundle.roles.map(roleView),
+    channels: visible.map(channelView),
+    threads: [],
+    emojis: [],
+    stickers: [],
+    members: [memberView(bundle.member, viewer)],
+    member_count: memberCount,
+    online_count: 0,
+    presences: [],
+    voice_states: [],
+    stage_instances: [],
+    guild_scheduled_events: [],
+    joined_at: new Date(bundle.member.joined_at).toISOString(),
+    large: false,
+    unavailable: false,
+  };
+}

@@ -1,0 +1,205 @@
+import { z } from 'zod';
+import { ApiError, fieldError } from '../../http/errors.ts';
+import { type AnyRoute, route } from '../../http/route.ts';
+import { partialUser } from '../users/user-record.ts';
+import { type GuildContext, pathId } from './access.ts';
+import { type ChatDeps, limits, nullableText, snowflake } from './deps.ts';
+import { computeBasePermissions, has, PERMISSIONS } from './permissions.ts';
+import { MEMBER_COLUMNS, type MemberRow } from './rows.ts';
+import { memberView } from './views.ts';
+
+/** The longest timeout Discord allows. */
+const MAX_TIMEOUT_MS = 28 * 24 * 3600 * 1000;
+
+const listQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).default(1),
+  after: snowflake.optional(),
+});
+
+const patchMemberBody = z.object({
+  nick: nullableText(32),
+  roles: z.array(snowflake).max(250).nullish(),
+  mute: z.boolean().nullish(),
+  deaf: z.boolean().nullish(),
+  communication_disabled_until: z.iso.datetime({ offset: true }).nullish(),
+  channel_id: snowflake.nullish(),
+});
+
+export function memberRoutes(deps: ChatDeps): AnyRoute[] {
+  const { services, store, access, events } = deps;
+  const { db } = services;
+
+  /** `@me` or a snowflake; the target must be a member of the guild. */
+  async function targetMember(guild: GuildContext, rawId: string | undefined): Promise<MemberRow> {
+    if (rawId === '@me') return guild.member;
+    const userId = pathId(rawId, 'UNKNOWN_MEMBER');
+    if (userId === guild.userId) return guild.member;
+    const member = await store.member(guild.guildId, userId);
+    if (!member) throw new ApiError('UNKNOWN_MEMBER');
+    return member;
+  }
+
+  async function publishMemberUpdate(guildId: string, member: MemberRow): Promise<Record<string, unknown>> {
+    const user = await store.user(member.user_id);
+    const view = memberView(member, user);
+    await events.invalidate({ guildId, userId: member.user_id });
+    await events.guild('GUILD_MEMBER_UPDATE', guildId, view);
+    return view;
+  }
+
+  return [
+    route({
+      method: 'GET',
+      path: '/guilds/:guildId/members',
+      policy: 'user',
+      rateLimit: limits.read('guilds:members'),
+      query: listQuery,
+      async handler(ctx) {
+        const guild = await access.guild(pathId(ctx.params.guildId, 'UNKNOWN_GUILD'), ctx.user.id, ctx.now);
+        const rows = await db.query<MemberRow>(
+          `SELECT ${MEMBER_COLUMNS} FROM members m WHERE m.guild_id = $1 AND m.user_id > $2 ORDER BY m.user_id LIMIT $3`,
+          [guild.guildId, ctx.query.after ?? '0', ctx.query.limit],
+        );
+        const users = await store.usersByIds(rows.map((r) => r.user_id));
+        return rows.map((row) => memberView(row, users.get(row.user_id)));
+      },
+    }),
+
+    route({
+      method: 'GET',
+      path: '/guilds/:guildId/members/:userId',
+      policy: 'user',
+      rateLimit: limits.read('guilds:members'),
+      async handler(ctx) {
+        const guild = await access.guild(pathId(ctx.params.guildId, 'UNKNOWN_GUILD'), ctx.user.id, ctx.now);
+        const member = await targetMember(guild, ctx.params.userId);
+        return memberView(member, await store.user(member.user_id));
+      },
+    }),
+
+    route({
+      method: 'PATCH',
+      path: '/guilds/:guildId/members/:userId',
+      policy: 'user',
+      rateLimit: limits.write('guilds:members'),
+      body: patchMemberBody,
+      async handler(ctx) {
+        const guildId = pathId(ctx.params.guildId, 'UNKNOWN_GUILD');
+        const guild = await access.guild(guildId, ctx.user.id, ctx.now);
+        const target = await targetMember(guild, ctx.params.userId);
+        const self = target.user_id === guild.userId;
+        const body = ctx.body;
+        const sets: string[] = [];
+        const values: unknown[] = [guildId, target.user_id];
+        const set = (column: string, value: unknown) => {
+          values.push(value);
+          sets.push(`${column} = $${values.length}`);
+        };
+
+        if (body.nick !== undefined) {
+          if (self) {
+            if (!guild.can(PERMISSIONS.CHANGE_NICKNAME) && !guild.can(PERMISSIONS.MANAGE_NICKNAMES))
+              throw new ApiError('MISSING_PERMISSIONS');
+          } else {
+            guild.require(PERMISSIONS.MANAGE_NICKNAMES);
+            guild.requireOutranks(target);
+          }
+          set('nick', body.nick);
+        }
+        if (body.roles !== undefined && body.roles !== null) {
+          guild.require(PERMISSIONS.MANAGE_ROLES);
+          const wanted = [...new Set(body.roles.filter((id) => id !== guildId))];
+          const before = new Set(target.roles);
+          const after = new Set(wanted);
+          const changed = [...wanted.filter((id) => !before.has(id)), ...target.roles.filter((id) => !after.has(id))];
+          for (const roleId of changed) {
+            const role = guild.role(roleId);
+            if (!role) throw new ApiError('UNKNOWN_ROLE');
+            if (role.managed) throw new ApiError('MISSING_PERMISSIONS');
+            guild.requireBelowTop(role);
+          }
+          set('roles', wanted);
+          sets[sets.length - 1] += '::bigint[]';
+        }
+        if (body.mute !== undefined && body.mute !== null) {
+          guild.require(PERMISSIONS.MUTE_MEMBERS);
+          set('mute', body.mute);
+        }
+        if (body.deaf !== undefined && body.deaf !== null) {
+          guild.require(PERMISSIONS.DEAFEN_MEMBERS);
+          set('deaf', body.deaf);
+        }
+        if (body.communication_disabled_until !== undefined) {
+          if (self) throw new ApiError('MISSING_PERMISSIONS');
+          guild.require(PERMISSIONS.MODERATE_MEMBERS);
+          guild.requireOutranks(target);
+          const targetPermissions = computeBasePermissions({
+            ...guild.subject,
+            userId: target.user_id,
+            memberRoleIds: target.roles,
+          });
+          if (has(targetPermissions, PERMISSIONS.ADMINISTRATOR)) throw new ApiError('MISSING_PERMISSIONS');
+          const until = body.communication_disabled_until ? Date.parse(body.communication_disabled_until) : null;
+          if (until !== null && until - ctx.now > MAX_TIMEOUT_MS)
+            throw fieldError('communication_disabled_until', 'INVALID_FORMAT', 'A timeout lasts at most 28 days');
+          set('communication_disabled_until', until === null || until <= ctx.now ? null : new Date(until));
+        }
+        if (sets.length === 0) return memberView(target, await store.user(target.user_id));
+        const [row] = await db.query<MemberRow>(
+          `UPDATE members m SET ${sets.join(', ')} WHERE m.guild_id = $1 AND m.user_id = $2 RETURNING ${MEMBER_COLUMNS}`,
+          values,
+        );
+        if (!row) throw new ApiError('UNKNOWN_MEMBER');
+        return publishMemberUpdate(guildId, row);
+      },
+    }),
+
+    route({
+      method: 'DELETE',
+      path: '/guilds/:guildId/members/:userId',
+      policy: 'user',
+      rateLimit: limits.write('guilds:members'),
+      async handler(ctx) {
+        const guildId = pathId(ctx.params.guildId, 'UNKNOWN_GUILD');
+        const guild = await access.guildWith(guildId, ctx.user.id, ctx.now, PERMISSIONS.KICK_MEMBERS);
+        const target = await targetMember(guild, ctx.params.userId);
+        guild.requireOutranks(target);
+        await db.query('DELETE FROM members WHERE guild_id = $1 AND user_id = $2', [guildId, target.user_id]);
+        await events.invalidate({ guildId, userId: target.user_id });
+        const user = await store.user(target.user_id);
+        await events.guild('GUILD_MEMBER_REMOVE', guildId, { user: user ? partialUser(user) : { id: target.user_id } });
+        await events.users('GUILD_DELETE', [target.user_id], { id: guildId });
+        return undefined;
+      },
+    }),
+
+    ...(['PUT', 'DELETE'] as const).map((method) =>
+      route({
+        method,
+        path: '/guilds/:guildId/members/:userId/roles/:roleId',
+        policy: 'user',
+        rateLimit: limits.write('guilds:members:roles'),
+        async handler(ctx) {
+          const guildId = pathId(ctx.params.guildId, 'UNKNOWN_GUILD');
+          const guild = await access.guildWith(guildId, ctx.user.id, ctx.now, PERMISSIONS.MANAGE_ROLES);
+          const target = await targetMember(guild, ctx.params.userId);
+          const role = guild.role(pathId(ctx.params.roleId, 'UNKNOWN_ROLE'));
+          if (!role || role.id === guildId) throw new ApiError('UNKNOWN_ROLE');
+          if (role.managed) throw new ApiError('MISSING_PERMISSIONS');
+          guild.requireBelowTop(role);
+          const holds = target.roles.includes(role.id);
+          if ((method === 'PUT') === holds) return undefined;
+          const [row] = await db.query<MemberRow>(
+            method === 'PUT'
+              ? `UPDATE members m SET roles = array_append(roles, $3::bigint) WHERE m.guild_id = $1 AND m.user_id = $2 RETURNING ${MEMBER_COLUMNS}`
+              : `UPDATE members m SET roles = array_remove(roles, $3::bigint) WHERE m.guild_id = $1 AND m.user_id = $2 RETURNING ${MEMBER_COLUMNS}`,
+            [guildId, target.user_id, role.id],
+          );
+          if (!row) throw new ApiError('UNKNOWN_MEMBER');
+          await publishMemberUpdate(guildId, row);
+          return undefined;
+        },
+      }),
+    ),
+  ];
+}

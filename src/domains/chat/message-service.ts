@@ -1,0 +1,432 @@
+import { ApiError } from '../../http/errors.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
+import type { Queryable } from '../../platform/db/database.ts';
+import type { UserRecord } from '../users/user-record.ts';
+import { partialUser } from '../users/user-record.ts';
+import type { ChatEvents } from './events.ts';
+import { type AllowedMentions, effectiveMentions, parseMentions, pingsRepliedUser } from './mentions.ts';
+import { CLIENT_MESSAGE_FLAGS, type Embed } from './message-body.ts';
+import {
+  CHANNEL_TYPES,
+  type ChannelRow,
+  iso,
+  MEMBER_COLUMNS,
+  MESSAGE_COLUMNS,
+  type MemberRow,
+  type MessageRow,
+} from './rows.ts';
+import type { ChatStore } from './store.ts';
+import { memberView, timestampOf } from './views.ts';
+
+export const MESSAGE_TYPES = { DEFAULT: 0, GUILD_MEMBER_JOIN: 7, REPLY: 19 } as const;
+
+export interface WebhookAuthor {
+  id: string;
+  name: string;
+  avatar: string | null;
+}
+
+export interface MessageReferenceInput {
+  message_id: string;
+  channel_id?: string | undefined;
+  guild_id?: string | undefined;
+  fail_if_not_exists?: boolean | undefined;
+}
+
+export interface CreateMessageInput {
+  channel: ChannelRow;
+  /** DM recipients (the audience of a DM message); looked up when absent. */
+  recipients?: string[] | undefined;
+  /** The posting user; `null` for webhook messages. */
+  author: UserRecord | null;
+  webhook?: WebhookAuthor | undefined;
+  content?: string | null | undefined;
+  embeds?: Embed[] | null | undefined;
+  /** Stored attachment objects (api.md §3.8 attachment shape), already uploaded and checked. */
+  attachments?: Record<string, unknown>[] | undefined;
+  tts?: boolean | null | undefined;
+  flags?: number | null | undefined;
+  nonce?: string | number | null | undefined;
+  messageReference?: MessageReferenceInput | null | undefined;
+  allowedMentions?: AllowedMentions | null | undefined;
+  stickerIds?: string[] | null | undefined;
+  /** Whether @everyone, @here and unmentionable roles ping (MENTION_EVERYONE; webhooks: true). */
+  canMentionEveryone: boolean;
+  type?: number;
+  /** The author's member row when the caller already has it (saves a query on the hot path). */
+  authorMember?: MemberRow | undefined;
+}
+
+export interface EditMessageInput {
+  content?: string | null | undefined;
+  embeds?: Embed[] | null | undefined;
+  attachments?: Record<string, unknown>[] | undefined;
+  flags?: number | null | undefined;
+  allowedMentions?: AllowedMentions | null | undefined;
+  canMentionEveryone: boolean;
+}
+
+interface ReactionAggregate {
+  message_id: string;
+  emoji_key: string;
+  emoji_id: string | null;
+  emoji_name: string | null;
+  animated: boolean;
+  count: number;
+  me: boolean;
+}
+
+const TEXT_TYPES: ReadonlySet<number> = new Set([CHANNEL_TYPES.GUILD_TEXT, CHANNEL_TYPES.DM, CHANNEL_TYPES.GROUP_DM]);
+
+/**
+ * Message creation, editing and rendering. Routes, webhook execution and the test harness all create
+ * messages through `create`, so validation, mentions, storage and the MESSAGE_CREATE dispatch stay in one place.
+ */
+export class MessageService {
+  constructor(
+    private readonly store: ChatStore,
+    private readonly events: ChatEvents,
+    private readonly ids: SnowflakeGenerator,
+    private readonly clock: Clock,
+  ) {}
+
+  private get db(): Queryable {
+    return this.store.db;
+  }
+
+  async create(input: CreateMessageInput): Promise<Record<string, unknown>> {
+    const { channel } = input;
+    if (!TEXT_TYPES.has(channel.type)) throw new ApiError('CANNOT_SEND_MESSAGES_IN_NON_TEXT_CHANNEL');
+    const content = input.content ?? '';
+    const embeds = input.embeds ?? [];
+    const attachments = input.attachments ?? [];
+    const stickerIds = input.stickerIds ?? [];
+    const type = input.type ?? MESSAGE_TYPES.DEFAULT;
+    if (
+      type === MESSAGE_TYPES.DEFAULT &&
+      content.trim() === '' &&
+      embeds.length === 0 &&
+      attachments.length === 0 &&
+      stickerIds.length === 0
+    )
+      throw new ApiError('CANNOT_SEND_EMPTY_MESSAGE');
+
+    let referenced: MessageRow | undefined;
+    if (input.messageReference) {
+      referenced = await this.referencedMessage(channel, input.messageReference);
+    }
+    const mentions = await this.mentionsFor(
+      channel,
+      content,
+      input.allowedMentions ?? undefined,
+      input.canMentionEveryone,
+    );
+    if (
+      referenced?.author_id &&
+      pingsRepliedUser(input.allowedMentions ?? undefined) &&
+      !mentions.users.includes(referenced.author_id)
+    )
+      mentions.users.push(referenced.author_id);
+
+    const id = this.ids.next();
+    const [row] = await this.db.query<MessageRow>(
+      `WITH inserted AS (
+         INSERT INTO messages (id, channel_id, guild_id, author_id, webhook_id, webhook_name, webhook_avatar, type, flags,
+                               content, mention_everyone, tts, mentions, mention_roles, embeds, attachments, sticker_ids,
+                               reference_message_id, reference_channel_id, reference_guild_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint[], $14::bigint[], $15::jsonb, $16::jsonb,
+                 $17::bigint[], $18, $19, $20)
+         RETURNING *),
+       touched AS (UPDATE channels SET last_message_id = $1 WHERE id = $2 AND (last_message_id IS NULL OR last_message_id < $1))
+       SELECT ${MESSAGE_COLUMNS} FROM inserted msg`,
+      [
+        id,
+        channel.id,
+        channel.guild_id,
+        input.author?.id ?? null,
+        input.webhook?.id ?? null,
+        input.webhook?.name ?? null,
+        input.webhook?.avatar ?? null,
+        referenced ? MESSAGE_TYPES.REPLY : type,
+        (input.flags ?? 0) & CLIENT_MESSAGE_FLAGS,
+        content,
+        mentions.everyone,
+        input.tts === true,
+        mentions.users,
+        mentions.roles,
+        JSON.stringify(embeds),
+        JSON.stringify(attachments),
+        stickerIds,
+        referenced?.id ?? null,
+        referenced ? channel.id : null,
+        referenced ? channel.guild_id : null,
+      ],
+    );
+    if (!row) throw new Error('message insert returned nothing');
+    const [view] = await this.render([row], undefined, {
+      knownUsers: input.author ? [input.author] : [],
+      fresh: true,
+    });
+    const message = { ...(view as Record<string, unknown>) };
+    if (input.nonce !== undefined && input.nonce !== null) message.nonce = input.nonce;
+    await this.dispatchWithMember(
+      'MESSAGE_CREATE',
+      channel,
+      input.recipients,
+      message,
+      input.author?.id ?? null,
+      input.authorMember,
+    );
+    return message;
+  }
+
+  async edit(channel: ChannelRow, existing: MessageRow, input: EditMessageInput, recipients?: string[]) {
+    const content = input.content === undefined ? existing.content : (input.content ?? '');
+    const embeds = input.embeds === undefined ? existing.embeds : (input.embeds ?? []);
+    const attachments = input.attachments === undefined ? existing.attachments : input.attachments;
+    if (content.trim() === '' && embeds.length === 0 && attachments.length === 0 && existing.sticker_ids.length === 0)
+      throw new ApiError('CANNOT_SEND_EMPTY_MESSAGE');
+    const flags =
+      input.flags === undefined || input.flags === null
+        ? existing.flags
+        : (existing.flags & ~CLIENT_MESSAGE_FLAGS) | (input.flags & CLIENT_MESSAGE_FLAGS);
+    let mentionUsers = existing.mentions;
+    let mentionRoles = existing.mention_roles;
+    let everyone = existing.mention_everyone;
+    if (input.content !== undefined || input.allowedMentions !== undefined) {
+      const mentions = await this.mentionsFor(
+        channel,
+        content,
+        input.allowedMentions ?? undefined,
+        input.canMentionEveryone,
+      );
+      mentionUsers = mentions.users;
+      mentionRoles = mentions.roles;
+      everyone = mentions.everyone;
+    }
+    const [row] = await this.db.query<MessageRow>(
+      `UPDATE messages msg SET content = $2, embeds = $3::jsonb, attachments = $4::jsonb, flags = $5, mentions = $6::bigint[],
+              mention_roles = $7::bigint[], mention_everyone = $8, edited_at = $9
+        WHERE id = $1 RETURNING ${MESSAGE_COLUMNS}`,
+      [
+        existing.id,
+        content,
+        JSON.stringify(embeds),
+        JSON.stringify(attachments),
+        flags,
+        mentionUsers,
+        mentionRoles,
+        everyone,
+        new Date(this.clock.now()),
+      ],
+    );
+    if (!row) throw new ApiError('UNKNOWN_MESSAGE');
+    const [view] = await this.render([row], undefined);
+    const message = view as Record<string, unknown>;
+    await this.dispatchWithMember('MESSAGE_UPDATE', channel, recipients, message, row.author_id);
+    return message;
+  }
+
+  async find(channelId: string, messageId: string, db: Queryable = this.db): Promise<MessageRow | undefined> {
+    const [row] = await db.query<MessageRow>(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages msg WHERE msg.id = $1 AND msg.channel_id = $2`,
+      [messageId, channelId],
+    );
+    return row;
+  }
+
+  async require(channelId: string, messageId: string): Promise<MessageRow> {
+    const row = await this.find(channelId, messageId);
+    if (!row) throw new ApiError('UNKNOWN_MESSAGE');
+    return row;
+  }
+
+  /**
+   * Message objects for rows (api.md §3.8): authors, mentioned users, reactions (with `me` for the viewer)
+   * and one level of `referenced_message`, in at most four queries whatever the number of rows.
+   */
+  async render(
+    rows: readonly MessageRow[],
+    viewerId: string | undefined,
+    options: { knownUsers?: readonly UserRecord[]; fresh?: boolean } = {},
+  ): Promise<Record<string, unknown>[]> {
+    if (rows.length === 0) return [];
+    const referenceIds = [...new Set(rows.flatMap((r) => (r.reference_message_id ? [r.reference_message_id] : [])))];
+    const referenced = referenceIds.length
+      ? await this.db.query<MessageRow>(
+          `SELECT ${MESSAGE_COLUMNS} FROM messages msg WHERE msg.id = ANY($1::bigint[])`,
+          [referenceIds],
+        )
+      : [];
+    const all = [...rows, ...referenced];
+    const userIds = all.flatMap((r) => [...(r.author_id ? [r.author_id] : []), ...r.mentions]);
+    const known = new Map((options.knownUsers ?? []).map((u) => [u.id, u]));
+    const missing = userIds.filter((id) => !known.has(id));
+    // A message just written has no reactions yet: `fresh` skips that query on the create path.
+    const [loaded, reactions] = await Promise.all([
+      missing.length > 0 ? this.store.usersByIds(missing) : Promise.resolve(new Map<string, UserRecord>()),
+      options.fresh
+        ? Promise.resolve(new Map<string, ReactionAggregate[]>())
+        : this.reactionsFor(
+            rows.map((r) => r.id),
+            viewerId,
+          ),
+    ]);
+    const users = new Map([...known, ...loaded]);
+    const referencedById = new Map(referenced.map((r) => [r.id, r]));
+    const base = (row: MessageRow): Record<string, unknown> => {
+      const view: Record<string, unknown> = {
+        id: row.id,
+        channel_id: row.channel_id,
+        author: authorView(row, users),
+        ...(row.webhook_id ? { webhook_id: row.webhook_id } : {}),
+        type: row.type,
+        flags: row.flags,
+        content: row.content,
+        timestamp: timestampOf(row.id),
+        edited_timestamp: iso(row.edited_at),
+        pinned: row.pinned_at !== null,
+        mention_everyone: row.mention_everyone,
+        tts: row.tts,
+        mentions: row.mentions.flatMap((id) => {
+          const user = users.get(id);
+          return user ? [partialUser(user)] : [];
+        }),
+        mention_roles: row.mention_roles,
+        embeds: row.embeds,
+        attachments: row.attachments,
+        stickers: [],
+      };
+      return view;
+    };
+    return rows.map((row) => {
+      const view = base(row);
+      const list = reactions.get(row.id);
+      if (list && list.length > 0) {
+        view.reactions = list.map((r) => ({
+          emoji: { id: r.emoji_id, name: r.emoji_name, ...(r.emoji_id ? { animated: r.animated } : {}) },
+          count: r.count,
+          me: r.me,
+        }));
+      }
+      if (row.reference_message_id) {
+        view.message_reference = {
+          message_id: row.reference_message_id,
+          channel_id: row.reference_channel_id ?? row.channel_id,
+          ...(row.reference_guild_id ? { guild_id: row.reference_guild_id } : {}),
+        };
+        const target = referencedById.get(row.reference_message_id);
+        view.referenced_message = target ? base(target) : null;
+      }
+      return view;
+    });
+  }
+
+  /** MESSAGE_CREATE/UPDATE: guild messages also carry `member` (the author's, without `user`). */
+  private async dispatchWithMember(
+    event: string,
+    channel: ChannelRow,
+    recipients: string[] | undefined,
+    message: Record<string, unknown>,
+    authorId: string | null,
+    knownMember?: MemberRow,
+  ): Promise<void> {
+    if (channel.guild_id === null) {
+      const audience = recipients ?? (await this.store.recipientIds(channel.id));
+      await this.events.channel(event, { channel, recipients: audience }, message);
+      return;
+    }
+    const payload: Record<string, unknown> = { ...message };
+    if (knownMember) {
+      payload.member = memberView(knownMember, undefined, { includeUser: false });
+    } else if (authorId) {
+      const [member] = await this.db.query<MemberRow>(
+        `SELECT ${MEMBER_COLUMNS} FROM members m WHERE m.guild_id = $1 AND m.user_id = $2`,
+        [channel.guild_id, authorId],
+      );
+      if (member) payload.member = memberView(member, undefined, { includeUser: false });
+    }
+    await this.events.channel(event, { channel, recipients: undefined }, payload);
+  }
+
+  private async referencedMessage(
+    channel: ChannelRow,
+    reference: MessageReferenceInput,
+  ): Promise<MessageRow | undefined> {
+    const failIfMissing = reference.fail_if_not_exists !== false;
+    const sameChannel = !reference.channel_id || reference.channel_id === channel.id;
+    const row = sameChannel ? await this.find(channel.id, reference.message_id) : undefined;
+    if (!row && failIfMissing) throw new ApiError('UNKNOWN_MESSAGE');
+    return row;
+  }
+
+  private async mentionsFor(
+    channel: ChannelRow,
+    content: string,
+    allowed: AllowedMentions | undefined,
+    canMentionEveryone: boolean,
+  ): Promise<{ users: string[]; roles: string[]; everyone: boolean }> {
+    const parsed = parseMentions(content);
+    let mentionable = new Set<string>();
+    if (channel.guild_id && parsed.roles.length > 0) {
+      const rows = await this.db.query<{ id: string; mentionable: boolean }>(
+        'SELECT id, mentionable FROM roles WHERE guild_id = $1 AND id = ANY($2::bigint[])',
+        [channel.guild_id, parsed.roles],
+      );
+      const existing = new Set(rows.map((r) => r.id));
+      parsed.roles = parsed.roles.filter((id) => existing.has(id));
+      mentionable = new Set(rows.filter((r) => r.mentionable).map((r) => r.id));
+    } else {
+      parsed.roles = [];
+    }
+    if (parsed.users.length > 0) {
+      const users = await this.store.usersByIds(parsed.users);
+      parsed.users = parsed.users.filter((id) => users.has(id));
+    }
+    return effectiveMentions(parsed, allowed, { canMentionEveryone, mentionableRoleIds: mentionable });
+  }
+
+  private async reactionsFor(
+    messageIds: readonly string[],
+    viewerId: string | undefined,
+  ): Promise<Map<string, ReactionAggregate[]>> {
+    const out = new Map<string, ReactionAggregate[]>();
+    if (messageIds.length === 0) return out;
+    const rows = await this.db.query<ReactionAggregate>(
+      `SELECT message_id, emoji_key, max(emoji_id)::text AS emoji_id, max(emoji_name) AS emoji_name,
+              bool_or(animated) AS animated, count(*)::int AS count, coalesce(bool_or(user_id = $2), false) AS me
+         FROM reactions WHERE message_id = ANY($1::bigint[])
+        GROUP BY message_id, emoji_key ORDER BY min(created_at), emoji_key`,
+      [messageIds, viewerId ?? '0'],
+    );
+    for (const row of rows) out.set(row.message_id, [...(out.get(row.message_id) ?? []), row]);
+    return out;
+  }
+}
+
+function authorView(row: MessageRow, users: ReadonlyMap<string, UserRecord>): Record<string, unknown> {
+  if (row.webhook_id) {
+    return {
+      id: row.webhook_id,
+      username: row.webhook_name ?? 'Webhook',
+      discriminator: '0000',
+      global_name: null,
+      avatar: row.webhook_avatar,
+      avatar_color: null,
+      bot: true,
+      flags: 0,
+    };
+  }
+  const user = row.author_id ? users.get(row.author_id) : undefined;
+  if (user) return partialUser(user);
+  return {
+    id: row.author_id ?? '0',
+    username: 'Deleted User',
+    discriminator: '0000',
+    global_name: null,
+    avatar: null,
+    avatar_color: null,
+    flags: 0,
+  };
+}

@@ -1,0 +1,269 @@
+import { z } from 'zod';
+import { ApiError, fieldError } from '../../http/errors.ts';
+import { type AnyRoute, route } from '../../http/route.ts';
+import { validate } from '../../http/validation.ts';
+import { type ChannelAccess, pathId, requireChannel } from './access.ts';
+import { type ChatDeps, limits, snowflake } from './deps.ts';
+import { readCreateMessageBody, readEditMessageBody } from './message-body.ts';
+import { has, PERMISSIONS } from './permissions.ts';
+import { MESSAGE_COLUMNS, type MessageRow } from './rows.ts';
+
+const listQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  before: snowflake.optional(),
+  after: snowflake.optional(),
+  around: snowflake.optional(),
+});
+
+const bulkDeleteBody = z
+  .object({
+    message_ids: z.array(snowflake).min(2).max(100).optional(),
+    // discord.js sends Discord's field name.
+    messages: z.array(snowflake).min(2).max(100).optional(),
+  })
+  .refine((b) => b.message_ids !== undefined || b.messages !== undefined, {
+    path: ['message_ids'],
+    params: { code: 'BASE_TYPE_REQUIRED' },
+    message: 'This field is required',
+  });
+
+/** Members who moderate the channel are not slowed down. */
+const SLOWMODE_EXEMPT = [PERMISSIONS.MANAGE_MESSAGES, PERMISSIONS.MANAGE_CHANNELS, PERMISSIONS.BYPASS_SLOWMODE];
+
+export function messageRoutes(deps: ChatDeps): AnyRoute[] {
+  const { services, access, events, messages } = deps;
+  const { db } = services;
+
+  async function readable(channelId: string | undefined, userId: string, now: number): Promise<ChannelAccess> {
+    const channelAccess = await access.channel(pathId(channelId, 'UNKNOWN_CHANNEL'), userId, now);
+    requireChannel(channelAccess, PERMISSIONS.READ_MESSAGE_HISTORY);
+    return channelAccess;
+  }
+
+  return [
+    route({
+      method: 'GET',
+      path: '/channels/:channelId/messages',
+      policy: 'user',
+      rateLimit: limits.read('channels:messages'),
+      async handler(ctx) {
+        const query = validate(listQuery, ctx.request.query ?? {});
+        const cursors = [query.before, query.after, query.around].filter((c) => c !== undefined);
+        if (cursors.length > 1)
+          throw fieldError('before', 'CANNOT_SPECIFY_BOTH_BEFORE_AND_AFTER', 'Only one of before, after and around');
+        const channelAccess = await readable(ctx.params.channelId, ctx.user.id, ctx.now);
+        const channelId = channelAccess.channel.id;
+        const select = `SELECT ${MESSAGE_COLUMNS} FROM messages msg WHERE msg.channel_id = $1`;
+        let rows: MessageRow[];
+        if (query.around) {
+          const older = Math.ceil(query.limit / 2);
+          const newer = query.limit - older;
+          const [a, b] = await Promise.all([
+            db.query<MessageRow>(`${select} AND msg.id <= $2 ORDER BY msg.id DESC LIMIT $3`, [
+              channelId,
+              query.around,
+              older,
+            ]),
+            newer > 0
+              ? db.query<MessageRow>(`${select} AND msg.id > $2 ORDER BY msg.id ASC LIMIT $3`, [
+                  channelId,
+                  query.around,
+                  newer,
+                ])
+              : Promise.resolve([]),
+          ]);
+          rows = [...b.reverse(), ...a];
+        } else if (query.after) {
+          rows = (
+            await db.query<MessageRow>(`${select} AND msg.id > $2 ORDER BY msg.id ASC LIMIT $3`, [
+              channelId,
+              query.after,
+              query.limit,
+            ])
+          ).reverse();
+        } else if (query.before) {
+          rows = await db.query<MessageRow>(`${select} AND msg.id < $2 ORDER BY msg.id DESC LIMIT $3`, [
+            channelId,
+            query.before,
+            query.limit,
+          ]);
+        } else {
+          rows = await db.query<MessageRow>(`${select} ORDER BY msg.id DESC LIMIT $2`, [channelId, query.limit]);
+        }
+        return messages.render(rows, ctx.user.id);
+      },
+    }),
+
+    route({
+      method: 'GET',
+      path: '/channels/:channelId/messages/:messageId',
+      policy: 'user',
+      rateLimit: limits.read('channels:messages'),
+      async handler(ctx) {
+        const channelAccess = await readable(ctx.params.channelId, ctx.user.id, ctx.now);
+        const row = await messages.require(channelAccess.channel.id, pathId(ctx.params.messageId, 'UNKNOWN_MESSAGE'));
+        const [view] = await messages.render([row], ctx.user.id);
+        return view;
+      },
+    }),
+
+    route({
+      method: 'POST',
+      path: '/channels/:channelId/messages',
+      policy: 'user',
+      bodyKind: 'json',
+      rateLimit: limits.write('channels:messages'),
+      async handler(ctx) {
+        const body = readCreateMessageBody(ctx);
+        const channelAccess = await access.channel(
+          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
+          ctx.user.id,
+          ctx.now,
+        );
+        const { channel, permissions } = channelAccess;
+        requireChannel(channelAccess, PERMISSIONS.SEND_MESSAGES);
+        if (body.embeds?.length) requireChannel(channelAccess, PERMISSIONS.EMBED_LINKS);
+        if (body.attachments?.length) {
+          requireChannel(channelAccess, PERMISSIONS.ATTACH_FILES);
+          // Uploaded attachments are claimed by the attachments module; until then no upload can be found.
+          throw fieldError(
+            'attachments.0.upload_filename',
+            'UPLOADED_ATTACHMENT_NOT_FOUND',
+            'Uploaded attachment not found',
+          );
+        }
+        if (body.message_reference) requireChannel(channelAccess, PERMISSIONS.READ_MESSAGE_HISTORY);
+        if (
+          channel.guild_id !== null &&
+          channel.rate_limit_per_user > 0 &&
+          !SLOWMODE_EXEMPT.some((bit) => has(permissions, bit))
+        ) {
+          const decision = await services.rateLimiter.consume(
+            `slowmode:${channel.id}:${ctx.user.id}`,
+            1,
+            channel.rate_limit_per_user * 1000,
+            ctx.now,
+          );
+          if (!decision.allowed)
+            throw new ApiError('SLOWMODE_RATE_LIMITED', {
+              extra: { retry_after: Math.round(decision.retryAfterMs) / 1000 },
+            });
+        }
+        return messages.create({
+          channel,
+          recipients: channelAccess.recipients,
+          author: ctx.user,
+          content: body.content,
+          embeds: body.embeds,
+          tts: body.tts === true && has(permissions, PERMISSIONS.SEND_TTS_MESSAGES),
+          flags: body.flags,
+          nonce: body.nonce,
+          messageReference: body.message_reference,
+          allowedMentions: body.allowed_mentions,
+          stickerIds: body.sticker_ids,
+          canMentionEveryone: has(permissions, PERMISSIONS.MENTION_EVERYONE),
+          authorMember: channelAccess.guild?.member,
+        });
+      },
+    }),
+
+    route({
+      method: 'PATCH',
+      path: '/channels/:channelId/messages/:messageId',
+      policy: 'user',
+      bodyKind: 'json',
+      rateLimit: limits.write('channels:messages'),
+      async handler(ctx) {
+        const body = readEditMessageBody(ctx);
+        const channelAccess = await access.channel(
+          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
+          ctx.user.id,
+          ctx.now,
+        );
+        const row = await messages.require(channelAccess.channel.id, pathId(ctx.params.messageId, 'UNKNOWN_MESSAGE'));
+        if (row.author_id !== ctx.user.id || row.webhook_id !== null)
+          throw new ApiError('CANNOT_EDIT_OTHER_USER_MESSAGE');
+        if (body.embeds?.length) requireChannel(channelAccess, PERMISSIONS.EMBED_LINKS);
+        return messages.edit(
+          channelAccess.channel,
+          row,
+          {
+            content: body.content,
+            embeds: body.embeds,
+            flags: body.flags,
+            allowedMentions: body.allowed_mentions,
+            canMentionEveryone: has(channelAccess.permissions, PERMISSIONS.MENTION_EVERYONE),
+          },
+          channelAccess.recipients,
+        );
+      },
+    }),
+
+    route({
+      method: 'DELETE',
+      path: '/channels/:channelId/messages/:messageId',
+      policy: 'user',
+      rateLimit: limits.write('channels:messages'),
+      async handler(ctx) {
+        const channelAccess = await access.channel(
+          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
+          ctx.user.id,
+          ctx.now,
+        );
+        const row = await messages.require(channelAccess.channel.id, pathId(ctx.params.messageId, 'UNKNOWN_MESSAGE'));
+        const own = row.author_id === ctx.user.id && row.webhook_id === null;
+        if (!own) requireChannel(channelAccess, PERMISSIONS.MANAGE_MESSAGES);
+        await db.query('DELETE FROM messages WHERE id = $1', [row.id]);
+        await events.channel('MESSAGE_DELETE', channelAccess, { id: row.id });
+        return undefined;
+      },
+    }),
+
+    route({
+      method: 'POST',
+      path: '/channels/:channelId/messages/bulk-delete',
+      policy: 'user',
+      rateLimit: limits.write('channels:messages:bulk'),
+      body: bulkDeleteBody,
+      async handler(ctx) {
+        const channelAccess = await access.channel(
+          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
+          ctx.user.id,
+          ctx.now,
+        );
+        if (!channelAccess.guild) throw new ApiError('MISSING_PERMISSIONS');
+        requireChannel(channelAccess, PERMISSIONS.MANAGE_MESSAGES);
+        const ids = [...new Set(ctx.body.message_ids ?? ctx.body.messages ?? [])];
+        const deleted = await db.query<{ id: string }>(
+          'DELETE FROM messages WHERE channel_id = $1 AND id = ANY($2::bigint[]) RETURNING id',
+          [channelAccess.channel.id, ids],
+        );
+        if (deleted.length > 0)
+          await events.channel('MESSAGE_DELETE_BULK', channelAccess, { ids: deleted.map((r) => r.id) });
+        return undefined;
+      },
+    }),
+
+    route({
+      method: 'POST',
+      path: '/channels/:channelId/messages/:messageId/ack',
+      policy: 'user-only',
+      rateLimit: limits.write('channels:messages:ack'),
+      async handler(ctx) {
+        const channelAccess = await access.channel(
+          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
+          ctx.user.id,
+          ctx.now,
+        );
+        const row = await messages.require(channelAccess.channel.id, pathId(ctx.params.messageId, 'UNKNOWN_MESSAGE'));
+        await db.query(
+          `INSERT INTO read_states (user_id, channel_id, last_message_id, updated_at) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (user_id, channel_id) DO UPDATE SET last_message_id = EXCLUDED.last_message_id, updated_at = EXCLUDED.updated_at`,
+          [ctx.user.id, row.channel_id, row.id, new Date(ctx.now)],
+        );
+        await events.users('MESSAGE_ACK', [ctx.user.id], { channel_id: row.channel_id, message_id: row.id });
+        return undefined;
+      },
+    }),
+  ];
+}

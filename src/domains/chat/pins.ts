@@ -1,0 +1,125 @@
+import { z } from 'zod';
+import { ApiError } from '../../http/errors.ts';
+import { type AnyRoute, route } from '../../http/route.ts';
+import { type ChannelAccess, pathId, requireChannel } from './access.ts';
+import { type ChatDeps, limits } from './deps.ts';
+import { PERMISSIONS } from './permissions.ts';
+import { iso, MESSAGE_COLUMNS, type MessageRow } from './rows.ts';
+
+/** Pinned messages per channel (Discord's limit). */
+export const MAX_PINS = 50;
+
+const pinsQuery = z.object({
+  before: z.iso.datetime({ offset: true }).optional(),
+  limit: z.coerce.number().int().min(1).max(50).default(50),
+});
+
+export function pinRoutes(deps: ChatDeps): AnyRoute[] {
+  const { services, access, events, messages } = deps;
+  const { db } = services;
+
+  /** Keeps `last_pin_timestamp` in step with the pins and tells the channel. */
+  async function pinsChanged(channelAccess: ChannelAccess): Promise<void> {
+    const [row] = await db.query<{ last_pin_timestamp: Date | null }>(
+      `UPDATE channels SET last_pin_timestamp =
+         (SELECT max(pinned_at) FROM messages WHERE channel_id = $1 AND pinned_at IS NOT NULL)
+        WHERE id = $1 RETURNING last_pin_timestamp`,
+      [channelAccess.channel.id],
+    );
+    await events.channel('CHANNEL_PINS_UPDATE', channelAccess, { last_pin_timestamp: iso(row?.last_pin_timestamp) });
+  }
+
+  async function pinnable(ctx: { params: Record<string, string>; user: { id: string }; now: number }) {
+    const channelAccess = await access.channel(pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'), ctx.user.id, ctx.now);
+    requireChannel(channelAccess, PERMISSIONS.PIN_MESSAGES);
+    const message = await messages.require(channelAccess.channel.id, pathId(ctx.params.messageId, 'UNKNOWN_MESSAGE'));
+    return { channelAccess, message };
+  }
+
+  async function pinned(channelId: string, before: string | undefined, limit: number) {
+    return db.query<MessageRow>(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages msg
+        WHERE msg.channel_id = $1 AND msg.pinned_at IS NOT NULL AND ($2::timestamptz IS NULL OR msg.pinned_at < $2::timestamptz)
+        ORDER BY msg.pinned_at DESC, msg.id DESC LIMIT $3`,
+      [channelId, before ?? null, limit],
+    );
+  }
+
+  return [
+    route({
+      method: 'PUT',
+      path: '/channels/:channelId/pins/:messageId',
+      policy: 'user',
+      rateLimit: limits.write('channels:pins'),
+      async handler(ctx) {
+        const { channelAccess, message } = await pinnable(ctx);
+        if (message.pinned_at !== null) return undefined;
+        const [count] = await db.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM messages WHERE channel_id = $1 AND pinned_at IS NOT NULL',
+          [channelAccess.channel.id],
+        );
+        if ((count?.n ?? 0) >= MAX_PINS) throw new ApiError('MAX_PINS');
+        await db.query('UPDATE messages SET pinned_at = $2 WHERE id = $1 AND pinned_at IS NULL', [
+          message.id,
+          new Date(ctx.now),
+        ]);
+        await pinsChanged(channelAccess);
+        return undefined;
+      },
+    }),
+
+    route({
+      method: 'DELETE',
+      path: '/channels/:channelId/pins/:messageId',
+      policy: 'user',
+      rateLimit: limits.write('channels:pins'),
+      async handler(ctx) {
+        const { channelAccess, message } = await pinnable(ctx);
+        if (message.pinned_at === null) return undefined;
+        await db.query('UPDATE messages SET pinned_at = NULL WHERE id = $1', [message.id]);
+        await pinsChanged(channelAccess);
+        return undefined;
+      },
+    }),
+
+    route({
+      method: 'GET',
+      path: '/channels/:channelId/messages/pins',
+      policy: 'user',
+      rateLimit: limits.read('channels:pins'),
+      query: pinsQuery,
+      async handler(ctx) {
+        const channelAccess = await access.channel(
+          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
+          ctx.user.id,
+          ctx.now,
+        );
+        requireChannel(channelAccess, PERMISSIONS.READ_MESSAGE_HISTORY);
+        const rows = await pinned(channelAccess.channel.id, ctx.query.before, ctx.query.limit + 1);
+        const page = rows.slice(0, ctx.query.limit);
+        const views = await messages.render(page, ctx.user.id);
+        return {
+          items: views.map((message, index) => ({ message, pinned_at: iso(page[index]?.pinned_at) })),
+          has_more: rows.length > ctx.query.limit,
+        };
+      },
+    }),
+
+    // The older listing discord.js 14 still calls: the pinned messages as a plain array.
+    route({
+      method: 'GET',
+      path: '/channels/:channelId/pins',
+      policy: 'user',
+      rateLimit: limits.read('channels:pins'),
+      async handler(ctx) {
+        const channelAccess = await access.channel(
+          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
+          ctx.user.id,
+          ctx.now,
+        );
+        requireChannel(channelAccess, PERMISSIONS.READ_MESSAGE_HISTORY);
+        return messages.render(await pinned(channelAccess.channel.id, undefined, MAX_PINS), ctx.user.id);
+      },
+    }),
+  ];
+}

@@ -1,0 +1,188 @@
+import { z } from 'zod';
+import { ApiError } from '../../http/errors.ts';
+import { type AnyRoute, route } from '../../http/route.ts';
+import type { Queryable } from '../../platform/db/database.ts';
+import { partialUser, type UserRecord } from '../users/user-record.ts';
+import { pathId } from './access.ts';
+import { type ChatDeps, limits } from './deps.ts';
+import { iso } from './rows.ts';
+
+export const RELATIONSHIP_TYPES = { FRIEND: 1, BLOCKED: 2, INCOMING: 3, OUTGOING: 4 } as const;
+
+interface RelationshipRow {
+  user_id: string;
+  target_id: string;
+  type: number;
+  nickname: string | null;
+  since: Date;
+}
+
+const requestByNameBody = z.object({
+  username: z.string().min(1).max(32),
+  discriminator: z.union([z.string(), z.number()]).nullish(),
+});
+const putBody = z.object({
+  type: z.union([z.literal(RELATIONSHIP_TYPES.FRIEND), z.literal(RELATIONSHIP_TYPES.BLOCKED)]).optional(),
+});
+
+function relationshipView(row: RelationshipRow, user: UserRecord | undefined): Record<string, unknown> {
+  return {
+    id: row.target_id,
+    type: row.type,
+    user: user ? partialUser(user) : { id: row.target_id },
+    since: iso(row.since),
+    nickname: row.nickname,
+  };
+}
+
+export function relationshipRoutes(deps: ChatDeps): AnyRoute[] {
+  const { services, store, events } = deps;
+  const { db } = services;
+
+  async function rowsBetween(a: string, b: string, tx: Queryable = db) {
+    const rows = await tx.query<RelationshipRow>(
+      'SELECT * FROM relationships WHERE (user_id = $1 AND target_id = $2) OR (user_id = $2 AND target_id = $1)',
+      [a, b],
+    );
+    return { mine: rows.find((r) => r.user_id === a), theirs: rows.find((r) => r.user_id === b) };
+  }
+
+  async function upsert(tx: Queryable, userId: string, targetId: string, type: number, now: number) {
+    await tx.query(
+      `INSERT INTO relationships (user_id, target_id, type, since) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (user_id, target_id) DO UPDATE SET type = EXCLUDED.type, since = EXCLUDED.since`,
+      [userId, targetId, type, new Date(now)],
+    );
+  }
+
+  /** Tells each side what its own row now is (ADD for a present row, REMOVE for a deleted one). */
+  async function announce(me: UserRecord, target: UserRecord) {
+    const { mine, theirs } = await rowsBetween(me.id, target.id);
+    for (const [owner, other, row] of [
+      [me, target, mine],
+      [target, me, theirs],
+    ] as const) {
+      if (row) await events.users('RELATIONSHIP_ADD', [owner.id], relationshipView(row, other));
+      else await events.users('RELATIONSHIP_REMOVE', [owner.id], { id: other.id });
+    }
+  }
+
+  async function requestFriend(me: UserRecord, target: UserRecord, now: number): Promise<void> {
+    if (target.id === me.id) throw new ApiError('BAD_REQUEST', { message: 'Cannot befriend yourself' });
+    if (target.isBot) throw new ApiError('BAD_REQUEST', { message: 'Cannot send a friend request to a bot' });
+    const changed = await db.transaction(async (tx) => {
+      const { mine, theirs } = await rowsBetween(me.id, target.id, tx);
+      // A block on either side ends it; the message does not say whose, so a block stays private.
+      if (mine?.type === RELATIONSHIP_TYPES.BLOCKED || theirs?.type === RELATIONSHIP_TYPES.BLOCKED)
+        throw new ApiError('BAD_REQUEST', { message: 'Cannot send a friend request to this user' });
+      if (mine?.type === RELATIONSHIP_TYPES.FRIEND || mine?.type === RELATIONSHIP_TYPES.OUTGOING) return false;
+      if (mine?.type === RELATIONSHIP_TYPES.INCOMING) {
+        await upsert(tx, me.id, target.id, RELATIONSHIP_TYPES.FRIEND, now);
+        await upsert(tx, target.id, me.id, RELATIONSHIP_TYPES.FRIEND, now);
+      } else {
+        await upsert(tx, me.id, target.id, RELATIONSHIP_TYPES.OUTGOING, now);
+        await upsert(tx, target.id, me.id, RELATIONSHIP_TYPES.INCOMING, now);
+      }
+      return true;
+    });
+    if (changed) await announce(me, target);
+  }
+
+  async function targetUser(rawId: string | undefined): Promise<UserRecord> {
+    const user = await store.user(pathId(rawId, 'UNKNOWN_USER'));
+    if (!user) throw new ApiError('UNKNOWN_USER');
+    return user;
+  }
+
+  return [
+    route({
+      method: 'GET',
+      path: '/users/@me/relationships',
+      policy: 'user-only',
+      rateLimit: limits.read('users:relationships'),
+      async handler(ctx) {
+        const rows = await db.query<RelationshipRow>('SELECT * FROM relationships WHERE user_id = $1 ORDER BY since', [
+          ctx.user.id,
+        ]);
+        const users = await store.usersByIds(rows.map((r) => r.target_id));
+        return rows.map((row) => relationshipView(row, users.get(row.target_id)));
+      },
+    }),
+
+    route({
+      method: 'POST',
+      path: '/users/@me/relationships',
+      policy: 'user-only',
+      rateLimit: limits.write('users:relationships'),
+      body: requestByNameBody,
+      async handler(ctx) {
+        const [row] = await db.query<{ id: string }>(
+          'SELECT id FROM users WHERE lower(username) = lower($1) AND NOT is_bot ORDER BY id LIMIT 1',
+          [ctx.body.username],
+        );
+        const target = row ? await store.user(row.id) : undefined;
+        if (!target) throw new ApiError('UNKNOWN_USER');
+        await requestFriend(ctx.user, target, ctx.now);
+        return undefined;
+      },
+    }),
+
+    route({
+      method: 'POST',
+      path: '/users/@me/relationships/:userId',
+      policy: 'user-only',
+      rateLimit: limits.write('users:relationships'),
+      async handler(ctx) {
+        await requestFriend(ctx.user, await targetUser(ctx.params.userId), ctx.now);
+        return undefined;
+      },
+    }),
+
+    route({
+      method: 'PUT',
+      path: '/users/@me/relationships/:userId',
+      policy: 'user-only',
+      rateLimit: limits.write('users:relationships'),
+      body: putBody,
+      async handler(ctx) {
+        const me = ctx.user;
+        const target = await targetUser(ctx.params.userId);
+        if (ctx.body.type !== RELATIONSHIP_TYPES.BLOCKED) {
+          await requestFriend(me, target, ctx.now);
+          return undefined;
+        }
+        if (target.id === me.id) throw new ApiError('BAD_REQUEST', { message: 'Cannot block yourself' });
+        await db.transaction(async (tx) => {
+          const { theirs } = await rowsBetween(me.id, target.id, tx);
+          await upsert(tx, me.id, target.id, RELATIONSHIP_TYPES.BLOCKED, ctx.now);
+          if (theirs && theirs.type !== RELATIONSHIP_TYPES.BLOCKED)
+            await tx.query('DELETE FROM relationships WHERE user_id = $1 AND target_id = $2', [target.id, me.id]);
+        });
+        await announce(me, target);
+        return undefined;
+      },
+    }),
+
+    route({
+      method: 'DELETE',
+      path: '/users/@me/relationships/:userId',
+      policy: 'user-only',
+      rateLimit: limits.write('users:relationships'),
+      async handler(ctx) {
+        const me = ctx.user;
+        const target = await targetUser(ctx.params.userId);
+        const changed = await db.transaction(async (tx) => {
+          const { mine, theirs } = await rowsBetween(me.id, target.id, tx);
+          if (!mine) return false;
+          await tx.query('DELETE FROM relationships WHERE user_id = $1 AND target_id = $2', [me.id, target.id]);
+          // Unfriending or withdrawing a request clears both sides; unblocking clears only the blocker's row.
+          if (mine.type !== RELATIONSHIP_TYPES.BLOCKED && theirs && theirs.type !== RELATIONSHIP_TYPES.BLOCKED)
+            await tx.query('DELETE FROM relationships WHERE user_id = $1 AND target_id = $2', [target.id, me.id]);
+          return true;
+        });
+        if (changed) await announce(me, target);
+        return undefined;
+      },
+    }),
+  ];
+}

@@ -1,0 +1,103 @@
+import { DISPATCH_TOPIC, type Dispatch } from '../../src/domains/events/dispatch.ts';
+import { type ApiResponse, registerUser, request, type TestUser } from './client.ts';
+import type { TestServer } from './server.ts';
+
+/** An authenticated call as `user` (session token, sent bare). */
+export function as<T = any>(
+  server: TestServer,
+  user: Pick<TestUser, 'token'> | { auth: string },
+  method: string,
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+): Promise<ApiResponse<T>> {
+  const auth = 'auth' in user ? user.auth : user.token;
+  return request<T>(server, method, `/v1${path}`, {
+    auth,
+    ...(body !== undefined ? { body } : {}),
+    ...(headers ? { headers } : {}),
+  });
+}
+
+export async function ok<T = any>(promise: Promise<ApiResponse<T>>, status = 200): Promise<T> {
+  const res = await promise;
+  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${res.text}`);
+  return res.body;
+}
+
+export async function newGuild(server: TestServer, owner: TestUser, name = 'Hearth test guild') {
+  return ok(as(server, owner, 'POST', '/guilds', { name }));
+}
+
+/** Makes `user` a member through an invite on the guild's system channel. */
+export async function join(server: TestServer, owner: TestUser, user: TestUser, guild: { id: string; system_channel_id: string }) {
+  const invite = await ok(as(server, owner, 'POST', `/channels/${guild.system_channel_id}/invites`, { unique: true }));
+  await ok(as(server, user, 'POST', `/invites/${invite.code}`));
+  return invite;
+}
+
+/** A guild with an owner and `count` members. */
+export async function guildWithMembers(server: TestServer, count: number) {
+  const owner = await registerUser(server);
+  const guild = await newGuild(server, owner);
+  const members: TestUser[] = [];
+  for (let i = 0; i < count; i++) {
+    const user = await registerUser(server);
+    await join(server, owner, user, guild);
+    members.push(user);
+  }
+  return { owner, guild, members, channelId: guild.system_channel_id as string };
+}
+
+/** Records every gateway dispatch published on the in-process bus. */
+export class DispatchRecorder {
+  readonly seen: Dispatch[] = [];
+  private readonly stop: () => void;
+
+  constructor(server: TestServer) {
+    this.stop = server.app.services.bus.subscribe<Dispatch>(DISPATCH_TOPIC, (d) => this.seen.push(d));
+  }
+
+  clear(): void {
+    this.seen.length = 0;
+  }
+
+  of(event: string): Dispatch[] {
+    return this.seen.filter((d) => d.event === event);
+  }
+
+  /** The single dispatch of `event` matching `where`; fails when there is none. */
+  one(event: string, where: (d: Dispatch) => boolean = () => true): Dispatch {
+    const found = this.of(event).filter(where);
+    if (found.length !== 1)
+      throw new Error(`expected one ${event}, saw ${found.length}: ${JSON.stringify(this.seen.map((d) => d.event))}`);
+    return found[0] as Dispatch;
+  }
+
+  close(): void {
+    this.stop();
+  }
+}
+
+/** Permission bits by name, as decimal strings on the wire. */
+export const P = {
+  CREATE_INSTANT_INVITE: 1n << 0n,
+  KICK_MEMBERS: 1n << 1n,
+  BAN_MEMBERS: 1n << 2n,
+  ADMINISTRATOR: 1n << 3n,
+  MANAGE_CHANNELS: 1n << 4n,
+  MANAGE_GUILD: 1n << 5n,
+  ADD_REACTIONS: 1n << 6n,
+  VIEW_CHANNEL: 1n << 10n,
+  SEND_MESSAGES: 1n << 11n,
+  MANAGE_MESSAGES: 1n << 13n,
+  EMBED_LINKS: 1n << 14n,
+  READ_MESSAGE_HISTORY: 1n << 16n,
+  MENTION_EVERYONE: 1n << 17n,
+  MANAGE_NICKNAMES: 1n << 27n,
+  MANAGE_ROLES: 1n << 28n,
+  MODERATE_MEMBERS: 1n << 40n,
+  PIN_MESSAGES: 1n << 51n,
+} as const;
+
+export const bits = (...values: bigint[]) => values.reduce((a, b) => a | b, 0n).toString();
