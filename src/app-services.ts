@@ -3,6 +3,8 @@ import type { OneTimeTokens } from './domains/auth/one-time-tokens.ts';
 import type { SessionService } from './domains/auth/sessions.ts';
 import type { AccountEmails } from './domains/email/account-emails.ts';
 import type { BotInstaller } from './domains/events/bot-installer.ts';
+import type { ChatReadModel } from './domains/chat/chat-read-model.ts';
+import type { MessageService } from './domains/chat/message-service.ts';
 import type { ManualIpBans } from './domains/admin/manual-ip-bans.ts';
 import type { ManualIpBans } from './domains/admin/manual-ip-bans.ts';
 import type { Dispatcher } from './domains/events/dispatch.ts';
@@ -68,4 +70,8 @@ export interface AppServices {
   media: UserImages;
   dispatcher: Dispatcher;
   botInstaller: BotInstaller;
+  /** The chat core's read port for the gateway (membership, guild payloads, channel visibility). */
+  chat: ChatReadModel;
+  /** Message creation shared by the chat routes, webhook execution and the test harness. */
+  messages: MessageService;
 }

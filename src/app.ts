@@ -9,6 +9,7 @@ import { DeletionSweeper } from './domains/account-lifecycle/deletion-sweeper.ts
 import { OneTimeTokens } from './domains/auth/one-time-tokens.ts';
 import { SessionService } from './domains/auth/sessions.ts';
 import { AccountEmails } from './domains/email/account-emails.ts';
+import { createChatModule } from './domains/chat/module.ts';
 import { Dispatcher } from './domains/events/dispatch.ts';
 import { InstanceSettings } from './domains/instance/instance-settings.ts';
 import { UserImages } from './domains/media/user-images.ts';
@@ -90,6 +91,9 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   const manualIpBans = new ManualIpBans(db, bus);
   await manualIpBans.reload();
 
+  const dispatcher = new Dispatcher(bus);
+  const chat = createChatModule({ db, users, bus, dispatcher, ids, clock });
+
   const services = {
     config,
     secrets,
@@ -122,12 +126,10 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     emails: new AccountEmails(mailer, config.webappUrl, clock, log),
     objects,
     media: new UserImages(objects),
-    dispatcher: new Dispatcher(bus),
-    botInstaller: {
-      async install() {
-        throw new ApiError('UNKNOWN_GUILD');
-      },
-    },
+    dispatcher,
+    botInstaller: chat.botInstaller,
+    chat: chat.readModel,
+    messages: chat.messages,
   } satisfies AppServices as AppServices;
 
   const routes = buildRoutes(services);

@@ -15,6 +15,8 @@ import { lifecycleTestRoutes } from './domains/test-harness/lifecycle.ts';
 import { mfaTestRoutes } from './domains/test-harness/mfa.ts';
 import { coreTestRoutes } from './domains/test-harness/routes.ts';
 import { userRoutes } from './domains/users/routes.ts';
+import { chatRoutes } from './domains/chat/routes.ts';
+import { chatTestRoutes } from './domains/test-harness/chat.ts';
 import type { AnyRoute } from './http/route.ts';
 
 /**
@@ -37,6 +39,8 @@ export function buildRoutes(services: AppServices): AnyRoute[] {
     ...botRoutes(services),
     ...oauth2Routes(services),
     ...adminRoutes(services),
+    ...chatRoutes(services),
+    ...chatTestRoutes(services),
     ...coreTestRoutes(services),
   ];
 }

@@ -88,6 +88,8 @@ export const ERRORS = {
   CANNOT_SEND_MESSAGES_IN_NON_TEXT_CHANNEL: { status: 400, message: 'Cannot send messages in a non-text channel' },
   CANNOT_EDIT_OTHER_USER_MESSAGE: { status: 403, message: "Cannot edit another user's message" },
   USER_BANNED_FROM_GUILD: { status: 403, message: 'You are banned from this guild' },
+  MAX_PINS: { status: 400, message: 'Maximum number of pinned messages reached' },
+  UNKNOWN_EMOJI: { status: 400, message: 'Unknown emoji' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;
