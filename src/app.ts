@@ -16,6 +16,7 @@ import { UserImages } from './domains/media/user-images.ts';
 import { MfaStore } from './domains/mfa/mfa-store.ts';
 import { SudoMode } from './domains/sudo/sudo-mode.ts';
 import { UsersRepository } from './domains/users/users-repository.ts';
+import { type GatewayOptions, GatewayServer } from './gateway/gateway-server.ts';
 import { CredentialResolver } from './http/auth/credential-resolver.ts';
 import { ApiError } from './http/errors.ts';
 import { createHttpServer } from './http/server.ts';
@@ -40,6 +41,8 @@ export interface StartOptions {
   logger?: Logger;
   /** Use this database instead of opening one from the configuration (tests hand in a template copy). */
   database?: Database;
+  /** Gateway tuning (tests shorten the heartbeat timers); defaults are the protocol's. */
+  gateway?: GatewayOptions;
 }
 
 export interface RunningApp {
@@ -47,6 +50,8 @@ export interface RunningApp {
   http: FastifyInstance;
   url: string;
   port: number;
+  /** Present when this process serves the `gateway` role. */
+  gateway: GatewayServer | undefined;
   close(): Promise<void>;
 }
 
@@ -134,6 +139,8 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
 
   const routes = buildRoutes(services);
   const http = createHttpServer(services, routes);
+  const gateway = config.roles.has('gateway') ? new GatewayServer(services, options.gateway) : undefined;
+  gateway?.attach(http.server);
   // Finalises self-deletions whose grace period ended; test mode sweeps often (36 s grace).
   const deletionSweeper = new DeletionSweeper(services, config.testMode ? 500 : 60_000);
   deletionSweeper.start();
@@ -148,8 +155,10 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     http,
     port,
     url: `http://127.0.0.1:${port}`,
+    gateway,
     async close() {
       await deletionSweeper.stop();
+      await gateway?.drain();
       await http.close();
       await closeState();
       await db.close();
