@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { digest, randomBase62 } from '../../src/platform/crypto/tokens.ts';
 import { createApplication, type TestApplication } from '../support/applications.ts';
@@ -18,7 +19,10 @@ let revokedBot: string;
 const cred: Record<string, string> = {};
 
 before(async () => {
-  server = await startTestServer({ HEARTH_IP_BAN_FAILURES: '5' });
+  server = await startTestServer({
+    HEARTH_IP_BAN_FAILURES: '5',
+    HEARTH_RATE_LIMITS: JSON.stringify({ 'oauth2:token': { limit: 2, windowSeconds: 60 } }),
+  });
   user = await registerUser(server);
   const owner = await registerUser(server);
   app = await createApplication(server, owner, { name: 'Matrix', redirect_uris: ['https://m.example/cb'] });
@@ -310,5 +314,24 @@ describe('self-parsed routes count failures toward the IP ban', () => {
     assert.equal(reset.status, 200);
     const again = await send('/v1/gateway/bot', `Bot ${app.botToken}`);
     assert.equal(again.status, 200);
+  });
+});
+
+describe('rate limits of the client endpoints', () => {
+  it('the token endpoint has its own bucket (oauth2:token)', async () => {
+    const send = () =>
+      request(server, 'POST', '/v1/oauth2/token', {
+        raw: `grant_type=password&client_id=${app.id}&client_secret=${app.clientSecret}`,
+        headers: { 'x-test-strict': 'true', 'content-type': 'application/x-www-form-urlencoded' },
+      });
+    assert.equal((await send()).body.error, 'unsupported_grant_type');
+    assert.equal((await send()).body.error, 'unsupported_grant_type');
+    const limited = await send();
+    assert.equal(limited.status, 429);
+    assert.equal(limited.body.code, 'RATE_LIMITED');
+    assert.equal(
+      limited.headers.get('x-ratelimit-bucket'),
+      createHash('sha256').update('oauth2:token').digest('hex').slice(0, 16),
+    );
   });
 });

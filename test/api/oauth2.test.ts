@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import * as client from 'openid-client';
 import { digest } from '../../src/platform/crypto/tokens.ts';
 import { createApplication, type TestApplication } from '../support/applications.ts';
@@ -164,7 +164,7 @@ describe('authorization code + PKCE with openid-client', () => {
 });
 
 describe('the token endpoint', () => {
-  beforeEach(async () => {
+  afterEach(async () => {
     await harness(server, 'POST', '/clock', { offset_ms: 0 });
   });
 
