@@ -540,6 +540,27 @@ describe('ID token verification (test-controlled provider)', () => {
   });
 });
 
+describe('SSO rate limits (api.md §5.2)', () => {
+  afterEach(() => harness(server, 'POST', '/rate-limits/reset'));
+
+  it('allows 10 status or start calls and 15 completions per 10 s', async () => {
+    const strict = { 'x-test-strict': 'true' };
+    for (const [method, path, limit] of [
+      ['GET', '/v1/auth/sso/status', 10],
+      ['POST', '/v1/auth/sso/start', 10],
+      ['POST', '/v1/auth/sso/complete', 15],
+    ] as const) {
+      const body = path.endsWith('complete') ? { code: 'c', state: 's' } : method === 'POST' ? {} : undefined;
+      for (let i = 0; i < limit; i++) {
+        const res = await request(server, method, path, { headers: strict, ...(body ? { body } : {}) });
+        assert.notEqual(res.status, 429, `${path} call ${i + 1}`);
+      }
+      const limited = await request(server, method, path, { headers: strict, ...(body ? { body } : {}) });
+      assertError(limited, 429, 'RATE_LIMITED');
+    }
+  });
+});
+
 describe('private-address rule at request time', () => {
   it('does not contact a loopback provider without the opt-in, even if the settings say so', async () => {
     // Settings written behind the Admin API's back, as if the issuer's DNS had changed since saving.
