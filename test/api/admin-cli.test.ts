@@ -1,0 +1,190 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { type RunningApp, startApp } from '../../src/app.ts';
+import { loadConfig } from '../../src/config/config.ts';
+import { digest } from '../../src/platform/crypto/tokens.ts';
+import { createLogger } from '../../src/platform/log.ts';
+import { request } from '../support/client.ts';
+
+/** The bootstrap CLI as an operator runs it (`npx hearth …` runs bin/hearth.mjs), against real storage. */
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const BIN = join(ROOT, 'bin/hearth.mjs');
+
+interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function runCli(args: string[], storageEnv: Record<string, string>): Promise<CliRun> {
+  // Only what the CLI needs: no DATABASE_URL or data dir leaks in from the test runner's environment.
+  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), ...storageEnv };
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, env, timeout: 120_000 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+async function startServer(storageEnv: Record<string, string>): Promise<RunningApp> {
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', HEARTH_LOG_LEVEL: 'silent', ...storageEnv });
+  const secrets = {
+    sudo: randomBytes(32).toString('hex'),
+    mediaProxy: randomBytes(32).toString('hex'),
+    relay: randomBytes(32).toString('hex'),
+  };
+  return startApp({ config, secrets, logger: createLogger('silent') });
+}
+
+async function adminAppSecretHash(app: RunningApp): Promise<string | undefined> {
+  const id = app.services.settings.get().admin_oauth2_application_id;
+  const [row] = await app.services.db.query<{ client_secret_hash: string; is_admin_builtin: boolean }>(
+    'SELECT client_secret_hash, is_admin_builtin FROM applications WHERE id = $1',
+    [id],
+  );
+  assert.equal(row?.is_admin_builtin, true);
+  return row?.client_secret_hash;
+}
+
+/** Run twice, then use: the shared scenario for both storage backends. */
+async function bootstrapScenario(storageEnv: Record<string, string>, existingAccount: boolean): Promise<void> {
+  const email = `root.${randomBytes(3).toString('hex')}@example.test`;
+  const password = 'correct horse battery';
+  let registeredId: string | undefined;
+  if (existingAccount) {
+    const app = await startServer(storageEnv);
+    try {
+      const res = await request(app, 'POST', '/v1/auth/register', { body: { email, password, username: 'owner' } });
+      assert.equal(res.status, 200, res.text);
+      registeredId = res.body.user_id;
+    } finally {
+      await app.close();
+    }
+  }
+
+  const args = ['admin', 'create', '--email', email, '--key-name', 'bootstrap', '--json'];
+  if (!existingAccount) args.push('--password', password, '--username', 'root');
+  const first = await runCli(args, storageEnv);
+  assert.equal(first.code, 0, first.stderr);
+  const report = JSON.parse(first.stdout);
+  assert.equal(report.created, !existingAccount);
+  assert.equal(report.promoted, true);
+  if (registeredId) assert.equal(report.user_id, registeredId);
+  assert.equal(report.password, undefined, 'a password was given or already existed: none generated');
+  assert.match(report.api_key.key, new RegExp(`^fa_${report.api_key.key_id}_[A-Za-z0-9]{32}$`));
+  assert.equal(report.api_key.existed, false);
+  assert.match(report.admin_oauth2.client_secret, /^[A-Za-z0-9_-]{43}$/);
+
+  const second = await runCli(
+    args.filter((a) => a !== '--json'),
+    storageEnv,
+  );
+  assert.equal(second.code, 0, second.stderr);
+  assert.match(second.stdout, /already an administrator/);
+  assert.match(second.stdout, /"bootstrap" already exists/);
+  assert.doesNotMatch(second.stdout, /fa_\d+_/, 'no key is shown again');
+  assert.doesNotMatch(second.stdout, /client secret/, 'no OAuth2 secret is shown again');
+
+  const app = await startServer(storageEnv);
+  try {
+    const me = await request(app, 'GET', '/v1/admin/users/me', { auth: `Admin ${report.api_key.key}` });
+    assert.equal(me.status, 200, me.text);
+    assert.equal(me.body.user.id, report.user_id);
+    assert.equal(me.body.user.email, email);
+    assert.deepEqual(me.body.user.acls, ['*']);
+    assert.deepEqual(me.body.acls, ['*']);
+    const config = await request(app, 'POST', '/v1/admin/instance-config/get', {
+      auth: `Admin ${report.api_key.key}`,
+    });
+    assert.equal(config.status, 200);
+
+    const { db } = app.services;
+    const users = await db.query('SELECT id FROM users WHERE lower(email) = lower($1)', [email]);
+    assert.equal(users.length, 1, 'running twice did not duplicate the account');
+    const keys = await db.query('SELECT key_id FROM admin_api_keys WHERE owner_id = $1', [report.user_id]);
+    assert.equal(keys.length, 1, 'running twice did not mint a second key');
+    const apps = await db.query('SELECT id FROM applications WHERE is_admin_builtin');
+    assert.equal(apps.length, 1, 'one built-in Admin application');
+    assert.equal(await adminAppSecretHash(app), digest(report.admin_oauth2.client_secret));
+
+    const login = await request(app, 'POST', '/v1/auth/login', { body: { email, password } });
+    assert.equal(login.status, 200, login.text);
+  } finally {
+    await app.close();
+  }
+}
+
+describe('hearth admin create', () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  after(async () => {
+    for (const cleanup of cleanups) await cleanup();
+  });
+
+  it('promotes an existing account on the embedded database, idempotently, and the key works', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'hearth-cli-'));
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    await bootstrapScenario({ HEARTH_DATA_DIR: dataDir }, true);
+  });
+
+  // Registered only when PostgreSQL is configured (TEST_DATABASE_URL), like the rest of the PostgreSQL matrix.
+  const adminUrl = process.env.TEST_DATABASE_URL;
+  if (adminUrl)
+    it('creates a new administrator on PostgreSQL, idempotently, and the key works', async () => {
+      const name = `hearth_cli_${randomBytes(6).toString('hex')}`;
+      const client = new pg.Client({ connectionString: adminUrl });
+      await client.connect();
+      await client.query(`CREATE DATABASE ${name}`);
+      await client.end();
+      cleanups.push(async () => {
+        const c = new pg.Client({ connectionString: adminUrl });
+        await c.connect();
+        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+        await c.end();
+      });
+      const url = new URL(adminUrl);
+      url.pathname = `/${name}`;
+      const dataDir = await mkdtemp(join(tmpdir(), 'hearth-cli-pg-'));
+      cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+      await bootstrapScenario({ DATABASE_URL: url.toString(), HEARTH_DATA_DIR: dataDir }, false);
+    });
+
+  it('generates a password for a new account when none is given, and rejects bad input', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'hearth-cli-'));
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    const bad = await runCli(['admin', 'create', '--email', 'not-an-email'], { HEARTH_DATA_DIR: dataDir });
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--email/);
+    const unknown = await runCli(['admin', 'frobnicate'], { HEARTH_DATA_DIR: dataDir });
+    assert.equal(unknown.code, 2);
+
+    const run = await runCli(['admin', 'create', '--email', 'gen@example.test', '--json'], {
+      HEARTH_DATA_DIR: dataDir,
+    });
+    assert.equal(run.code, 0, run.stderr);
+    const report = JSON.parse(run.stdout);
+    assert.equal(report.created, true);
+    assert.match(report.password, /^[A-Za-z0-9]{20}$/);
+    assert.equal(report.api_key, undefined);
+    const app = await startServer({ HEARTH_DATA_DIR: dataDir });
+    try {
+      const login = await request(app, 'POST', '/v1/auth/login', {
+        body: { email: 'gen@example.test', password: report.password },
+      });
+      assert.equal(login.status, 200, login.text);
+      const me = await request(app, 'GET', '/v1/admin/users/me', { auth: login.body.token });
+      assert.equal(me.status, 200);
+      assert.deepEqual(me.body.acls, ['*']);
+    } finally {
+      await app.close();
+    }
+  });
+});
