@@ -1,0 +1,56 @@
+/**
+ * Child process of `bench/gateway.ts`: a real Hearth server (test mode, fresh database) seeded with one
+ * guild of `BENCH_MEMBERS` members, each holding `BENCH_SESSIONS` session tokens. Runs in its own process
+ * so its RSS is not mixed with the 5,000 client sockets; answers `{cmd:'rss'}` after a full GC.
+ */
+import { request } from '../test/support/client.ts';
+import { startTestServer } from '../test/support/server.ts';
+
+const members = Number(process.env.BENCH_MEMBERS ?? 1000);
+const sessionsPerMember = Number(process.env.BENCH_SESSIONS ?? 5);
+
+const server = await startTestServer();
+const { services } = server.app;
+const { db, ids } = services;
+
+const owner = await request(server, 'POST', '/v1/auth/register', {
+  body: { email: 'owner@bench.test', password: 'bench-owner-password', username: 'owner' },
+});
+if (owner.status !== 200) throw new Error(`register: ${owner.text}`);
+const ownerToken: string = owner.body.token;
+const guild = await request(server, 'POST', '/v1/guilds', { auth: ownerToken, body: { name: 'Bench' } });
+if (guild.status !== 200) throw new Error(`guild: ${guild.text}`);
+
+const userIds: string[] = [];
+for (let i = 0; i < members; i++) userIds.push(ids.next());
+await db.query(
+  `INSERT INTO users (id, username) SELECT id, 'm' || ord FROM unnest($1::bigint[]) WITH ORDINALITY AS t(id, ord)`,
+  [userIds],
+);
+await db.query('INSERT INTO members (guild_id, user_id) SELECT $1, unnest($2::bigint[])', [guild.body.id, userIds]);
+const tokens: string[][] = [];
+for (const userId of userIds) {
+  const own: string[] = [];
+  for (let s = 0; s < sessionsPerMember; s++) own.push((await services.sessions.issue(userId, '127.0.0.1')).token);
+  tokens.push(own);
+}
+
+process.on('message', (message: { cmd: string }) => {
+  if (message.cmd === 'rss') {
+    for (let i = 0; i < 3; i++) globalThis.gc?.();
+    process.send?.({ rss: process.memoryUsage().rss, stats: server.app.gateway?.stats() });
+  } else if (message.cmd === 'stop') {
+    server.close().then(() => process.exit(0));
+  }
+});
+
+process.send?.({
+  ready: true,
+  port: server.port,
+  url: server.url,
+  storage: db.kind,
+  ownerToken,
+  guildId: guild.body.id,
+  channelId: guild.body.system_channel_id,
+  tokens,
+});
