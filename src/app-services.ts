@@ -5,7 +5,8 @@ import type { AccountEmails } from './domains/email/account-emails.ts';
 import type { BotInstaller } from './domains/events/bot-installer.ts';
 import type { ChatReadModel } from './domains/chat/chat-read-model.ts';
 import type { MessageService } from './domains/chat/message-service.ts';
-import type { ManualIpBans } from './domains/admin/manual-ip-bans.ts';
+import type { ChatModule } from './domains/chat/module.ts';
+import type { AttachmentService } from './domains/attachments/attachment-service.ts';
 import type { ManualIpBans } from './domains/admin/manual-ip-bans.ts';
 import type { Dispatcher } from './domains/events/dispatch.ts';
 import type { InstanceSettings } from './domains/instance/instance-settings.ts';
@@ -48,8 +49,6 @@ export interface AppServices {
   banCheck(ip: string, ipKey: string, now: number): Promise<IpBan | undefined>;
   /** Durable bans set through the Admin API (addresses and CIDR ranges), held in memory. */
   manualIpBans: ManualIpBans;
-  /** Durable bans set through the Admin API (addresses and CIDR ranges), held in memory. */
-  manualIpBans: ManualIpBans;
   /**
    * Counts a failed authentication for the IP-ban trigger; set by the HTTP layer. Pass the request's
    * `ctx.request.hearth.strict`: in test mode only strict requests count (unknown = not strict there).
@@ -74,4 +73,7 @@ export interface AppServices {
   chat: ChatReadModel;
   /** Message creation shared by the chat routes, webhook execution and the test harness. */
   messages: MessageService;
+  /** The whole chat core (access checks, store, events) for modules built on it: webhooks, attachments. */
+  chatCore: ChatModule;
+  attachments: AttachmentService;
 }

@@ -10,6 +10,7 @@ import { OneTimeTokens } from './domains/auth/one-time-tokens.ts';
 import { SessionService } from './domains/auth/sessions.ts';
 import { AccountEmails } from './domains/email/account-emails.ts';
 import { createChatModule } from './domains/chat/module.ts';
+import { AttachmentService } from './domains/attachments/attachment-service.ts';
 import { Dispatcher } from './domains/events/dispatch.ts';
 import { InstanceSettings } from './domains/instance/instance-settings.ts';
 import { UserImages } from './domains/media/user-images.ts';
@@ -18,7 +19,6 @@ import { SudoMode } from './domains/sudo/sudo-mode.ts';
 import { UsersRepository } from './domains/users/users-repository.ts';
 import { type GatewayOptions, GatewayServer } from './gateway/gateway-server.ts';
 import { CredentialResolver } from './http/auth/credential-resolver.ts';
-import { ApiError } from './http/errors.ts';
 import { createHttpServer } from './http/server.ts';
 import { ShiftableClock } from './platform/clock.ts';
 import { SnowflakeGenerator } from './platform/crypto/snowflake.ts';
@@ -88,13 +88,13 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   const credentials = new CredentialResolver(db, users, bus, clock);
   const settings = new InstanceSettings(db, bus);
   await settings.reload();
-  const objects = new LocalObjectStore(join(dataDir, 'objects'));
   const ids = new SnowflakeGenerator(config.workerId, () => clock.now());
-  const mfa = new MfaStore(db, { clock, ids, config });
   await ensureAdminApplication({ db, ids, config, now: clock.now() });
   await settings.reload();
   const manualIpBans = new ManualIpBans(db, bus);
   await manualIpBans.reload();
+  const mfa = new MfaStore(db, { clock, ids, config });
+  const objects = new LocalObjectStore(join(dataDir, 'objects'));
 
   const dispatcher = new Dispatcher(bus);
   const chat = createChatModule({ db, users, bus, dispatcher, ids, clock });
@@ -134,6 +134,15 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     dispatcher,
     botInstaller: chat.botInstaller,
     chat: chat.readModel,
+    chatCore: chat,
+    attachments: new AttachmentService({
+      db,
+      objects,
+      ids,
+      clock,
+      relaySecret: secrets.relay,
+      mediaBase: () => `${config.publicUrl}/media`,
+    }),
     messages: chat.messages,
   } satisfies AppServices as AppServices;
 

@@ -1,11 +1,13 @@
 import type { AppServices } from './app-services.ts';
 import { accountLifecycleRoutes } from './domains/account-lifecycle/routes.ts';
+import { adminRoutes } from './domains/admin/routes.ts';
 import { emailTokenApplier } from './domains/account-lifecycle/email-change.ts';
 import { applicationRoutes } from './domains/applications/routes.ts';
 import { botRoutes } from './domains/applications/bot-routes.ts';
-import { adminRoutes } from './domains/admin/routes.ts';
 import { authRoutes } from './domains/auth/routes.ts';
 import { mediaRoutes } from './domains/media/routes.ts';
+import { webhookRoutes } from './domains/webhooks/routes.ts';
+import { attachmentRoutes } from './domains/attachments/routes.ts';
 import { mfaLoginRoutes } from './domains/mfa/login-routes.ts';
 import { mfaRoutes } from './domains/mfa/routes.ts';
 import { discoveryRoutes } from './domains/discovery/routes.ts';
@@ -32,13 +34,15 @@ export function buildRoutes(services: AppServices): AnyRoute[] {
     ...accountLifecycleRoutes(services),
     ...lifecycleTestRoutes(services),
     ...mediaRoutes(services),
+    ...webhookRoutes(services),
+    ...attachmentRoutes(services),
     ...mfaRoutes(services),
     ...mfaLoginRoutes(services),
     ...mfaTestRoutes(services),
+    ...adminRoutes(services),
     ...applicationRoutes(services),
     ...botRoutes(services),
     ...oauth2Routes(services),
-    ...adminRoutes(services),
     ...chatRoutes(services),
     ...chatTestRoutes(services),
     ...coreTestRoutes(services),

@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import type { AppServices } from '../../app-services.ts';
+import { type AnyRoute, route } from '../../http/route.ts';
+import { pathId } from '../chat/access.ts';
+import { PERMISSIONS } from '../chat/permissions.ts';
+import { MAX_FILE_BYTES } from './multipart.ts';
+
+const planBody = z.object({
+  attachments: z
+    .array(
+      z.object({
+        id: z.union([z.string().max(32), z.number().int()]).transform(String),
+        filename: z.string().min(1).max(1024),
+        file_size: z.number().int().min(1).max(MAX_FILE_BYTES),
+        content_type: z.string().max(255).optional(),
+      }),
+    )
+    .min(1)
+    .max(10),
+});
+
+/** Pre-uploads (api.md §3.10): plan relay uploads for a channel the caller may post files in. */
+export function attachmentRoutes(services: AppServices): AnyRoute[] {
+  const { chatCore, attachments } = services;
+  return [
+    route({
+      method: 'POST',
+      path: '/channels/:channelId/attachments',
+      policy: 'user',
+      rateLimit: { bucket: 'channels:attachments', limit: 20, windowSeconds: 10 },
+      body: planBody,
+      async handler(ctx) {
+        const access = await chatCore.access.channelWith(
+          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
+          ctx.user.id,
+          ctx.now,
+          PERMISSIONS.SEND_MESSAGES,
+        );
+        if ((access.permissions & PERMISSIONS.ATTACH_FILES) !== PERMISSIONS.ATTACH_FILES) {
+          await chatCore.access.channelWith(access.channel.id, ctx.user.id, ctx.now, PERMISSIONS.ATTACH_FILES);
+        }
+        return attachments.plan(ctx.user.id, access.channel.id, ctx.body.attachments);
+      },
+    }),
+  ];
+}

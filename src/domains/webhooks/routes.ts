@@ -1,0 +1,356 @@
+import { z } from 'zod';
+import type { AppServices } from '../../app-services.ts';
+import { ApiError } from '../../http/errors.ts';
+import { type AnyRoute, type RequestContext, route } from '../../http/route.ts';
+import { validate } from '../../http/validation.ts';
+import { digest, randomBase62 } from '../../platform/crypto/tokens.ts';
+import { readMessageRequest } from '../attachments/message-request.ts';
+import { pathId } from '../chat/access.ts';
+import { createMessageSchema, editMessageSchema } from '../chat/message-body.ts';
+import { PERMISSIONS } from '../chat/permissions.ts';
+import { partialUser } from '../users/user-record.ts';
+import { MAX_WEBHOOKS_PER_CHANNEL, type WebhookRow, WebhookStore } from './webhook-store.ts';
+
+const nameField = z.string().trim().min(1).max(80);
+const createBody = z.object({
+  name: nameField,
+  avatar: z
+    .string()
+    .max(10 * 1024 * 1024)
+    .nullish(),
+});
+const patchBody = z.object({
+  name: nameField.optional(),
+  avatar: z
+    .string()
+    .max(10 * 1024 * 1024)
+    .nullish(),
+  channel_id: z
+    .string()
+    .regex(/^\d{1,20}$/)
+    .optional(),
+});
+const tokenPatchBody = patchBody.omit({ channel_id: true });
+const executeExtras = z.object({
+  username: z.string().trim().min(1).max(80).optional(),
+  avatar_url: z.string().max(2048).optional(),
+});
+const executeQuery = z.object({
+  wait: z.enum(['true', 'false', '1', '0']).optional(),
+  thread_id: z.string().optional(),
+});
+
+/** The execution URL is the secret: keep it out of caches and referrers of whatever the client shows next. */
+function secretHeaders(ctx: RequestContext): void {
+  ctx.reply.header('Cache-Control', 'no-store').header('Referrer-Policy', 'no-referrer');
+}
+
+/** Webhooks (api.md §3.9): management with MANAGE_WEBHOOKS; execution by the token in the URL only. */
+export function webhookRoutes(services: AppServices): AnyRoute[] {
+  const { db, ids, chatCore, messages, attachments, media } = services;
+  const { access, events, store: chatStore } = chatCore;
+  const webhooks = new WebhookStore(db);
+
+  async function view(row: WebhookRow, options: { token?: string; withUser?: boolean } = {}) {
+    const creator =
+      options.withUser !== false && row.creator_id ? await services.users.findById(row.creator_id) : undefined;
+    return {
+      id: row.id,
+      type: 1,
+      guild_id: row.guild_id,
+      channel_id: row.channel_id,
+      ...(options.withUser !== false ? { user: creator ? partialUser(creator) : null } : {}),
+      name: row.name,
+      avatar: row.avatar,
+      application_id: null,
+      ...(options.token ? { token: options.token } : {}),
+    };
+  }
+
+  async function announce(row: Pick<WebhookRow, 'guild_id' | 'channel_id'>) {
+    await events.channelViewers('WEBHOOKS_UPDATE', row.guild_id, row.channel_id, {
+      guild_id: row.guild_id,
+      channel_id: row.channel_id,
+    });
+  }
+
+  /** MANAGE_WEBHOOKS in the webhook's channel, for the management routes. */
+  async function managed(ctx: RequestContext): Promise<WebhookRow> {
+    const row = await webhooks.byId(pathId(ctx.params.webhookId, 'UNKNOWN_WEBHOOK'));
+    if (!row) throw new ApiError('UNKNOWN_WEBHOOK');
+    await access.channelWith(row.channel_id, ctx.user.id, ctx.now, PERMISSIONS.MANAGE_WEBHOOKS);
+    return row;
+  }
+
+  async function byToken(ctx: RequestContext): Promise<WebhookRow> {
+    secretHeaders(ctx);
+    const id = ctx.params.webhookId ?? '';
+    const token = ctx.params.token ?? '';
+    if (!/^\d{1,20}$/.test(id) || token.length === 0 || token.length > 256) throw new ApiError('UNKNOWN_WEBHOOK');
+    const row = await webhooks.byToken(id, token);
+    if (!row) throw new ApiError('UNKNOWN_WEBHOOK');
+    return row;
+  }
+
+  async function applyPatch(
+    row: WebhookRow,
+    body: { name?: string | undefined; avatar?: string | null | undefined; channel_id?: string | undefined },
+  ) {
+    const name = body.name ?? row.name;
+    const avatar =
+      body.avatar === undefined ? row.avatar : await media.storeUserImage('avatars', row.id, body.avatar, 'avatar');
+    const channelId = body.channel_id ?? row.channel_id;
+    const [updated] = await db.query<WebhookRow>(
+      'UPDATE webhooks SET name = $2, avatar = $3, channel_id = $4 WHERE id = $1 RETURNING id, guild_id, channel_id, creator_id, name, avatar, token_hash',
+      [row.id, name, avatar, channelId],
+    );
+    if (!updated) throw new ApiError('UNKNOWN_WEBHOOK');
+    await announce(updated);
+    if (updated.channel_id !== row.channel_id) await announce(row);
+    return updated;
+  }
+
+  async function remove(row: WebhookRow) {
+    await db.query('DELETE FROM webhooks WHERE id = $1', [row.id]);
+    await announce(row);
+  }
+
+  async function webhookMessage(ctx: RequestContext, row: WebhookRow) {
+    const message = await messages.find(row.channel_id, pathId(ctx.params.messageId, 'UNKNOWN_MESSAGE'));
+    if (!message || message.webhook_id !== row.id) throw new ApiError('UNKNOWN_MESSAGE');
+    const channel = await chatStore.channel(row.channel_id);
+    if (!channel) throw new ApiError('UNKNOWN_CHANNEL');
+    return { message, channel };
+  }
+
+  const executeLimit = {
+    bucket: 'webhook:execute::webhook_id',
+    limit: 60,
+    windowSeconds: 60,
+    keyParams: ['webhookId'],
+    exemptFromGlobal: true,
+  };
+
+  return [
+    route({
+      method: 'POST',
+      path: '/channels/:channelId/webhooks',
+      policy: 'user',
+      rateLimit: { bucket: 'webhooks:create', limit: 10, windowSeconds: 60 },
+      body: createBody,
+      async handler(ctx) {
+        const channelAccess = await access.channelWith(
+          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
+          ctx.user.id,
+          ctx.now,
+          PERMISSIONS.MANAGE_WEBHOOKS,
+        );
+        const channel = channelAccess.channel;
+        if (channel.guild_id === null || channel.type !== 0) throw new ApiError('UNKNOWN_CHANNEL');
+        const existing = await db.query<{ n: string }>('SELECT count(*) AS n FROM webhooks WHERE channel_id = $1', [
+          channel.id,
+        ]);
+        if (Number(existing[0]?.n ?? 0) >= MAX_WEBHOOKS_PER_CHANNEL) throw new ApiError('MAX_WEBHOOKS_PER_CHANNEL');
+        const id = ids.next();
+        const token = randomBase62(64);
+        const avatar = ctx.body.avatar ? await media.storeUserImage('avatars', id, ctx.body.avatar, 'avatar') : null;
+        const [row] = await db.query<WebhookRow>(
+          `INSERT INTO webhooks (id, guild_id, channel_id, creator_id, name, avatar, token_hash) VALUES ($1, $2, $3, $4, $5, $6, $7)
+           RETURNING id, guild_id, channel_id, creator_id, name, avatar, token_hash`,
+          [id, channel.guild_id, channel.id, ctx.user.id, ctx.body.name, avatar, digest(token)],
+        );
+        if (!row) throw new Error('webhook insert returned nothing');
+        await announce(row);
+        return view(row, { token });
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/channels/:channelId/webhooks',
+      policy: 'user',
+      rateLimit: { bucket: 'webhooks:read', limit: 100, windowSeconds: 10 },
+      async handler(ctx) {
+        const channelAccess = await access.channelWith(
+          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
+          ctx.user.id,
+          ctx.now,
+          PERMISSIONS.MANAGE_WEBHOOKS,
+        );
+        return Promise.all((await webhooks.inChannel(channelAccess.channel.id)).map((row) => view(row)));
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/guilds/:guildId/webhooks',
+      policy: 'user',
+      rateLimit: { bucket: 'webhooks:read', limit: 100, windowSeconds: 10 },
+      async handler(ctx) {
+        const guild = await access.guildWith(
+          pathId(ctx.params.guildId, 'UNKNOWN_GUILD'),
+          ctx.user.id,
+          ctx.now,
+          PERMISSIONS.MANAGE_WEBHOOKS,
+        );
+        return Promise.all((await webhooks.inGuild(guild.guild.id)).map((row) => view(row)));
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/webhooks/:webhookId',
+      policy: 'user',
+      rateLimit: { bucket: 'webhooks:read', limit: 100, windowSeconds: 10 },
+      async handler(ctx) {
+        return view(await managed(ctx));
+      },
+    }),
+    route({
+      method: 'PATCH',
+      path: '/webhooks/:webhookId',
+      policy: 'user',
+      rateLimit: { bucket: 'webhooks:write', limit: 20, windowSeconds: 10 },
+      body: patchBody,
+      async handler(ctx) {
+        const row = await managed(ctx);
+        if (ctx.body.channel_id && ctx.body.channel_id !== row.channel_id) {
+          const target = await access.channelWith(
+            ctx.body.channel_id,
+            ctx.user.id,
+            ctx.now,
+            PERMISSIONS.MANAGE_WEBHOOKS,
+          );
+          if (target.channel.guild_id !== row.guild_id || target.channel.type !== 0)
+            throw new ApiError('UNKNOWN_CHANNEL');
+        }
+        return view(await applyPatch(row, ctx.body));
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/webhooks/:webhookId',
+      policy: 'user',
+      rateLimit: { bucket: 'webhooks:write', limit: 20, windowSeconds: 10 },
+      async handler(ctx) {
+        await remove(await managed(ctx));
+        return undefined;
+      },
+    }),
+
+    // Token routes: credential-free, the Authorization header is never read (contract §4, §5.11).
+    route({
+      method: 'GET',
+      path: '/webhooks/:webhookId/:token',
+      policy: 'credential-free',
+      rateLimit: { bucket: 'webhook:token::webhook_id', limit: 60, windowSeconds: 60, keyParams: ['webhookId'] },
+      async handler(ctx) {
+        return view(await byToken(ctx), { withUser: false });
+      },
+    }),
+    route({
+      method: 'PATCH',
+      path: '/webhooks/:webhookId/:token',
+      policy: 'credential-free',
+      rateLimit: { bucket: 'webhook:token::webhook_id', limit: 60, windowSeconds: 60, keyParams: ['webhookId'] },
+      body: tokenPatchBody,
+      async handler(ctx) {
+        return view(await applyPatch(await byToken(ctx), ctx.body), { withUser: false });
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/webhooks/:webhookId/:token',
+      policy: 'credential-free',
+      rateLimit: { bucket: 'webhook:token::webhook_id', limit: 60, windowSeconds: 60, keyParams: ['webhookId'] },
+      async handler(ctx) {
+        await remove(await byToken(ctx));
+        return undefined;
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/webhooks/:webhookId/:token',
+      policy: 'credential-free',
+      bodyKind: 'raw',
+      bodyLimit: 11 * 25 * 1024 * 1024,
+      rateLimit: executeLimit,
+      query: executeQuery,
+      async handler(ctx) {
+        const row = await byToken(ctx);
+        const request = await readMessageRequest(ctx);
+        const body = validate(createMessageSchema, request.payload);
+        const extras = validate(executeExtras, request.payload);
+        const channel = await chatStore.channel(row.channel_id);
+        if (!channel) throw new ApiError('UNKNOWN_WEBHOOK');
+        const stored = await attachments.resolve(
+          row.creator_id ?? row.id,
+          channel.id,
+          (body.attachments ?? []).filter((a) => a.upload_filename === undefined),
+          request.files,
+        );
+        const message = await messages.create({
+          channel,
+          author: null,
+          webhook: { id: row.id, name: extras.username ?? row.name, avatar: row.avatar },
+          content: body.content,
+          embeds: body.embeds,
+          attachments: stored,
+          tts: body.tts,
+          flags: body.flags,
+          nonce: body.nonce,
+          allowedMentions: body.allowed_mentions,
+          canMentionEveryone: true,
+        });
+        const wait = ctx.query.wait === 'true' || ctx.query.wait === '1';
+        return wait ? message : undefined;
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/webhooks/:webhookId/:token/messages/:messageId',
+      policy: 'credential-free',
+      rateLimit: { bucket: 'webhook:token::webhook_id', limit: 60, windowSeconds: 60, keyParams: ['webhookId'] },
+      async handler(ctx) {
+        const { message } = await webhookMessage(ctx, await byToken(ctx));
+        const [rendered] = await messages.render([message], undefined);
+        return rendered;
+      },
+    }),
+    route({
+      method: 'PATCH',
+      path: '/webhooks/:webhookId/:token/messages/:messageId',
+      policy: 'credential-free',
+      bodyKind: 'raw',
+      bodyLimit: 11 * 25 * 1024 * 1024,
+      rateLimit: { bucket: 'webhook:token::webhook_id', limit: 60, windowSeconds: 60, keyParams: ['webhookId'] },
+      async handler(ctx) {
+        const row = await byToken(ctx);
+        const { message, channel } = await webhookMessage(ctx, row);
+        const request = await readMessageRequest(ctx);
+        const body = validate(editMessageSchema, request.payload);
+        const added =
+          request.files.size > 0
+            ? await attachments.resolve(row.creator_id ?? row.id, channel.id, [], request.files)
+            : [];
+        return messages.edit(channel, message, {
+          content: body.content,
+          embeds: body.embeds,
+          flags: body.flags,
+          allowedMentions: body.allowed_mentions,
+          canMentionEveryone: true,
+          ...(added.length ? { attachments: [...(message.attachments as Record<string, unknown>[]), ...added] } : {}),
+        });
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/webhooks/:webhookId/:token/messages/:messageId',
+      policy: 'credential-free',
+      rateLimit: { bucket: 'webhook:token::webhook_id', limit: 60, windowSeconds: 60, keyParams: ['webhookId'] },
+      async handler(ctx) {
+        const { message, channel } = await webhookMessage(ctx, await byToken(ctx));
+        await db.query('DELETE FROM messages WHERE id = $1', [message.id]);
+        await events.channel('MESSAGE_DELETE', { channel, recipients: undefined }, { id: message.id });
+        return undefined;
+      },
+    }),
+  ];
+}
