@@ -30,8 +30,9 @@ export interface PlannedUpload {
 /** Keeps filenames to one safe path segment; the name is shown to users and part of the media URL. */
 export function safeFilename(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? '';
-  const cleaned = base
-    .replace(/[\0-\x1f"<>|?*:]/g, '_')
+  const cleaned = [...base]
+    .map((c) => (c.charCodeAt(0) < 0x20 || '"<>|?*:'.includes(c) ? '_' : c))
+    .join('')
     .replace(/^\.+/, '')
     .slice(0, 255);
   return cleaned || 'file';
