@@ -361,10 +361,15 @@ describe('Admin user operations', () => {
     assert.equal((await request(server, 'GET', '/v1/users/@me', { auth: target.token })).status, 401);
     let [viewed] = (await adminCall(server, 'POST', '/users/lookup', root.token, { query: target.id })).body.users;
     assert.match(viewed.pending_deletion_at, ISO);
+    const login = { body: { email: target.email, password: target.password } };
+    const refused = await request(server, 'POST', '/v1/auth/login', login);
+    assert.equal(refused.status, 403);
+    assert.equal(refused.body.code, 'ACCOUNT_SUSPENDED_PERMANENTLY');
     assert.equal(
       (await adminCall(server, 'POST', '/users/cancel-deletion', root.token, { user_id: target.id })).status,
       200,
     );
+    assert.equal((await request(server, 'POST', '/v1/auth/login', login)).status, 200);
     [viewed] = (await adminCall(server, 'POST', '/users/lookup', root.token, { query: target.id })).body.users;
     assert.equal(viewed.pending_deletion_at, null);
   });

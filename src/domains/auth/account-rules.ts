@@ -54,6 +54,9 @@ export function isDeleted(user: UserRecord): boolean {
 /** Login refusals for suspended accounts (admin temp ban, suspicious-activity disable). */
 export function assertNotSuspended(user: UserRecord, now: number): void {
   if (hasFlag(user.flags, USER_FLAGS.DISABLED_SUSPICIOUS_ACTIVITY)) throw new ApiError('ACCOUNT_SUSPENDED_PERMANENTLY');
+  // A deletion an operator scheduled (no SELF_DELETED flag) is not cancelled by signing in, unlike a self-deletion.
+  if (user.pendingDeletionAt && !hasFlag(user.flags, USER_FLAGS.SELF_DELETED))
+    throw new ApiError('ACCOUNT_SUSPENDED_PERMANENTLY');
   if (user.tempBannedUntil) {
     const until = user.tempBannedUntil.getTime();
     if (until > now)
