@@ -290,6 +290,14 @@ describe('self-parsed routes count failures toward the IP ban', () => {
       const res = await send('/v1/gateway/bot', `Bot ${app.botToken}`);
       assert.equal(res.status, 200);
     }
+    // Working credentials of the wrong kind (and an Admin key, ignored outside /admin) are not failures.
+    for (let i = 0; i < 3; i += 1) {
+      for (const auth of [cred.adminKey, user.token, cred.bearerIdentify] as string[]) {
+        const res = await send('/v1/applications/@me', auth);
+        assert.equal(res.status, 401);
+        assert.equal(res.body.code, 'INVALID_TOKEN');
+      }
+    }
     const failures: [string, string][] = [
       ['/v1/gateway/bot', 'Bot malformed'],
       ['/v1/applications/@me', `Bot ${revokedBot}`],

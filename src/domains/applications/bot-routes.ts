@@ -79,9 +79,10 @@ export function botRoutes(services: AppServices): AnyRoute[] {
           case 'malformed':
             return refuse(ctx, 'UNAUTHORIZED');
           case 'not-bot': {
-            // A working credential of another kind is not a failed authentication, only the wrong one here.
-            const other = await credentials.resolve(parseAuthorization(header, { adminArea: false }));
-            if (other) throw new ApiError('INVALID_TOKEN');
+            // A working credential of another kind is not a failed authentication, only the wrong one here;
+            // an Admin key outside /admin is ignored without a failure signal (api.md §1.5.4).
+            const parsed = parseAuthorization(header, { adminArea: false });
+            if (parsed.kind === 'none' || (await credentials.resolve(parsed))) throw new ApiError('INVALID_TOKEN');
             return refuse(ctx, 'INVALID_TOKEN');
           }
           case 'bot': {
