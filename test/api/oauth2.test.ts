@@ -13,9 +13,14 @@ let user: TestUser;
 let app: TestApplication;
 let otherApp: TestApplication;
 const REDIRECT = 'https://client.example/callback';
+const ADMIN_SECRET = 'admin-client-secret-for-tests-0123456789';
+const ADMIN_REDIRECT = 'https://admin.example/oauth2/callback';
 
 before(async () => {
-  server = await startTestServer();
+  server = await startTestServer({
+    HEARTH_ADMIN_OAUTH2_CLIENT_SECRET: ADMIN_SECRET,
+    HEARTH_ADMIN_OAUTH2_REDIRECT_URIS: ADMIN_REDIRECT,
+  });
   owner = await registerUser(server);
   user = await registerUser(server);
   app = await createApplication(server, owner, { name: 'Client', redirect_uris: [REDIRECT, 'http://127.0.0.1:9/cb'] });
@@ -660,5 +665,37 @@ describe('token self-description and authorised applications', () => {
     );
     assert.equal(newSecret.status, 200);
     assert.deepEqual(newSecret.body, { active: false });
+  });
+});
+
+describe('the built-in Admin OAuth2 application', () => {
+  it('issues bearer tokens that Admin routes accept, subject to the user’s ACLs', async () => {
+    const [row] = await server.app.services.db.query<{ id: string }>(
+      'SELECT id FROM applications WHERE is_admin_builtin',
+    );
+    assert.ok(row, 'the Admin application exists');
+    const admin: TestApplication = {
+      id: row.id,
+      clientSecret: ADMIN_SECRET,
+      botToken: '',
+      body: { redirect_uris: [ADMIN_REDIRECT] },
+    };
+    const operator = await registerUser(server);
+    const tokens = await issueTokens(server, operator, admin, 'identify');
+    const bearer = `Bearer ${tokens.access_token}`;
+    const before = await request(server, 'GET', '/v1/admin/users/me', { auth: bearer });
+    assert.equal(before.status, 403);
+    assert.equal(before.body.code, 'MISSING_PERMISSIONS');
+    const acl = await harness(server, 'POST', `/users/${operator.id}/acls`, { acls: ['admin:authenticate'] });
+    assert.equal(acl.status, 200);
+    const allowed = await request(server, 'GET', '/v1/admin/users/me', { auth: bearer });
+    assert.equal(allowed.status, 200);
+    assert.equal(allowed.body.user.id, operator.id);
+
+    // The same user's token from an ordinary application is refused there.
+    const ordinary = await issueTokens(server, operator, app, 'identify');
+    const denied = await request(server, 'GET', '/v1/admin/users/me', { auth: `Bearer ${ordinary.access_token}` });
+    assert.equal(denied.status, 403);
+    assert.equal(denied.body.code, 'ACCESS_DENIED');
   });
 });
