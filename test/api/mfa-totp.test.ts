@@ -244,37 +244,67 @@ describe('login with TOTP', () => {
     assert.equal(unknownUser.status, 404);
   });
 
-  it('rate limits MFA failures per account under X-Test-Strict (10 per 15 min)', async () => {
+  it('rate limits MFA failures per account under X-Test-Strict (10 per 15 min), login and sudo together', async () => {
     const user = await registerUser(server);
     const { secret } = await enableTotp(server, user.token);
     const bad = totpCode(secret) === '999999' ? '999998' : '999999';
-    // Two tickets' worth of attempts: 5 on each, then the 11th attempt is refused whatever the code.
-    for (let i = 0; i < 10; i++) {
-      if (i % 5 === 0) await harness(server, 'POST', '/rate-limits/reset');
-      const ticket = await mfaTicket(user);
-      const res = await totpStep({ code: bad, ticket }, STRICT);
-      assert.equal(res.status, 400, `attempt ${i + 1}`);
-    }
-    await harness(server, 'POST', '/rate-limits/reset');
+    const sudo = (code: string) =>
+      request(server, 'POST', '/v1/auth/sessions/logout', {
+        auth: user.token,
+        body: { session_id_hashes: [], mfa_method: 'totp', mfa_code: code },
+        headers: STRICT,
+      });
+    // 5 failed login steps (one ticket's worth, within the route bucket) and 5 failed sudo checks.
     const ticket = await mfaTicket(user);
-    const limited = await totpStep({ code: totpCode(secret, 30_000), ticket }, STRICT);
+    for (let i = 0; i < 5; i++) {
+      const res = await totpStep({ code: bad, ticket }, STRICT);
+      assert.equal(res.status, 400, `login attempt ${i + 1}`);
+    }
+    for (let i = 0; i < 5; i++) {
+      const res = await sudo(bad);
+      assert.equal(res.status, 400, `sudo attempt ${i + 1}`);
+      assert.deepEqual(errorCodes(res), ['mfa_code:INVALID_MFA_CODE']);
+    }
+    // The 11th attempt is refused whatever the code.
+    const limited = await sudo(totpCode(secret, 30_000));
     assert.equal(limited.status, 429);
-    // The account allowance, not the route bucket (which would name itself).
-    assert.equal(limited.headers.get('x-ratelimit-bucket'), null);
     assert.equal(limited.body.code, 'RATE_LIMITED');
     assert.equal(limited.body.global, false);
     assert.ok(limited.body.retry_after > 0);
-    // Sudo re-verification shares the allowance.
-    const sudo = await request(server, 'POST', '/v1/auth/sessions/logout', {
-      auth: user.token,
-      body: { session_id_hashes: [], mfa_method: 'totp', mfa_code: totpCode(secret, 30_000) },
-      headers: STRICT,
-    });
-    assert.equal(sudo.status, 429);
+    // The account allowance, not a route bucket (which would name itself).
+    assert.equal(limited.headers.get('x-ratelimit-bucket'), null);
     // The window slides: 15 minutes later the account may try again.
     await setClock(server, 15 * 60_000 + 1000);
     const later = await totpStep({ code: totpCode(secret), ticket: await mfaTicket(user) }, STRICT);
     assert.equal(later.status, 200);
+  });
+
+  it('forgets the MFA failure allowance on POST /test/rate-limits/reset', async () => {
+    const user = await registerUser(server);
+    const { secret } = await enableTotp(server, user.token);
+    const bad = totpCode(secret) === '999999' ? '999998' : '999999';
+    for (let i = 0; i < 10; i++) {
+      const res = await request(server, 'POST', '/v1/auth/sessions/logout', {
+        auth: user.token,
+        body: { session_id_hashes: [], mfa_method: 'totp', mfa_code: bad },
+        headers: STRICT,
+      });
+      assert.equal(res.status, 400, `attempt ${i + 1}`);
+    }
+    const good = { session_id_hashes: [], mfa_method: 'totp', mfa_code: totpCode(secret, 30_000) };
+    const limited = await request(server, 'POST', '/v1/auth/sessions/logout', {
+      auth: user.token,
+      body: good,
+      headers: STRICT,
+    });
+    assert.equal(limited.status, 429);
+    await harness(server, 'POST', '/rate-limits/reset');
+    const after = await request(server, 'POST', '/v1/auth/sessions/logout', {
+      auth: user.token,
+      body: good,
+      headers: STRICT,
+    });
+    assert.equal(after.status, 204);
   });
 });
 

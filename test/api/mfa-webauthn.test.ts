@@ -199,7 +199,7 @@ describe('WebAuthn registration', () => {
       body: { name: 'Renamed', ...(await webauthnSudo(user.token, authenticator)) },
     });
     assert.equal(renamed.status, 204, renamed.text);
-    const proof = renamed.headers.get(SUDO_HEADER);
+    const proof = renamed.headers.get(SUDO_HEADER) ?? '';
     assert.ok(proof);
     const claims = jwtClaims(proof);
     assert.equal(claims.type, 'sudo');

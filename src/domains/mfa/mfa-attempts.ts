@@ -12,6 +12,11 @@ export const MFA_FAILURE_WINDOW_MS = 15 * 60_000;
 export class MfaAttempts {
   constructor(private readonly db: Database) {}
 
+  /** Forgets every account's attempts (`POST /test/rate-limits/reset` resets failure counters). */
+  async reset(): Promise<void> {
+    await this.db.query('DELETE FROM mfa_attempts');
+  }
+
   /** Charges one attempt; throws 429 `RATE_LIMITED` when the allowance is used up. Returns the refund. */
   async reserve(userId: string, now: number): Promise<() => Promise<void>> {
     const windowStart = new Date(now - MFA_FAILURE_WINDOW_MS);

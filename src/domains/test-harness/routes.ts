@@ -162,6 +162,7 @@ export function coreTestRoutes(services: AppServices): AnyRoute[] {
       async handler() {
         await services.rateLimiter.reset();
         await services.ipBans.reset();
+        await services.mfa.attempts.reset();
         return { success: true };
       },
     }),
