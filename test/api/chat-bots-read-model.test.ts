@@ -17,7 +17,12 @@ after(async () => {
 });
 
 const consent = (user: TestUser, app: TestApplication, guildId: string, permissions: string) =>
-  as(server, user, 'POST', '/oauth2/authorize/consent', { client_id: app.id, scope: 'bot', guild_id: guildId, permissions });
+  as(server, user, 'POST', '/oauth2/authorize/consent', {
+    client_id: app.id,
+    scope: 'bot',
+    guild_id: guildId,
+    permissions,
+  });
 
 describe('installing a bot (OAuth2 bot scope)', () => {
   it('adds the bot with a managed role and tells the bot and the guild', async () => {
@@ -51,7 +56,9 @@ describe('installing a bot (OAuth2 bot scope)', () => {
 
     const read = await ok(as(server, bot, 'GET', `/guilds/${guild.id}`));
     assert.equal(read.id, guild.id);
-    const message = await ok(as(server, bot, 'POST', `/channels/${guild.system_channel_id}/messages`, { content: 'hello humans' }));
+    const message = await ok(
+      as(server, bot, 'POST', `/channels/${guild.system_channel_id}/messages`, { content: 'hello humans' }),
+    );
     assert.equal(message.author.id, botId);
     assert.equal(message.author.bot, true);
     const perms = (await ok(as(server, bot, 'GET', '/users/@me/guilds')))[0].permissions;
@@ -89,15 +96,28 @@ describe('the gateway read model', () => {
     assert.equal(payload.member_count, 2);
     assert.deepEqual(payload.members[0].user, { id: member.id });
     assert.match(payload.joined_at, /Z$/);
-    assert.deepEqual(payload.roles.map((r: any) => r.id), [guild.id]);
+    assert.deepEqual(
+      payload.roles.map((r: any) => r.id),
+      [guild.id],
+    );
     const full = (await chat.guildPayload(guild.id, member.id)) as any;
     assert.equal(full.members[0].user.username, member.username);
     assert.equal(await chat.guildPayload(guild.id, (await registerUser(server)).id), undefined);
 
     const channelId = guild.system_channel_id as string;
     assert.equal(await chat.canViewChannel(member.id, guild.id, channelId), true);
-    await ok(as(server, owner, 'PUT', `/channels/${channelId}/permissions/${member.id}`, { type: 1, deny: bits(P.VIEW_CHANNEL) }), 204);
-    assert.equal(await chat.canViewChannel(member.id, guild.id, channelId), false, 'overwrite change invalidates the cache');
+    await ok(
+      as(server, owner, 'PUT', `/channels/${channelId}/permissions/${member.id}`, {
+        type: 1,
+        deny: bits(P.VIEW_CHANNEL),
+      }),
+      204,
+    );
+    assert.equal(
+      await chat.canViewChannel(member.id, guild.id, channelId),
+      false,
+      'overwrite change invalidates the cache',
+    );
     const hidden = (await chat.guildPayload(guild.id, member.id)) as any;
     assert.equal(hidden.channels.length, 0);
     await ok(as(server, owner, 'DELETE', `/channels/${channelId}/permissions/${member.id}`), 204);
@@ -117,7 +137,11 @@ describe('the gateway read model', () => {
     assert.equal(await chat.canViewChannel(member.id, guild.id, channelId), false, 'role edits invalidate the guild');
     await ok(as(server, owner, 'PATCH', `/guilds/${guild.id}/roles/${role.id}`, { permissions: bits(P.VIEW_CHANNEL) }));
     await ok(as(server, owner, 'PUT', `/guilds/${guild.id}/members/${member.id}/roles/${role.id}`), 204);
-    assert.equal(await chat.canViewChannel(member.id, guild.id, channelId), true, 'member role changes invalidate the member');
+    assert.equal(
+      await chat.canViewChannel(member.id, guild.id, channelId),
+      true,
+      'member role changes invalidate the member',
+    );
   });
 
   it('lists private channels and searches members', async () => {
@@ -126,14 +150,26 @@ describe('the gateway read model', () => {
     const [a, b] = members as [TestUser, TestUser];
     const dm = await ok(as(server, a, 'POST', '/users/@me/channels', { recipient_id: b.id }));
     const privateChannels = await chat.privateChannelsOf(a.id);
-    assert.deepEqual(privateChannels.map((c: any) => c.id), [dm.id]);
-    assert.deepEqual((privateChannels[0] as any).recipients.map((u: any) => u.id), [b.id]);
+    assert.deepEqual(
+      privateChannels.map((c: any) => c.id),
+      [dm.id],
+    );
+    assert.deepEqual(
+      (privateChannels[0] as any).recipients.map((u: any) => u.id),
+      [b.id],
+    );
 
     await ok(as(server, owner, 'PATCH', `/guilds/${guild.id}/members/${a.id}`, { nick: 'Zed' }));
     const byName = await chat.searchMembers(guild.id, { query: b.username.slice(0, 6), limit: 10 });
-    assert.deepEqual(byName.map((m: any) => m.user.id), [b.id]);
+    assert.deepEqual(
+      byName.map((m: any) => m.user.id),
+      [b.id],
+    );
     const byNick = await chat.searchMembers(guild.id, { query: 'zE', limit: 10 });
-    assert.deepEqual(byNick.map((m: any) => m.user.id), [a.id]);
+    assert.deepEqual(
+      byNick.map((m: any) => m.user.id),
+      [a.id],
+    );
     const byIds = await chat.searchMembers(guild.id, { userIds: [a.id, owner.id, 'junk'], limit: 10 });
     assert.deepEqual(new Set(byIds.map((m: any) => m.user.id)), new Set([a.id, owner.id]));
     const everyone = await chat.searchMembers(guild.id, { query: '', limit: 0 });

@@ -76,7 +76,9 @@ describe('guild channels', () => {
     assert.equal(denied.status, 403);
     assert.equal(denied.body.code, 'MISSING_PERMISSIONS');
     events.clear();
-    const edited = await ok(as(server, owner, 'PATCH', `/channels/${channel.id}`, { name: 'renamed', topic: '', nsfw: true }));
+    const edited = await ok(
+      as(server, owner, 'PATCH', `/channels/${channel.id}`, { name: 'renamed', topic: '', nsfw: true }),
+    );
     assert.equal(edited.name, 'renamed');
     assert.equal(edited.topic, null);
     assert.equal(edited.nsfw, true);
@@ -96,12 +98,16 @@ describe('guild channels', () => {
   it('reorders channels with PATCH /guilds/{id}/channels', async () => {
     const a = await ok(as(server, owner, 'POST', `/guilds/${guild.id}/channels`, { name: 'a' }));
     const cat = await ok(as(server, owner, 'POST', `/guilds/${guild.id}/channels`, { name: 'cat', type: 4 }));
-    const res = await as(server, owner, 'PATCH', `/guilds/${guild.id}/channels`, [{ id: a.id, position: 42, parent_id: cat.id }]);
+    const res = await as(server, owner, 'PATCH', `/guilds/${guild.id}/channels`, [
+      { id: a.id, position: 42, parent_id: cat.id },
+    ]);
     assert.equal(res.status, 204);
     const read = await ok(as(server, owner, 'GET', `/channels/${a.id}`));
     assert.equal(read.position, 42);
     assert.equal(read.parent_id, cat.id);
-    const unknown = await as(server, owner, 'PATCH', `/guilds/${guild.id}/channels`, [{ id: '1234567890', position: 1 }]);
+    const unknown = await as(server, owner, 'PATCH', `/guilds/${guild.id}/channels`, [
+      { id: '1234567890', position: 1 },
+    ]);
     assert.equal(unknown.body.code, 'UNKNOWN_CHANNEL');
     const denied = await as(server, member, 'PATCH', `/guilds/${guild.id}/channels`, [{ id: a.id, position: 1 }]);
     assert.equal(denied.body.code, 'MISSING_PERMISSIONS');
@@ -116,7 +122,9 @@ describe('permission overwrites', () => {
         permission_overwrites: [{ id: guild.id, type: 0, deny: bits(P.VIEW_CHANNEL) }],
       }),
     );
-    assert.deepEqual(secret.permission_overwrites, [{ id: guild.id, type: 0, allow: '0', deny: String(P.VIEW_CHANNEL) }]);
+    assert.deepEqual(secret.permission_overwrites, [
+      { id: guild.id, type: 0, allow: '0', deny: String(P.VIEW_CHANNEL) },
+    ]);
     const hidden = await as(server, member, 'GET', `/channels/${secret.id}`);
     assert.equal(hidden.status, 403);
     assert.equal(hidden.body.code, 'MISSING_ACCESS');
@@ -161,7 +169,10 @@ describe('permission overwrites', () => {
 
   it('needs MANAGE_ROLES, a known target, and no bits the caller lacks', async () => {
     const channelId = guild.system_channel_id;
-    const denied = await as(server, member, 'PUT', `/channels/${channelId}/permissions/${guild.id}`, { type: 0, allow: '0' });
+    const denied = await as(server, member, 'PUT', `/channels/${channelId}/permissions/${guild.id}`, {
+      type: 0,
+      allow: '0',
+    });
     assert.equal(denied.body.code, 'MISSING_PERMISSIONS');
     const unknownRole = await as(server, owner, 'PUT', `/channels/${channelId}/permissions/99999999999`, { type: 0 });
     assert.equal(unknownRole.status, 404);
@@ -169,7 +180,10 @@ describe('permission overwrites', () => {
     const badType = await as(server, owner, 'PUT', `/channels/${channelId}/permissions/${guild.id}`, { type: 7 });
     assert.equal(badType.status, 400);
     const roleManager = await ok(
-      as(server, owner, 'POST', `/guilds/${guild.id}/roles`, { name: 'rm', permissions: bits(P.MANAGE_ROLES, P.VIEW_CHANNEL) }),
+      as(server, owner, 'POST', `/guilds/${guild.id}/roles`, {
+        name: 'rm',
+        permissions: bits(P.MANAGE_ROLES, P.VIEW_CHANNEL),
+      }),
     );
     await ok(as(server, owner, 'PUT', `/guilds/${guild.id}/members/${member.id}/roles/${roleManager.id}`), 204);
     const escalate = await as(server, member, 'PUT', `/channels/${channelId}/permissions/${member.id}`, {

@@ -29,11 +29,17 @@ describe('direct messages', () => {
     assert.equal(res.status, 200);
     const dm = res.body;
     assert.equal(dm.type, 1);
-    assert.deepEqual(dm.recipients.map((u: any) => u.id), [bob.id]);
+    assert.deepEqual(
+      dm.recipients.map((u: any) => u.id),
+      [bob.id],
+    );
     assert.equal(dm.last_message_id, null);
     assert.equal(events.of('CHANNEL_CREATE').length, 2);
     const forBob = events.one('CHANNEL_CREATE', (d) => (d.audience as any).userIds[0] === bob.id);
-    assert.deepEqual((forBob.payload.recipients as any[]).map((u) => u.id), [alice.id]);
+    assert.deepEqual(
+      (forBob.payload.recipients as any[]).map((u) => u.id),
+      [alice.id],
+    );
     events.clear();
     const again = await ok(as(server, bob, 'POST', '/users/@me/channels', { recipient_id: alice.id }));
     assert.equal(again.id, dm.id);
@@ -77,7 +83,9 @@ describe('direct messages', () => {
   });
 
   it('creates group DMs (user-only, at most 10 people) and manages recipients', async () => {
-    const group = await ok(as(server, alice, 'POST', '/users/@me/channels', { recipients: [bob.id, carol.id], name: 'trio' }));
+    const group = await ok(
+      as(server, alice, 'POST', '/users/@me/channels', { recipients: [bob.id, carol.id], name: 'trio' }),
+    );
     assert.equal(group.type, 3);
     assert.equal(group.owner_id, alice.id);
     assert.equal(group.name, 'trio');
@@ -114,7 +122,14 @@ describe('direct messages', () => {
     assert.equal(stranger.status, 403);
     assert.equal(stranger.body.code, 'MISSING_ACCESS');
     const guild = await ok(as(server, alice, 'POST', '/guilds', { name: 'with bot' }));
-    await ok(as(server, alice, 'POST', '/oauth2/authorize/consent', { client_id: app.id, scope: 'bot', guild_id: guild.id, permissions: '0' }));
+    await ok(
+      as(server, alice, 'POST', '/oauth2/authorize/consent', {
+        client_id: app.id,
+        scope: 'bot',
+        guild_id: guild.id,
+        permissions: '0',
+      }),
+    );
     const dm = await ok(as(server, bot, 'POST', '/users/@me/channels', { recipient_id: alice.id }));
     assert.equal(dm.type, 1);
     await ok(as(server, bot, 'POST', `/channels/${dm.id}/messages`, { content: 'beep' }));
@@ -132,16 +147,28 @@ describe('relationships', () => {
     events.clear();
     assert.equal((await as(server, a, 'PUT', `/users/@me/relationships/${b.id}`, {})).status, 204);
     const outgoing = await ok(as(server, a, 'GET', '/users/@me/relationships'));
-    assert.deepEqual(outgoing.map((r: any) => [r.id, r.type]), [[b.id, 4]]);
+    assert.deepEqual(
+      outgoing.map((r: any) => [r.id, r.type]),
+      [[b.id, 4]],
+    );
     assert.equal(outgoing[0].user.id, b.id);
     assert.match(outgoing[0].since, /Z$/);
     assert.equal(outgoing[0].nickname, null);
     const incoming = await ok(as(server, b, 'GET', '/users/@me/relationships'));
-    assert.deepEqual(incoming.map((r: any) => [r.id, r.type]), [[a.id, 3]]);
+    assert.deepEqual(
+      incoming.map((r: any) => [r.id, r.type]),
+      [[a.id, 3]],
+    );
     assert.equal(events.of('RELATIONSHIP_ADD').length, 2);
     assert.equal((await as(server, b, 'PUT', `/users/@me/relationships/${a.id}`, { type: 1 })).status, 204);
-    assert.deepEqual((await ok(as(server, a, 'GET', '/users/@me/relationships'))).map((r: any) => r.type), [1]);
-    assert.deepEqual((await ok(as(server, b, 'GET', '/users/@me/relationships'))).map((r: any) => r.type), [1]);
+    assert.deepEqual(
+      (await ok(as(server, a, 'GET', '/users/@me/relationships'))).map((r: any) => r.type),
+      [1],
+    );
+    assert.deepEqual(
+      (await ok(as(server, b, 'GET', '/users/@me/relationships'))).map((r: any) => r.type),
+      [1],
+    );
     events.clear();
     assert.equal((await as(server, a, 'DELETE', `/users/@me/relationships/${b.id}`)).status, 204);
     assert.deepEqual(await ok(as(server, b, 'GET', '/users/@me/relationships')), []);
@@ -154,7 +181,10 @@ describe('relationships', () => {
     const b = await registerUser(server);
     assert.equal((await as(server, a, 'POST', '/users/@me/relationships', { username: b.username })).status, 204);
     assert.equal((await as(server, b, 'POST', `/users/@me/relationships/${a.id}`, {})).status, 204);
-    assert.deepEqual((await ok(as(server, a, 'GET', '/users/@me/relationships'))).map((r: any) => r.type), [1]);
+    assert.deepEqual(
+      (await ok(as(server, a, 'GET', '/users/@me/relationships'))).map((r: any) => r.type),
+      [1],
+    );
     const unknown = await as(server, a, 'POST', '/users/@me/relationships', { username: 'nobody_by_that_name' });
     assert.equal(unknown.body.code, 'UNKNOWN_USER');
   });
@@ -164,7 +194,10 @@ describe('relationships', () => {
     const b = await registerUser(server);
     await ok(as(server, a, 'PUT', `/users/@me/relationships/${b.id}`, {}), 204);
     assert.equal((await as(server, b, 'PUT', `/users/@me/relationships/${a.id}`, { type: 2 })).status, 204);
-    assert.deepEqual((await ok(as(server, b, 'GET', '/users/@me/relationships'))).map((r: any) => [r.id, r.type]), [[a.id, 2]]);
+    assert.deepEqual(
+      (await ok(as(server, b, 'GET', '/users/@me/relationships'))).map((r: any) => [r.id, r.type]),
+      [[a.id, 2]],
+    );
     assert.deepEqual(await ok(as(server, a, 'GET', '/users/@me/relationships')), []);
     const retry = await as(server, a, 'PUT', `/users/@me/relationships/${b.id}`, {});
     assert.equal(retry.status, 400);

@@ -142,7 +142,9 @@ describe('reading and editing a guild', () => {
     assert.deepEqual(update.audience, { kind: 'guild', guildId: guild.id });
     assert.equal(update.payload.guild_id, guild.id);
     assert.equal(update.payload.name, 'Renamed');
-    const back = await as(server, owner, 'PATCH', `/guilds/${guild.id}`, { system_channel_id: guild.system_channel_id });
+    const back = await as(server, owner, 'PATCH', `/guilds/${guild.id}`, {
+      system_channel_id: guild.system_channel_id,
+    });
     assert.equal(back.body.system_channel_id, guild.system_channel_id);
   });
 
@@ -154,7 +156,9 @@ describe('reading and editing a guild', () => {
   });
 
   it('lets a member with a MANAGE_GUILD role edit', async () => {
-    const role = await ok(as(server, owner, 'POST', `/guilds/${guild.id}/roles`, { name: 'managers', permissions: bits(P.MANAGE_GUILD) }));
+    const role = await ok(
+      as(server, owner, 'POST', `/guilds/${guild.id}/roles`, { name: 'managers', permissions: bits(P.MANAGE_GUILD) }),
+    );
     await ok(as(server, owner, 'PUT', `/guilds/${guild.id}/members/${member.id}/roles/${role.id}`), 204);
     const res = await as(server, member, 'PATCH', `/guilds/${guild.id}`, { name: 'Managed' });
     assert.equal(res.status, 200);
@@ -187,11 +191,20 @@ describe('/users/@me/guilds', () => {
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) ids.push((await newGuild(server, owner, `p${i}`)).id);
     const first = await ok(as(server, owner, 'GET', '/users/@me/guilds?limit=2'));
-    assert.deepEqual(first.map((g: any) => g.id), ids.slice(0, 2));
+    assert.deepEqual(
+      first.map((g: any) => g.id),
+      ids.slice(0, 2),
+    );
     const next = await ok(as(server, owner, 'GET', `/users/@me/guilds?after=${ids[1]}&limit=2`));
-    assert.deepEqual(next.map((g: any) => g.id), ids.slice(2, 4));
+    assert.deepEqual(
+      next.map((g: any) => g.id),
+      ids.slice(2, 4),
+    );
     const prev = await ok(as(server, owner, 'GET', `/users/@me/guilds?before=${ids[3]}&limit=2`));
-    assert.deepEqual(prev.map((g: any) => g.id), ids.slice(1, 3));
+    assert.deepEqual(
+      prev.map((g: any) => g.id),
+      ids.slice(1, 3),
+    );
     const bad = await as(server, owner, 'GET', '/users/@me/guilds?limit=0');
     assert.equal(bad.status, 400);
     assert.equal(bad.body.errors[0].path, 'limit');
@@ -261,7 +274,9 @@ describe('guild deletion and ownership transfer', () => {
     const outsider = await registerUser(server);
     const guild = await newGuild(server, owner);
     await join(server, owner, member, guild);
-    const noSudo = await as(server, owner, 'POST', `/guilds/${guild.id}/transfer-ownership`, { new_owner_id: member.id });
+    const noSudo = await as(server, owner, 'POST', `/guilds/${guild.id}/transfer-ownership`, {
+      new_owner_id: member.id,
+    });
     assert.equal(noSudo.body.code, 'SUDO_MODE_REQUIRED');
     const toOutsider = await as(server, owner, 'POST', `/guilds/${guild.id}/transfer-ownership`, {
       new_owner_id: outsider.id,

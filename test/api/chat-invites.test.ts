@@ -24,7 +24,10 @@ const clock = (offset_ms: number) => request(server, 'POST', '/v1/test/clock', {
 describe('invites', () => {
   it('creates an 8-character base62 invite with metadata and dispatches INVITE_CREATE', async () => {
     events.clear();
-    const res = await as(server, owner, 'POST', `/channels/${guild.system_channel_id}/invites`, { max_age: 3600, max_uses: 5 });
+    const res = await as(server, owner, 'POST', `/channels/${guild.system_channel_id}/invites`, {
+      max_age: 3600,
+      max_uses: 5,
+    });
     assert.equal(res.status, 200);
     const invite = res.body;
     assert.match(invite.code, /^[A-Za-z0-9]{8}$/);
@@ -54,7 +57,9 @@ describe('invites', () => {
   });
 
   it('is readable without authentication, without metadata', async () => {
-    const invite = await ok(as(server, owner, 'POST', `/channels/${guild.system_channel_id}/invites`, { unique: true }));
+    const invite = await ok(
+      as(server, owner, 'POST', `/channels/${guild.system_channel_id}/invites`, { unique: true }),
+    );
     const res = await request(server, 'GET', `/v1/invites/${invite.code}`);
     assert.equal(res.status, 200);
     assert.equal(res.body.code, invite.code);
@@ -69,7 +74,9 @@ describe('invites', () => {
 
   it('accepts idempotently, counting a use once and dispatching the join', async () => {
     const user = await registerUser(server);
-    const invite = await ok(as(server, owner, 'POST', `/channels/${guild.system_channel_id}/invites`, { unique: true }));
+    const invite = await ok(
+      as(server, owner, 'POST', `/channels/${guild.system_channel_id}/invites`, { unique: true }),
+    );
     events.clear();
     const res = await as(server, user, 'POST', `/invites/${invite.code}`);
     assert.equal(res.status, 200);
@@ -128,7 +135,10 @@ describe('invites', () => {
     const invite = await ok(as(server, owner, 'POST', `/channels/${guild.system_channel_id}/invites`, {}));
     await ok(as(server, user, 'POST', `/invites/${invite.code}`));
     assert.equal((await as(server, user, 'POST', `/channels/${guild.system_channel_id}/invites`, {})).status, 200);
-    assert.equal((await as(server, user, 'GET', `/channels/${guild.system_channel_id}/invites`)).body.code, 'MISSING_PERMISSIONS');
+    assert.equal(
+      (await as(server, user, 'GET', `/channels/${guild.system_channel_id}/invites`)).body.code,
+      'MISSING_PERMISSIONS',
+    );
     assert.equal((await as(server, user, 'GET', `/guilds/${guild.id}/invites`)).body.code, 'MISSING_PERMISSIONS');
     const all = await ok(as(server, owner, 'GET', `/guilds/${guild.id}/invites`));
     assert.ok(all.length >= 3);
@@ -146,7 +156,9 @@ describe('invites', () => {
   it('deletes for the creator or MANAGE_GUILD, dispatching INVITE_DELETE', async () => {
     const user = await registerUser(server);
     const other = await registerUser(server);
-    const invite = await ok(as(server, owner, 'POST', `/channels/${guild.system_channel_id}/invites`, { unique: true }));
+    const invite = await ok(
+      as(server, owner, 'POST', `/channels/${guild.system_channel_id}/invites`, { unique: true }),
+    );
     await ok(as(server, user, 'POST', `/invites/${invite.code}`));
     await ok(as(server, other, 'POST', `/invites/${invite.code}`));
     const denied = await as(server, user, 'DELETE', `/invites/${invite.code}`);

@@ -26,7 +26,8 @@ after(async () => {
   await server?.close();
 });
 
-const post = (user: TestUser, body: unknown, channel = channelId) => as(server, user, 'POST', `/channels/${channel}/messages`, body);
+const post = (user: TestUser, body: unknown, channel = channelId) =>
+  as(server, user, 'POST', `/channels/${channel}/messages`, body);
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 async function freshChannel(extra: Record<string, unknown> = {}): Promise<string> {
@@ -51,7 +52,8 @@ describe('sending messages', () => {
     assert.equal(m.pinned, false);
     assert.equal(m.mention_everyone, false);
     assert.equal(m.tts, false);
-    for (const field of ['mentions', 'mention_roles', 'embeds', 'attachments', 'stickers']) assert.deepEqual(m[field], [], field);
+    for (const field of ['mentions', 'mention_roles', 'embeds', 'attachments', 'stickers'])
+      assert.deepEqual(m[field], [], field);
     assert.equal(m.nonce, 'n-1');
     const created = events.one('MESSAGE_CREATE');
     assert.deepEqual(created.audience, { kind: 'channel', guildId: guild.id, channelId });
@@ -95,8 +97,12 @@ describe('sending messages', () => {
   });
 
   it('stores embeds (type rich) and refuses them without EMBED_LINKS', async () => {
-    const m = await ok(post(alice, { embeds: [{ title: 'T', description: 'D', color: 255, fields: [{ name: 'a', value: 'b' }] }] }));
-    assert.deepEqual(m.embeds, [{ type: 'rich', title: 'T', description: 'D', color: 255, fields: [{ name: 'a', value: 'b' }] }]);
+    const m = await ok(
+      post(alice, { embeds: [{ title: 'T', description: 'D', color: 255, fields: [{ name: 'a', value: 'b' }] }] }),
+    );
+    assert.deepEqual(m.embeds, [
+      { type: 'rich', title: 'T', description: 'D', color: 255, fields: [{ name: 'a', value: 'b' }] },
+    ]);
     const ch = await freshChannel({ permission_overwrites: [{ id: guild.id, type: 0, deny: bits(P.EMBED_LINKS) }] });
     const res = await post(alice, { content: 'x', embeds: [{ title: 'T' }] }, ch);
     assert.equal(res.status, 403);
@@ -106,7 +112,10 @@ describe('sending messages', () => {
   });
 
   it('answers JSON attachment claims with UPLOADED_ATTACHMENT_NOT_FOUND until uploads exist', async () => {
-    const res = await post(alice, { content: 'file', attachments: [{ id: '0', filename: 'a.png', upload_filename: 'nope' }] });
+    const res = await post(alice, {
+      content: 'file',
+      attachments: [{ id: '0', filename: 'a.png', upload_filename: 'nope' }],
+    });
     assert.equal(res.status, 400);
     assert.equal(res.body.errors[0].code, 'UPLOADED_ATTACHMENT_NOT_FOUND');
   });
@@ -114,9 +123,13 @@ describe('sending messages', () => {
 
 describe('mentions and replies', () => {
   it('resolves user and role mentions, honouring allowed_mentions', async () => {
-    const role = await ok(as(server, owner, 'POST', `/guilds/${guild.id}/roles`, { name: 'pingable', mentionable: true }));
+    const role = await ok(
+      as(server, owner, 'POST', `/guilds/${guild.id}/roles`, { name: 'pingable', mentionable: true }),
+    );
     const quiet = await ok(as(server, owner, 'POST', `/guilds/${guild.id}/roles`, { name: 'quiet' }));
-    const m = await ok(post(alice, { content: `hi <@${bob.id}> <@!${owner.id}> <@&${role.id}> <@&${quiet.id}> <@999999999>` }));
+    const m = await ok(
+      post(alice, { content: `hi <@${bob.id}> <@!${owner.id}> <@&${role.id}> <@&${quiet.id}> <@999999999>` }),
+    );
     assert.deepEqual(new Set(m.mentions.map((u: any) => u.id)), new Set([bob.id, owner.id]));
     assert.deepEqual(m.mention_roles, [role.id], 'an unmentionable role needs MENTION_EVERYONE');
     const byOwner = await ok(post(owner, { content: `<@&${quiet.id}>` }));
@@ -124,8 +137,13 @@ describe('mentions and replies', () => {
     const none = await ok(post(alice, { content: `<@${bob.id}> <@&${role.id}>`, allowed_mentions: { parse: [] } }));
     assert.deepEqual(none.mentions, []);
     assert.deepEqual(none.mention_roles, []);
-    const listed = await ok(post(alice, { content: `<@${bob.id}> <@${owner.id}>`, allowed_mentions: { users: [bob.id] } }));
-    assert.deepEqual(listed.mentions.map((u: any) => u.id), [bob.id]);
+    const listed = await ok(
+      post(alice, { content: `<@${bob.id}> <@${owner.id}>`, allowed_mentions: { users: [bob.id] } }),
+    );
+    assert.deepEqual(
+      listed.mentions.map((u: any) => u.id),
+      [bob.id],
+    );
   });
 
   it('pings @everyone only with MENTION_EVERYONE', async () => {
@@ -143,7 +161,10 @@ describe('mentions and replies', () => {
     assert.deepEqual(reply.message_reference, { message_id: original.id, channel_id: channelId, guild_id: guild.id });
     assert.equal(reply.referenced_message.id, original.id);
     assert.equal(reply.referenced_message.content, 'question?');
-    assert.deepEqual(reply.mentions.map((u: any) => u.id), [bob.id]);
+    assert.deepEqual(
+      reply.mentions.map((u: any) => u.id),
+      [bob.id],
+    );
     const silent = await ok(
       post(alice, { content: 'shh', message_reference: { message_id: original.id }, allowed_mentions: { parse: [] } }),
     );
@@ -170,7 +191,10 @@ describe('reading messages', () => {
     const res = await harness(server, 'POST', '/messages/seed', {
       channel_id: readChannel,
       author_id: alice.id,
-      messages: Array.from({ length: 10 }, (_, i) => ({ timestamp: new Date(base + i * 60_000).toISOString(), content: `m${i}` })),
+      messages: Array.from({ length: 10 }, (_, i) => ({
+        timestamp: new Date(base + i * 60_000).toISOString(),
+        content: `m${i}`,
+      })),
     });
     assert.equal(res.status, 200);
     seeded = res.body.messages.map((m: any) => m.message_id);
@@ -185,12 +209,19 @@ describe('reading messages', () => {
 
   it('lists newest first with the default limit of 50', async () => {
     const all = await ok(as(server, bob, 'GET', `/channels/${readChannel}/messages`));
-    assert.deepEqual(all.map((m: any) => m.id), [...seeded].reverse());
+    assert.deepEqual(
+      all.map((m: any) => m.id),
+      [...seeded].reverse(),
+    );
   });
 
   it('pages with before, after, around and limit', async () => {
     const ids = (list: any[]) => list.map((m: any) => m.content);
-    assert.deepEqual(ids(await ok(as(server, bob, 'GET', `/channels/${readChannel}/messages?limit=3`))), ['m9', 'm8', 'm7']);
+    assert.deepEqual(ids(await ok(as(server, bob, 'GET', `/channels/${readChannel}/messages?limit=3`))), [
+      'm9',
+      'm8',
+      'm7',
+    ]);
     assert.deepEqual(
       ids(await ok(as(server, bob, 'GET', `/channels/${readChannel}/messages?before=${seeded[5]}&limit=2`))),
       ['m4', 'm3'],
@@ -203,15 +234,28 @@ describe('reading messages', () => {
       ids(await ok(as(server, bob, 'GET', `/channels/${readChannel}/messages?around=${seeded[5]}&limit=4`))),
       ['m7', 'm6', 'm5', 'm4'],
     );
-    assert.deepEqual(ids(await ok(as(server, bob, 'GET', `/channels/${readChannel}/messages?around=${seeded[0]}&limit=1`))), ['m0']);
+    assert.deepEqual(
+      ids(await ok(as(server, bob, 'GET', `/channels/${readChannel}/messages?around=${seeded[0]}&limit=1`))),
+      ['m0'],
+    );
   });
 
   it('refuses two cursors and out-of-range limits', async () => {
-    const both = await as(server, bob, 'GET', `/channels/${readChannel}/messages?before=${seeded[5]}&after=${seeded[1]}`);
+    const both = await as(
+      server,
+      bob,
+      'GET',
+      `/channels/${readChannel}/messages?before=${seeded[5]}&after=${seeded[1]}`,
+    );
     assert.equal(both.status, 400);
     assert.equal(both.body.code, 'INVALID_FORM_BODY');
     assert.equal(both.body.errors[0].code, 'CANNOT_SPECIFY_BOTH_BEFORE_AND_AFTER');
-    const around = await as(server, bob, 'GET', `/channels/${readChannel}/messages?around=${seeded[5]}&after=${seeded[1]}`);
+    const around = await as(
+      server,
+      bob,
+      'GET',
+      `/channels/${readChannel}/messages?around=${seeded[5]}&after=${seeded[1]}`,
+    );
     assert.equal(around.body.errors[0].code, 'CANNOT_SPECIFY_BOTH_BEFORE_AND_AFTER');
     for (const limit of ['0', '101', 'abc']) {
       const res = await as(server, bob, 'GET', `/channels/${readChannel}/messages?limit=${limit}`);
@@ -222,7 +266,9 @@ describe('reading messages', () => {
   });
 
   it('needs READ_MESSAGE_HISTORY, and answers unknown messages with UNKNOWN_MESSAGE', async () => {
-    const hidden = await freshChannel({ permission_overwrites: [{ id: guild.id, type: 0, deny: bits(P.READ_MESSAGE_HISTORY) }] });
+    const hidden = await freshChannel({
+      permission_overwrites: [{ id: guild.id, type: 0, deny: bits(P.READ_MESSAGE_HISTORY) }],
+    });
     const res = await as(server, bob, 'GET', `/channels/${hidden}/messages`);
     assert.equal(res.status, 403);
     assert.equal(res.body.code, 'MISSING_PERMISSIONS');
@@ -239,10 +285,15 @@ describe('editing and deleting', () => {
     assert.equal(other.status, 403);
     assert.equal(other.body.code, 'CANNOT_EDIT_OTHER_USER_MESSAGE');
     events.clear();
-    const edited = await ok(as(server, alice, 'PATCH', `/channels/${channelId}/messages/${m.id}`, { content: `final <@${bob.id}>` }));
+    const edited = await ok(
+      as(server, alice, 'PATCH', `/channels/${channelId}/messages/${m.id}`, { content: `final <@${bob.id}>` }),
+    );
     assert.equal(edited.content, `final <@${bob.id}>`);
     assert.match(edited.edited_timestamp, ISO_MS);
-    assert.deepEqual(edited.mentions.map((u: any) => u.id), [bob.id]);
+    assert.deepEqual(
+      edited.mentions.map((u: any) => u.id),
+      [bob.id],
+    );
     const update = events.one('MESSAGE_UPDATE');
     assert.equal(update.payload.guild_id, guild.id);
     assert.ok(update.payload.member);
@@ -261,19 +312,26 @@ describe('editing and deleting', () => {
     assert.deepEqual(events.one('MESSAGE_DELETE').payload, { id: m.id, channel_id: channelId, guild_id: guild.id });
     const mine = await ok(post(bob, { content: 'mine' }));
     assert.equal((await as(server, bob, 'DELETE', `/channels/${channelId}/messages/${mine.id}`)).status, 204);
-    assert.equal((await as(server, bob, 'GET', `/channels/${channelId}/messages/${mine.id}`)).body.code, 'UNKNOWN_MESSAGE');
+    assert.equal(
+      (await as(server, bob, 'GET', `/channels/${channelId}/messages/${mine.id}`)).body.code,
+      'UNKNOWN_MESSAGE',
+    );
   });
 
   it('bulk deletes 2 to 100 messages with MANAGE_MESSAGES', async () => {
     const a = await ok(post(alice, { content: 'a' }));
     const b = await ok(post(alice, { content: 'b' }));
-    const denied = await as(server, alice, 'POST', `/channels/${channelId}/messages/bulk-delete`, { message_ids: [a.id, b.id] });
+    const denied = await as(server, alice, 'POST', `/channels/${channelId}/messages/bulk-delete`, {
+      message_ids: [a.id, b.id],
+    });
     assert.equal(denied.body.code, 'MISSING_PERMISSIONS');
     const one = await as(server, owner, 'POST', `/channels/${channelId}/messages/bulk-delete`, { message_ids: [a.id] });
     assert.equal(one.status, 400);
     assert.equal(one.body.errors[0].path, 'message_ids');
     events.clear();
-    const res = await as(server, owner, 'POST', `/channels/${channelId}/messages/bulk-delete`, { messages: [a.id, b.id] });
+    const res = await as(server, owner, 'POST', `/channels/${channelId}/messages/bulk-delete`, {
+      messages: [a.id, b.id],
+    });
     assert.equal(res.status, 204);
     const bulk = events.one('MESSAGE_DELETE_BULK');
     assert.deepEqual(new Set(bulk.payload.ids as string[]), new Set([a.id, b.id]));
@@ -286,7 +344,10 @@ describe('reactions', () => {
     const m = await ok(post(alice, { content: 'react to me' }));
     const thumbs = encodeURIComponent('👍');
     events.clear();
-    assert.equal((await as(server, bob, 'PUT', `/channels/${channelId}/messages/${m.id}/reactions/${thumbs}/@me`)).status, 204);
+    assert.equal(
+      (await as(server, bob, 'PUT', `/channels/${channelId}/messages/${m.id}/reactions/${thumbs}/@me`)).status,
+      204,
+    );
     const add = events.one('MESSAGE_REACTION_ADD');
     assert.equal(add.payload.user_id, bob.id);
     assert.equal(add.payload.message_id, m.id);
@@ -302,15 +363,28 @@ describe('reactions', () => {
     ]);
     const users = await ok(as(server, bob, 'GET', `/channels/${channelId}/messages/${m.id}/reactions/${thumbs}`));
     assert.deepEqual(new Set(users.map((u: any) => u.id)), new Set([alice.id, bob.id]));
-    const limited = await ok(as(server, bob, 'GET', `/channels/${channelId}/messages/${m.id}/reactions/${thumbs}?limit=1`));
+    const limited = await ok(
+      as(server, bob, 'GET', `/channels/${channelId}/messages/${m.id}/reactions/${thumbs}?limit=1`),
+    );
     assert.equal(limited.length, 1);
 
-    const others = await as(server, bob, 'DELETE', `/channels/${channelId}/messages/${m.id}/reactions/${thumbs}/${alice.id}`);
+    const others = await as(
+      server,
+      bob,
+      'DELETE',
+      `/channels/${channelId}/messages/${m.id}/reactions/${thumbs}/${alice.id}`,
+    );
     assert.equal(others.body.code, 'MISSING_PERMISSIONS');
     events.clear();
-    assert.equal((await as(server, bob, 'DELETE', `/channels/${channelId}/messages/${m.id}/reactions/${thumbs}/@me`)).status, 204);
+    assert.equal(
+      (await as(server, bob, 'DELETE', `/channels/${channelId}/messages/${m.id}/reactions/${thumbs}/@me`)).status,
+      204,
+    );
     assert.equal(events.one('MESSAGE_REACTION_REMOVE').payload.user_id, bob.id);
-    assert.equal((await as(server, owner, 'DELETE', `/channels/${channelId}/messages/${m.id}/reactions/${thumbs}`)).status, 204);
+    assert.equal(
+      (await as(server, owner, 'DELETE', `/channels/${channelId}/messages/${m.id}/reactions/${thumbs}`)).status,
+      204,
+    );
     assert.deepEqual(events.one('MESSAGE_REACTION_REMOVE_EMOJI').payload.emoji, { id: null, name: '👍' });
     assert.equal((await as(server, owner, 'DELETE', `/channels/${channelId}/messages/${m.id}/reactions`)).status, 204);
     assert.equal(events.one('MESSAGE_REACTION_REMOVE_ALL').payload.message_id, m.id);
@@ -328,16 +402,31 @@ describe('reactions', () => {
     const over = await as(server, bob, 'PUT', `/channels/${channelId}/messages/${m.id}/reactions/e20:2000/@me`);
     assert.equal(over.status, 400);
     assert.equal(over.body.code, 'MAX_REACTIONS');
-    assert.equal((await as(server, alice, 'PUT', `/channels/${channelId}/messages/${m.id}/reactions/e1:1001/@me`)).status, 204);
+    assert.equal(
+      (await as(server, alice, 'PUT', `/channels/${channelId}/messages/${m.id}/reactions/e1:1001/@me`)).status,
+      204,
+    );
   });
 
   it('needs ADD_REACTIONS for a new emoji but not to join an existing one', async () => {
     const ch = await freshChannel({ permission_overwrites: [{ id: guild.id, type: 0, deny: bits(P.ADD_REACTIONS) }] });
     const m = await ok(post(owner, { content: 'x' }, ch));
-    const fresh = await as(server, bob, 'PUT', `/channels/${ch}/messages/${m.id}/reactions/${encodeURIComponent('🔥')}/@me`);
+    const fresh = await as(
+      server,
+      bob,
+      'PUT',
+      `/channels/${ch}/messages/${m.id}/reactions/${encodeURIComponent('🔥')}/@me`,
+    );
     assert.equal(fresh.body.code, 'MISSING_PERMISSIONS');
-    await ok(as(server, owner, 'PUT', `/channels/${ch}/messages/${m.id}/reactions/${encodeURIComponent('🔥')}/@me`), 204);
-    assert.equal((await as(server, bob, 'PUT', `/channels/${ch}/messages/${m.id}/reactions/${encodeURIComponent('🔥')}/@me`)).status, 204);
+    await ok(
+      as(server, owner, 'PUT', `/channels/${ch}/messages/${m.id}/reactions/${encodeURIComponent('🔥')}/@me`),
+      204,
+    );
+    assert.equal(
+      (await as(server, bob, 'PUT', `/channels/${ch}/messages/${m.id}/reactions/${encodeURIComponent('🔥')}/@me`))
+        .status,
+      204,
+    );
   });
 });
 
@@ -359,18 +448,37 @@ describe('pins, typing and acks', () => {
     await ok(as(server, owner, 'PUT', `/channels/${channelId}/pins/${b.id}`), 204);
     const pins = await ok(as(server, bob, 'GET', `/channels/${channelId}/messages/pins`));
     assert.equal(pins.has_more, false);
-    assert.deepEqual(pins.items.map((i: any) => i.message.id), [b.id, a.id]);
+    assert.deepEqual(
+      pins.items.map((i: any) => i.message.id),
+      [b.id, a.id],
+    );
     assert.equal(pins.items[0].message.pinned, true);
     assert.match(pins.items[0].pinned_at, ISO_MS);
     const page = await ok(as(server, bob, 'GET', `/channels/${channelId}/messages/pins?limit=1`));
     assert.equal(page.has_more, true);
-    const older = await ok(as(server, bob, 'GET', `/channels/${channelId}/messages/pins?before=${encodeURIComponent(page.items[0].pinned_at)}`));
-    assert.deepEqual(older.items.map((i: any) => i.message.id), [a.id]);
+    const older = await ok(
+      as(
+        server,
+        bob,
+        'GET',
+        `/channels/${channelId}/messages/pins?before=${encodeURIComponent(page.items[0].pinned_at)}`,
+      ),
+    );
+    assert.deepEqual(
+      older.items.map((i: any) => i.message.id),
+      [a.id],
+    );
     const legacy = await ok(as(server, bob, 'GET', `/channels/${channelId}/pins`));
-    assert.deepEqual(legacy.map((m: any) => m.id), [b.id, a.id]);
+    assert.deepEqual(
+      legacy.map((m: any) => m.id),
+      [b.id, a.id],
+    );
     assert.equal((await as(server, owner, 'DELETE', `/channels/${channelId}/pins/${a.id}`)).status, 204);
     const left = await ok(as(server, bob, 'GET', `/channels/${channelId}/messages/pins`));
-    assert.deepEqual(left.items.map((i: any) => i.message.id), [b.id]);
+    assert.deepEqual(
+      left.items.map((i: any) => i.message.id),
+      [b.id],
+    );
   });
 
   it('dispatches TYPING_START with Unix seconds', async () => {
@@ -395,7 +503,13 @@ describe('pins, typing and acks', () => {
     assert.deepEqual(ack.audience, { kind: 'users', userIds: [bob.id] });
     assert.deepEqual(ack.payload, { channel_id: channelId, message_id: m.id });
     const app = await createApplication(server, owner);
-    const bot = await as(server, { auth: `Bot ${app.botToken}` }, 'POST', `/channels/${channelId}/messages/${m.id}/ack`, {});
+    const bot = await as(
+      server,
+      { auth: `Bot ${app.botToken}` },
+      'POST',
+      `/channels/${channelId}/messages/${m.id}/ack`,
+      {},
+    );
     assert.equal(bot.status, 403);
     assert.equal(bot.body.code, 'ACCESS_DENIED');
   });

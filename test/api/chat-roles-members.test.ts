@@ -39,7 +39,9 @@ describe('roles', () => {
 
   it('creates roles just above @everyone with the given fields, dispatching GUILD_ROLE_CREATE', async () => {
     events.clear();
-    const role = await ok(as(server, owner, 'POST', `/guilds/${guild.id}/roles`, { name: 'helpers', mentionable: true }));
+    const role = await ok(
+      as(server, owner, 'POST', `/guilds/${guild.id}/roles`, { name: 'helpers', mentionable: true }),
+    );
     assert.equal(role.name, 'helpers');
     assert.equal(role.position, 1);
     assert.equal(role.permissions, '0');
@@ -59,10 +61,16 @@ describe('roles', () => {
     const denied = await as(server, user, 'POST', `/guilds/${guild.id}/roles`, { name: 'x' });
     assert.equal(denied.status, 403);
     assert.equal(denied.body.code, 'MISSING_PERMISSIONS');
-    const escalate = await as(server, mod, 'POST', `/guilds/${guild.id}/roles`, { name: 'x', permissions: bits(P.ADMINISTRATOR) });
+    const escalate = await as(server, mod, 'POST', `/guilds/${guild.id}/roles`, {
+      name: 'x',
+      permissions: bits(P.ADMINISTRATOR),
+    });
     assert.equal(escalate.status, 403);
     assert.equal(escalate.body.code, 'MISSING_PERMISSIONS');
-    const own = await as(server, mod, 'POST', `/guilds/${guild.id}/roles`, { name: 'kickers', permissions: bits(P.KICK_MEMBERS) });
+    const own = await as(server, mod, 'POST', `/guilds/${guild.id}/roles`, {
+      name: 'kickers',
+      permissions: bits(P.KICK_MEMBERS),
+    });
     assert.equal(own.status, 200);
   });
 
@@ -72,7 +80,9 @@ describe('roles', () => {
     assert.equal(sameLevel.body.code, 'MISSING_PERMISSIONS');
     const low = await ok(as(server, owner, 'POST', `/guilds/${guild.id}/roles`, { name: 'low' }));
     events.clear();
-    const edited = await ok(as(server, mod, 'PATCH', `/guilds/${guild.id}/roles/${low.id}`, { name: 'lower', color: 0x00ff00 }));
+    const edited = await ok(
+      as(server, mod, 'PATCH', `/guilds/${guild.id}/roles/${low.id}`, { name: 'lower', color: 0x00ff00 }),
+    );
     assert.equal(edited.name, 'lower');
     assert.equal(edited.color, 0x00ff00);
     assert.equal((events.one('GUILD_ROLE_UPDATE').payload.role as any).name, 'lower');
@@ -92,13 +102,18 @@ describe('roles', () => {
 
   it('edits @everyone permissions and refuses to delete it', async () => {
     const everyone = await ok(
-      as(server, owner, 'PATCH', `/guilds/${guild.id}/roles/${guild.id}`, { permissions: bits(P.VIEW_CHANNEL, P.SEND_MESSAGES, P.READ_MESSAGE_HISTORY), name: 'ignored' }),
+      as(server, owner, 'PATCH', `/guilds/${guild.id}/roles/${guild.id}`, {
+        permissions: bits(P.VIEW_CHANNEL, P.SEND_MESSAGES, P.READ_MESSAGE_HISTORY),
+        name: 'ignored',
+      }),
     );
     assert.equal(everyone.name, '@everyone');
     assert.equal(everyone.permissions, bits(P.VIEW_CHANNEL, P.SEND_MESSAGES, P.READ_MESSAGE_HISTORY));
     const res = await as(server, owner, 'DELETE', `/guilds/${guild.id}/roles/${guild.id}`);
     assert.equal(res.status, 400);
-    const perms = (await ok(as(server, user, 'GET', '/users/@me/guilds'))).find((g: any) => g.id === guild.id).permissions;
+    const perms = (await ok(as(server, user, 'GET', '/users/@me/guilds'))).find(
+      (g: any) => g.id === guild.id,
+    ).permissions;
     assert.equal(perms, bits(P.VIEW_CHANNEL, P.SEND_MESSAGES, P.READ_MESSAGE_HISTORY));
   });
 
@@ -142,11 +157,26 @@ describe('members', () => {
     assert.equal(one.length, 1, 'default limit is 1');
     assert.equal(one[0].user.id, ids[0]);
     const all = await ok(as(server, user, 'GET', `/guilds/${guild.id}/members?limit=1000`));
-    assert.deepEqual(all.map((m: any) => m.user.id), ids);
+    assert.deepEqual(
+      all.map((m: any) => m.user.id),
+      ids,
+    );
     const rest = await ok(as(server, user, 'GET', `/guilds/${guild.id}/members?limit=10&after=${ids[0]}`));
-    assert.deepEqual(rest.map((m: any) => m.user.id), ids.slice(1));
+    assert.deepEqual(
+      rest.map((m: any) => m.user.id),
+      ids.slice(1),
+    );
     const m = all.find((x: any) => x.user.id === mod.id);
-    assert.deepEqual(Object.keys(m).sort(), ['avatar', 'communication_disabled_until', 'deaf', 'joined_at', 'mute', 'nick', 'roles', 'user']);
+    assert.deepEqual(Object.keys(m).sort(), [
+      'avatar',
+      'communication_disabled_until',
+      'deaf',
+      'joined_at',
+      'mute',
+      'nick',
+      'roles',
+      'user',
+    ]);
     assert.deepEqual(m.roles, [modRole.id]);
     assert.match(m.joined_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     const tooMany = await as(server, user, 'GET', `/guilds/${guild.id}/members?limit=1001`);
@@ -182,13 +212,18 @@ describe('members', () => {
     const low = await ok(as(server, owner, 'POST', `/guilds/${guild.id}/roles`, { name: 'low' }));
     const res = await ok(as(server, mod, 'PATCH', `/guilds/${guild.id}/members/${user.id}`, { roles: [low.id] }));
     assert.deepEqual(res.roles, [low.id]);
-    const tooHigh = await as(server, mod, 'PATCH', `/guilds/${guild.id}/members/${user.id}`, { roles: [low.id, modRole.id] });
+    const tooHigh = await as(server, mod, 'PATCH', `/guilds/${guild.id}/members/${user.id}`, {
+      roles: [low.id, modRole.id],
+    });
     assert.equal(tooHigh.body.code, 'MISSING_PERMISSIONS');
     const unknown = await as(server, mod, 'PATCH', `/guilds/${guild.id}/members/${user.id}`, { roles: ['123456789'] });
     assert.equal(unknown.body.code, 'UNKNOWN_ROLE');
     const put = await as(server, user, 'PUT', `/guilds/${guild.id}/members/${user.id}/roles/${low.id}`);
     assert.equal(put.body.code, 'MISSING_PERMISSIONS');
-    assert.equal((await as(server, mod, 'DELETE', `/guilds/${guild.id}/members/${user.id}/roles/${low.id}`)).status, 204);
+    assert.equal(
+      (await as(server, mod, 'DELETE', `/guilds/${guild.id}/members/${user.id}/roles/${low.id}`)).status,
+      204,
+    );
     assert.deepEqual((await ok(as(server, mod, 'GET', `/guilds/${guild.id}/members/${user.id}`))).roles, []);
   });
 
@@ -198,13 +233,19 @@ describe('members', () => {
       as(server, mod, 'PATCH', `/guilds/${guild.id}/members/${user.id}`, { communication_disabled_until: until }),
     );
     assert.equal(res.communication_disabled_until, until);
-    const post = await as(server, user, 'POST', `/channels/${guild.system_channel_id}/messages`, { content: 'let me talk' });
+    const post = await as(server, user, 'POST', `/channels/${guild.system_channel_id}/messages`, {
+      content: 'let me talk',
+    });
     assert.equal(post.status, 403);
     assert.equal(post.body.code, 'MISSING_PERMISSIONS');
     assert.equal((await as(server, user, 'GET', `/channels/${guild.system_channel_id}/messages`)).status, 200);
-    const self = await as(server, user, 'PATCH', `/guilds/${guild.id}/members/@me`, { communication_disabled_until: null });
+    const self = await as(server, user, 'PATCH', `/guilds/${guild.id}/members/@me`, {
+      communication_disabled_until: null,
+    });
     assert.equal(self.body.code, 'MISSING_PERMISSIONS');
-    await ok(as(server, mod, 'PATCH', `/guilds/${guild.id}/members/${user.id}`, { communication_disabled_until: null }));
+    await ok(
+      as(server, mod, 'PATCH', `/guilds/${guild.id}/members/${user.id}`, { communication_disabled_until: null }),
+    );
     assert.equal(
       (await as(server, user, 'POST', `/channels/${guild.system_channel_id}/messages`, { content: 'free' })).status,
       200,

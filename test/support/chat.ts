@@ -30,7 +30,12 @@ export async function newGuild(server: TestServer, owner: TestUser, name = 'Hear
 }
 
 /** Makes `user` a member through an invite on the guild's system channel. */
-export async function join(server: TestServer, owner: TestUser, user: TestUser, guild: { id: string; system_channel_id: string }) {
+export async function join(
+  server: TestServer,
+  owner: TestUser,
+  user: TestUser,
+  guild: { id: string; system_channel_id: string },
+) {
   const invite = await ok(as(server, owner, 'POST', `/channels/${guild.system_channel_id}/invites`, { unique: true }));
   await ok(as(server, user, 'POST', `/invites/${invite.code}`));
   return invite;

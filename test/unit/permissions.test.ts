@@ -77,7 +77,10 @@ describe('base permissions', () => {
     assert.ok(has(computeBasePermissions(expired), P.KICK_MEMBERS));
     const admin = subject({
       memberRoleIds: ['9'],
-      rolePermissions: new Map([[GUILD, 0n], ['9', P.ADMINISTRATOR]]),
+      rolePermissions: new Map([
+        [GUILD, 0n],
+        ['9', P.ADMINISTRATOR],
+      ]),
       timedOutUntil: 2_000_000,
     });
     assert.equal(computeBasePermissions(admin), ALL_PERMISSIONS);
@@ -92,7 +95,11 @@ describe('channel permissions', () => {
   });
 
   it('applies role overwrites together after @everyone: allow wins over deny between roles', () => {
-    const overwrites = [ow(GUILD, 0, 0n, P.SEND_MESSAGES), ow(MODS, 0, P.SEND_MESSAGES, 0n), ow(MUTED, 0, 0n, P.SEND_MESSAGES)];
+    const overwrites = [
+      ow(GUILD, 0, 0n, P.SEND_MESSAGES),
+      ow(MODS, 0, P.SEND_MESSAGES, 0n),
+      ow(MUTED, 0, 0n, P.SEND_MESSAGES),
+    ];
     const perms = computeChannelPermissions(subject({ memberRoleIds: [MODS, MUTED] }), overwrites);
     assert.ok(has(perms, P.SEND_MESSAGES));
   });
@@ -101,7 +108,10 @@ describe('channel permissions', () => {
     const overwrites = [ow(MODS, 0, P.SEND_MESSAGES, 0n), ow(USER, 1, 0n, P.SEND_MESSAGES)];
     const perms = computeChannelPermissions(subject({ memberRoleIds: [MODS] }), overwrites);
     assert.ok(!has(perms, P.SEND_MESSAGES));
-    const allowed = computeChannelPermissions(subject(), [ow(GUILD, 0, 0n, P.VIEW_CHANNEL), ow(USER, 1, P.VIEW_CHANNEL, 0n)]);
+    const allowed = computeChannelPermissions(subject(), [
+      ow(GUILD, 0, 0n, P.VIEW_CHANNEL),
+      ow(USER, 1, P.VIEW_CHANNEL, 0n),
+    ]);
     assert.ok(has(allowed, P.VIEW_CHANNEL));
   });
 
@@ -126,7 +136,13 @@ describe('channel permissions', () => {
   it('lets owners and administrators through every overwrite', () => {
     const deny = [ow(GUILD, 0, 0n, ALL_PERMISSIONS), ow(OWNER, 1, 0n, ALL_PERMISSIONS)];
     assert.equal(computeChannelPermissions(subject({ userId: OWNER }), deny), ALL_PERMISSIONS);
-    const admin = subject({ memberRoleIds: ['9'], rolePermissions: new Map([[GUILD, 0n], ['9', P.ADMINISTRATOR]]) });
+    const admin = subject({
+      memberRoleIds: ['9'],
+      rolePermissions: new Map([
+        [GUILD, 0n],
+        ['9', P.ADMINISTRATOR],
+      ]),
+    });
     assert.equal(computeChannelPermissions(admin, [ow(USER, 1, 0n, ALL_PERMISSIONS)]), ALL_PERMISSIONS);
   });
 
@@ -147,6 +163,9 @@ describe('role hierarchy', () => {
     assert.equal(topRolePosition({ userId: USER, ownerId: OWNER, memberRoleIds: [] }, positions), 0);
   });
   it('puts the owner above every role', () => {
-    assert.equal(topRolePosition({ userId: OWNER, ownerId: OWNER, memberRoleIds: [] }, positions), Number.POSITIVE_INFINITY);
+    assert.equal(
+      topRolePosition({ userId: OWNER, ownerId: OWNER, memberRoleIds: [] }, positions),
+      Number.POSITIVE_INFINITY,
+    );
   });
 });

@@ -26,6 +26,16 @@ interface BanRow {
   banned_at: Date;
 }
 
+/** `X-Audit-Log-Reason` is URL-encoded by clients; a malformed one is kept as sent rather than failing the ban. */
+function auditReason(header: string | string[] | undefined): string | null {
+  if (typeof header !== 'string' || header === '') return null;
+  try {
+    return decodeURIComponent(header).slice(0, 512);
+  } catch {
+    return header.slice(0, 512);
+  }
+}
+
 function banView(row: BanRow, user: UserRecord | undefined): Record<string, unknown> {
   return { user: user ? partialUser(user) : { id: row.user_id }, reason: row.reason, banned_at: iso(row.banned_at) };
 }
@@ -96,9 +106,7 @@ export function banRoutes(deps: ChatDeps): AnyRoute[] {
         if (!user) throw new ApiError('UNKNOWN_USER');
         const member = userId === guild.userId ? guild.member : await store.member(guildId, userId);
         if (member) guild.requireOutranks(member);
-        const header = ctx.request.headers['x-audit-log-reason'];
-        const reason =
-          ctx.body.reason ?? (typeof header === 'string' ? decodeURIComponent(header).slice(0, 512) : null);
+        const reason = ctx.body.reason ?? auditReason(ctx.request.headers['x-audit-log-reason']);
         const seconds = ctx.body.delete_message_seconds ?? (ctx.body.delete_message_days ?? 0) * 86400;
         const deleted = await db.transaction(async (tx) => {
           await tx.query(
