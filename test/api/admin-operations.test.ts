@@ -374,6 +374,30 @@ describe('Admin user operations', () => {
     assert.equal(viewed.pending_deletion_at, null);
   });
 
+  it('finalises an operator-scheduled deletion once it is due', async () => {
+    const target = await registerUser(server);
+    const res = await adminCall(server, 'POST', '/users/schedule-deletion', root.token, {
+      user_id: target.id,
+      reason_code: 3,
+      days_until_deletion: 1,
+    });
+    assert.equal(res.status, 200);
+    await harness(server, 'POST', '/clock', { offset_ms: 2 * 86_400_000 });
+    try {
+      let data: any;
+      for (let i = 0; i < 40; i++) {
+        data = (await harness(server, 'GET', `/users/${target.id}/data-exists`)).body;
+        if (data.has_deleted_flag) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal(data.has_deleted_flag, true);
+      assert.equal(data.email_cleared, true);
+      assert.equal(data.password_cleared, true);
+    } finally {
+      await harness(server, 'POST', '/clock', { offset_ms: 0 });
+    }
+  });
+
   it('lists and terminates sessions', async () => {
     const target = await registerUser(server);
     const res = await adminCall(server, 'POST', '/users/list-sessions', root.token, { user_id: target.id });

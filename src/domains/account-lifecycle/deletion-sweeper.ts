@@ -42,10 +42,10 @@ export class DeletionSweeper {
     const { db, clock } = this.services;
     const due = await db.query<{ id: string }>(
       `SELECT id FROM users
-        WHERE pending_deletion_at IS NOT NULL AND pending_deletion_at <= $1
-          AND (flags & $2::bigint) <> 0 AND (flags & $3::bigint) = 0
+        WHERE pending_deletion_at IS NOT NULL AND pending_deletion_at <= $1 AND (flags & $2::bigint) = 0
         ORDER BY pending_deletion_at LIMIT 100`,
-      [new Date(clock.now()), USER_FLAGS.SELF_DELETED.toString(), USER_FLAGS.DELETED.toString()],
+      // Self-deletions and operator-scheduled deletions (admin schedule-deletion) alike.
+      [new Date(clock.now()), USER_FLAGS.DELETED.toString()],
     );
     let done = 0;
     for (const { id } of due) if (await this.finalise(id)) done += 1;
