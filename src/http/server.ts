@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { AppServices } from '../app-services.ts';
 import { SUDO_HEADER } from '../domains/sudo/sudo-mode.ts';
@@ -54,6 +55,7 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
       querystringParser: (text: string) => Object.fromEntries(new URLSearchParams(text)),
     },
     genReqId: () => randomUUID(),
+    clientErrorHandler: answerClientError,
   });
 
   app.removeAllContentTypeParsers();
@@ -317,6 +319,33 @@ export function bannedError(ban: IpBan, ip: string, now: number): ApiError {
     },
     headers,
   });
+}
+
+/**
+ * Requests Node's HTTP parser rejects (oversized headers, garbled request lines) never reach a route;
+ * they still get the standard `{code, message}` body.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const apiError = new ApiError(
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? 'REQUEST_HEADER_FIELDS_TOO_LARGE'
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 'REQUEST_TIMEOUT'
+        : 'BAD_REQUEST',
+  );
+  const body = JSON.stringify(toWireBody(apiError));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${apiError.status} ${apiError.message}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
+function singleHeader(value: string | string[] | undefined): string | undefined {
+  return typeof value === 'string' ? value : undefined;
 }
 
 function isTestHarnessPath(path: string): boolean {
