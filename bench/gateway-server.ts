@@ -3,6 +3,7 @@
  * guild of `BENCH_MEMBERS` members, each holding `BENCH_SESSIONS` session tokens. Runs in its own process
  * so its RSS is not mixed with the 5,000 client sockets; answers `{cmd:'rss'}` after a full GC.
  */
+import { digest, newSessionToken } from '../src/platform/crypto/tokens.ts';
 import { request } from '../test/support/client.ts';
 import { startTestServer } from '../test/support/server.ts';
 
@@ -28,12 +29,17 @@ await db.query(
   [userIds],
 );
 await db.query('INSERT INTO members (guild_id, user_id) SELECT $1, unnest($2::bigint[])', [guild.body.id, userIds]);
-const tokens: string[][] = [];
-for (const userId of userIds) {
-  const own: string[] = [];
-  for (let s = 0; s < sessionsPerMember; s++) own.push((await services.sessions.issue(userId, '127.0.0.1')).token);
-  tokens.push(own);
-}
+// Sessions inserted in bulk, exactly as SessionService stores them (token digest only).
+const tokens: string[][] = userIds.map(() => Array.from({ length: sessionsPerMember }, () => newSessionToken()));
+const rows = userIds.flatMap((userId, i) =>
+  (tokens[i] as string[]).map((token) => [ids.next(), userId, digest(token)]),
+);
+await db.query(
+  `INSERT INTO sessions (id, user_id, token_hash, client_info, ip, created_at, last_used_at)
+   SELECT id, user_id, token_hash, '{}', '127.0.0.1', now(), now()
+     FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS t(id, user_id, token_hash)`,
+  [rows.map((r) => r[0]), rows.map((r) => r[1]), rows.map((r) => r[2])],
+);
 
 process.on('message', (message: { cmd: string }) => {
   if (message.cmd === 'rss') {

@@ -95,8 +95,8 @@ async function connectAll(
   seed: Seed,
   tokens: string[],
   concurrency: number,
+  clients: Client[],
 ): Promise<{ clients: Client[]; ms: number }> {
-  const clients: Client[] = new Array(tokens.length);
   let next = 0;
   const started = performance.now();
   await Promise.all(
@@ -180,12 +180,13 @@ export async function runGatewayBench(databaseUrl?: string): Promise<GatewayBenc
     await new Promise((r) => setTimeout(r, 500));
     const before = await ask<{ rss: number }>(child, 'rss');
     const tokens = seed.tokens.flat().slice(0, CONNECTIONS);
-    const { clients, ms } = await connectAll(seed, tokens, 64);
-    const identifyPerSecond = (tokens.length / ms) * 1000;
+    const clients: Client[] = [];
     // Idle heartbeats so no socket trips the 45 s zombie timer while the figures are taken.
     const beat = setInterval(() => {
-      for (const c of clients) if (c.ws.readyState === WebSocket.OPEN) c.ws.send('{"op":1,"d":1}');
+      for (const c of clients) if (c?.ws.readyState === WebSocket.OPEN) c.ws.send('{"op":1,"d":1}');
     }, 20_000);
+    const { ms } = await connectAll(seed, tokens, 64, clients);
+    const identifyPerSecond = (tokens.length / ms) * 1000;
     await new Promise((r) => setTimeout(r, 1000));
     const after = await ask<{ rss: number; stats: { connections: number } }>(child, 'rss');
     const bytesPerConnection = (after.rss - before.rss) / after.stats.connections;
