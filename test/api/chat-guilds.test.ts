@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ALL_PERMISSIONS } from '../../src/domains/chat/permissions.ts';
+import { insertApplicationWithBot, insertBearerToken } from '../support/admin.ts';
 import { createApplication } from '../support/applications.ts';
 import { as, bits, DispatchRecorder, join, newGuild, ok, P } from '../support/chat.ts';
 import { registerUser, request, type TestUser } from '../support/client.ts';
@@ -238,6 +239,32 @@ describe('/users/@me/guilds', () => {
     assert.equal(res.status, 400);
     assert.equal(res.body.code, 'INVALID_FORM_BODY');
     assert.equal(res.body.errors[0].code, 'CANNOT_LEAVE_GUILD_AS_OWNER');
+  });
+
+  it('admits OAuth2 bearers holding the guilds / connections scopes, and nothing else', async () => {
+    const user = await registerUser(server);
+    const guild = await newGuild(server, user, 'Bearer view');
+    const { applicationId } = await insertApplicationWithBot(server, user.id);
+    const withGuilds = await insertBearerToken(server, user.id, applicationId, ['identify', 'guilds']);
+    const bearer = { auth: `Bearer ${withGuilds}` };
+    const list = await as(server, bearer, 'GET', '/users/@me/guilds');
+    assert.equal(list.status, 200);
+    assert.deepEqual(
+      list.body.map((g: any) => g.id),
+      [guild.id],
+    );
+    const connections = await as(server, bearer, 'GET', '/users/@me/connections');
+    assert.equal(connections.status, 403);
+    assert.equal(connections.body.code, 'MISSING_OAUTH_SCOPE');
+    assert.equal(connections.body.required_scope, 'connections');
+    const other = await as(server, bearer, 'GET', `/guilds/${guild.id}`);
+    assert.equal(other.status, 403);
+    assert.equal(other.body.code, 'ACCESS_DENIED');
+    const identifyOnly = await insertBearerToken(server, user.id, applicationId, ['identify']);
+    const denied = await as(server, { auth: `Bearer ${identifyOnly}` }, 'GET', '/users/@me/guilds');
+    assert.equal(denied.status, 403);
+    assert.equal(denied.body.code, 'MISSING_OAUTH_SCOPE');
+    assert.equal(denied.body.required_scope, 'guilds');
   });
 
   it('answers /users/@me/connections with an empty list', async () => {
