@@ -1,6 +1,7 @@
 import type { Config } from './config/config.ts';
 import type { OneTimeTokens } from './domains/auth/one-time-tokens.ts';
 import type { SessionService } from './domains/auth/sessions.ts';
+import type { CaptchaVerifier } from './domains/captcha/captcha-verifier.ts';
 import type { AccountEmails } from './domains/email/account-emails.ts';
 import type { BotInstaller } from './domains/events/bot-installer.ts';
 import type { ChatReadModel } from './domains/chat/chat-read-model.ts';
@@ -62,6 +63,8 @@ export interface AppServices {
   /** Second factors; other modules use its `MfaFactors` face (status, verify, removeAllFactors). */
   mfa: MfaStore;
   sudo: SudoMode;
+  /** Checks `X-Captcha-Token` on the routes marked `captcha` (the HTTP pipeline calls it). */
+  captcha: CaptchaVerifier;
   sessions: SessionService;
   tokens: OneTimeTokens;
   emails: AccountEmails;

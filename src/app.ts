@@ -8,6 +8,7 @@ import { ManualIpBans } from './domains/admin/manual-ip-bans.ts';
 import { DeletionSweeper } from './domains/account-lifecycle/deletion-sweeper.ts';
 import { OneTimeTokens } from './domains/auth/one-time-tokens.ts';
 import { SessionService } from './domains/auth/sessions.ts';
+import { CaptchaVerifier } from './domains/captcha/captcha-verifier.ts';
 import { AccountEmails } from './domains/email/account-emails.ts';
 import { createChatModule } from './domains/chat/module.ts';
 import { AttachmentService } from './domains/attachments/attachment-service.ts';
@@ -120,6 +121,13 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     settings,
     mfa,
     sudo: new SudoMode({ secret: secrets.sudo, mfa, now: () => clock.now() }),
+    captcha: new CaptchaVerifier({
+      provider: config.captchaProvider,
+      secret: config.captchaSecret,
+      verifyUrl: config.captchaVerifyUrl,
+      timeoutMs: config.captchaTimeoutMs,
+      log,
+    }),
     sessions: new SessionService(
       db,
       new SnowflakeGenerator(config.workerId, () => clock.now()),

@@ -34,12 +34,27 @@ export interface Config {
   webauthnRpId: string;
   webauthnOrigins: string[];
   mediaAllowPrivateTargets: boolean;
+  captchaProvider: CaptchaProvider;
+  captchaSecret: string | undefined;
+  hcaptchaSiteKey: string | undefined;
+  turnstileSiteKey: string | undefined;
+  /** Unset only while the provider is `none`. */
+  captchaVerifyUrl: string | undefined;
+  captchaTimeoutMs: number;
   roles: Set<'api' | 'gateway' | 'media'>;
   workerId: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
 }
 
 export class ConfigError extends Error {}
+
+export const CAPTCHA_PROVIDERS = ['none', 'hcaptcha', 'turnstile'] as const;
+export type CaptchaProvider = (typeof CAPTCHA_PROVIDERS)[number];
+
+const CAPTCHA_VERIFY_URLS: Record<Exclude<CaptchaProvider, 'none'>, string> = {
+  hcaptcha: 'https://api.hcaptcha.com/siteverify',
+  turnstile: 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
+};
 
 type Parser<T> = (raw: string) => T;
 
@@ -133,6 +148,12 @@ const rateLimits: Parser<Config['rateLimitOverrides']> = (raw) => {
     out[bucket] = { limit: v.limit as number, windowSeconds: v.windowSeconds as number };
   }
   return out;
+};
+
+const captchaProvider: Parser<CaptchaProvider> = (raw) => {
+  if (!(CAPTCHA_PROVIDERS as readonly string[]).includes(raw))
+    throw new ConfigError(`must be one of ${CAPTCHA_PROVIDERS.join(', ')}, got "${raw}"`);
+  return raw as CaptchaProvider;
 };
 
 const roles: Parser<Config['roles']> = (raw) => {
@@ -389,6 +410,57 @@ export const SETTINGS = [
     fallback: () => false,
   }),
   setting({
+    key: 'captchaProvider',
+    env: 'HEARTH_CAPTCHA_PROVIDER',
+    flag: '--captcha-provider',
+    describe: 'CAPTCHA on register, login and forgot-password: none, hcaptcha or turnstile',
+    parse: captchaProvider,
+    fallback: () => 'none',
+  }),
+  setting({
+    key: 'captchaSecret',
+    env: 'HEARTH_CAPTCHA_SECRET',
+    flag: '--captcha-secret',
+    describe: "Secret key of the CAPTCHA provider's siteverify API (required unless the provider is none)",
+    parse: optionalText,
+    fallback: () => undefined,
+  }),
+  setting({
+    key: 'hcaptchaSiteKey',
+    env: 'HEARTH_HCAPTCHA_SITE_KEY',
+    flag: '--hcaptcha-site-key',
+    describe: 'hCaptcha site key that discovery announces (required with the hcaptcha provider)',
+    parse: optionalText,
+    fallback: () => undefined,
+  }),
+  setting({
+    key: 'turnstileSiteKey',
+    env: 'HEARTH_TURNSTILE_SITE_KEY',
+    flag: '--turnstile-site-key',
+    describe: 'Cloudflare Turnstile site key that discovery announces (required with the turnstile provider)',
+    parse: optionalText,
+    fallback: () => undefined,
+  }),
+  setting({
+    key: 'captchaVerifyUrl',
+    env: 'HEARTH_CAPTCHA_VERIFY_URL',
+    flag: '--captcha-verify-url',
+    describe: "Overrides the provider's siteverify URL (default: the provider's own)",
+    parse: urlWithSchemes('http:', 'https:'),
+    fallback: (partial) =>
+      partial.captchaProvider && partial.captchaProvider !== 'none'
+        ? CAPTCHA_VERIFY_URLS[partial.captchaProvider]
+        : undefined,
+  }),
+  setting({
+    key: 'captchaTimeoutMs',
+    env: 'HEARTH_CAPTCHA_TIMEOUT_MS',
+    flag: '--captcha-timeout-ms',
+    describe: 'How long to wait for the siteverify answer before refusing the CAPTCHA, milliseconds',
+    parse: integer(100, 60_000),
+    fallback: () => 5000,
+  }),
+  setting({
     key: 'roles',
     env: 'HEARTH_ROLES',
     flag: '--roles',
@@ -449,5 +521,17 @@ export function loadConfig(env: Record<string, string | undefined>, argv: readon
   const config = partial as Config;
   if (config.testMode && !config.testToken)
     throw new ConfigError('HEARTH_TEST_TOKEN: must be set when HEARTH_TEST_MODE is on');
+  checkCaptcha(config);
   return config;
+}
+
+/** A configured provider needs its secret and the site key clients load the widget with. */
+function checkCaptcha(config: Config): void {
+  const provider = config.captchaProvider;
+  if (provider === 'none') return;
+  if (!config.captchaSecret)
+    throw new ConfigError(`HEARTH_CAPTCHA_SECRET: must be set when HEARTH_CAPTCHA_PROVIDER is ${provider}`);
+  const siteKey = provider === 'hcaptcha' ? config.hcaptchaSiteKey : config.turnstileSiteKey;
+  const siteKeyEnv = provider === 'hcaptcha' ? 'HEARTH_HCAPTCHA_SITE_KEY' : 'HEARTH_TURNSTILE_SITE_KEY';
+  if (!siteKey) throw new ConfigError(`${siteKeyEnv}: must be set when HEARTH_CAPTCHA_PROVIDER is ${provider}`);
 }

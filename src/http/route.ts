@@ -57,6 +57,11 @@ export interface RouteSpec<B = unknown, Q = unknown> {
   localAuth?: boolean;
   /** `+S`: admits accounts with outstanding suspicious-activity requirements. */
   admitsSuspicious?: boolean;
+  /**
+   * CAPTCHA-protected (register, login, forgot): `X-Captcha-Token` is checked when a provider is configured,
+   * unless a credential resolved on the request (api.md §1.5) or test mode is not strict.
+   */
+  captcha?: boolean;
   /** `y`: sudo mode required; `y0`: required but no proof is minted or echoed; a function decides per body. */
   sudo?: 'y' | 'y0' | ((body: B) => boolean);
   rateLimit?: RateLimitSpec;

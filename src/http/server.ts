@@ -189,6 +189,14 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
     enforcePolicy(spec, principal);
     if (spec.localAuth && !ssoFirst && services.settings.ssoEnforced()) throw new ApiError('SSO_REQUIRED');
     enforceSuspiciousGate(spec, principal);
+    // A credential that resolved is proof enough of a person (contract §5.6); test mode waives it unless strict.
+    if (spec.captcha && !principal && hearth.strict) {
+      await services.captcha.verify({
+        token: singleHeader(request.headers['x-captcha-token']),
+        type: singleHeader(request.headers['x-captcha-type']),
+        remoteIp: hearth.ip,
+      });
+    }
 
     const rawBody = readBody(spec, request.body);
     const body = spec.body ? validate(spec.body, rawBody) : rawBody;

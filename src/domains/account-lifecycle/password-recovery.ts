@@ -32,6 +32,7 @@ export function passwordRecoveryRoutes(services: AppServices): AnyRoute[] {
       path: '/auth/forgot',
       policy: 'none',
       localAuth: true,
+      captcha: true,
       rateLimit: { bucket: 'auth:forgot', limit: 5, windowSeconds: 60 },
       body: z.object({ email: emailField }),
       async handler(ctx) {

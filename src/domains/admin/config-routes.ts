@@ -4,6 +4,7 @@ import type { AppServices } from '../../app-services.ts';
 import { type FieldError, formError } from '../../http/errors.ts';
 import type { AnyRoute } from '../../http/route.ts';
 import type { Queryable } from '../../platform/db/database.ts';
+import { captchaView } from '../captcha/captcha-view.ts';
 import type { InstanceSettingsValue } from '../instance/instance-settings.ts';
 import { publicSsoSettings, validateSsoUpdate } from '../sso/sso-settings.ts';
 import { adminRoute, snowflakeField } from './admin-route.ts';
@@ -52,7 +53,7 @@ export function configRoutes(services: AppServices, deps: { audit: AuditLog }): 
     return {
       sso: publicSsoSettings(value.sso, config),
       registration: { mode: value.registration.mode },
-      captcha: { provider: 'none', hcaptcha_site_key: null, turnstile_site_key: null },
+      captcha: captchaView(config),
       email: { enabled: services.emails.enabled },
       ip_authorization: { enabled: config.ipAuthorization && (services.emails.enabled || config.testMode) },
     };

@@ -62,6 +62,7 @@ export function authRoutes(services: AppServices): AnyRoute[] {
       path: '/auth/register',
       policy: 'none',
       localAuth: true,
+      captcha: true,
       rateLimit: { bucket: 'auth:register', limit: 10, windowSeconds: 10 },
       body: registerBody,
       async handler(ctx) {
@@ -123,6 +124,7 @@ export function authRoutes(services: AppServices): AnyRoute[] {
       path: '/auth/login',
       policy: 'none',
       localAuth: true,
+      captcha: true,
       rateLimit: { bucket: 'auth:login', limit: 10, windowSeconds: 10 },
       body: loginBody,
       async handler(ctx) {

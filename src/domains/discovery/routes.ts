@@ -1,6 +1,7 @@
 import type { AppServices } from '../../app-services.ts';
 import type { Config } from '../../config/config.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
+import { captchaView } from '../captcha/captcha-view.ts';
 import type { InstanceSettings } from '../instance/instance-settings.ts';
 import { ssoStatus } from './sso-status.ts';
 
@@ -33,7 +34,7 @@ export function discoveryDocument(
       webapp: origin,
       marketing: origin,
     },
-    captcha: { provider: 'none', hcaptcha_site_key: null, turnstile_site_key: null },
+    captcha: captchaView(config),
     features: {
       voice_enabled: false,
       stripe_enabled: false,
