@@ -146,8 +146,10 @@ describe('lifecycle harness', () => {
     assert.equal(me.body.email, null);
   });
 
-  it('premium stores the premium fields', async () => {
+  it('premium stores the premium fields and the private user reports premium_type', async () => {
     const user = await registerUser(server);
+    const before = await request(server, 'GET', '/v1/users/@me', { auth: user.token });
+    assert.equal(before.body.premium_type, 0);
     const res = await harness(server, 'POST', `/users/${user.id}/premium`, {
       premium_type: 2,
       premium_until: '2030-01-01T00:00:00.000Z',
@@ -159,6 +161,9 @@ describe('lifecycle harness', () => {
     );
     assert.equal(row?.premium_type, 2);
     assert.equal(row?.premium_until.toISOString(), '2030-01-01T00:00:00.000Z');
+    const me = await request(server, 'GET', '/v1/users/@me', { auth: user.token });
+    assert.equal(me.status, 200);
+    assert.equal(me.body.premium_type, 2);
     const bad = await harness(server, 'POST', `/users/${user.id}/premium`, { premium_type: 1, premium_until: 'soon' });
     assert.equal(bad.status, 400);
   });

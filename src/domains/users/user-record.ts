@@ -19,6 +19,8 @@ export interface UserRecord {
   flags: bigint;
   suspiciousActivityFlags: number;
   pendingManualVerification: boolean;
+  /** Set through the test harness for now (no billing); 0 = none. */
+  premiumType: number;
   acls: string[];
   isBot: boolean;
   isSystem: boolean;
@@ -47,6 +49,7 @@ export interface UserRow {
   flags: string;
   suspicious_activity_flags: number;
   pending_manual_verification: boolean;
+  premium_type: number | null;
   acls: string[];
   is_bot: boolean;
   is_system: boolean;
@@ -76,6 +79,7 @@ export function toUserRecord(row: UserRow): UserRecord {
     flags: BigInt(row.flags),
     suspiciousActivityFlags: row.suspicious_activity_flags,
     pendingManualVerification: row.pending_manual_verification,
+    premiumType: row.premium_type ?? 0,
     acls: row.acls,
     isBot: row.is_bot,
     isSystem: row.is_system,
@@ -131,7 +135,7 @@ export function privateUser(
     accent_color: user.accentColor,
     acls: user.acls,
     locale: user.locale,
-    premium_type: 0,
+    premium_type: user.premiumType,
     nsfw_allowed: true,
     password_last_changed_at: user.passwordLastChangedAt?.toISOString() ?? null,
     required_actions: null,
