@@ -144,6 +144,36 @@ describe('the gateway read model', () => {
     );
   });
 
+  it('answers a fan-out over many members with a bounded number of queries', async () => {
+    const chat = server.app.services.chat;
+    const { owner, guild, members } = await guildWithMembers(server, 3);
+    const channelId = guild.system_channel_id as string;
+    // Invalidate the guild (a role edit), then ask for every member many times at once, as a fan-out does.
+    await ok(as(server, owner, 'PATCH', `/guilds/${guild.id}/roles/${guild.id}`, { color: 1 }));
+    const db = server.app.services.db;
+    const original = db.query.bind(db);
+    let queries = 0;
+    (db as any).query = (sql: string, params?: unknown[]) => {
+      queries += 1;
+      return original(sql, params);
+    };
+    try {
+      const users = [owner, ...members].map((u) => u.id);
+      const answers = await Promise.all(
+        Array.from({ length: 200 }, (_, i) =>
+          chat.canViewChannel(users[i % users.length] as string, guild.id, channelId),
+        ),
+      );
+      assert.ok(answers.every(Boolean));
+      assert.ok(queries <= 4, `expected at most 4 queries, saw ${queries}`);
+      queries = 0;
+      await Promise.all(users.map((id) => chat.canViewChannel(id, guild.id, channelId)));
+      assert.equal(queries, 0, 'warm checks read no database');
+    } finally {
+      (db as any).query = original;
+    }
+  });
+
   it('lists private channels and searches members', async () => {
     const chat = server.app.services.chat;
     const { owner, guild, members } = await guildWithMembers(server, 2);

@@ -17,14 +17,23 @@ interface GuildSnapshot {
   channels: Map<string, ChannelRow>;
 }
 
+/** A member whose row changed since the guild's members were loaded: read it again on next use. */
+const STALE = Symbol('stale member');
+type MemberEntry = MemberRow | typeof STALE;
+
 /**
  * The gateway's view of the chat core. `canViewChannel` runs once per connection per channel-scoped
- * dispatch, so it reads from in-memory snapshots (guild + roles + channels, and member rows) that every
- * chat change invalidates over the event bus; a short TTL bounds staleness if an invalidation is lost.
+ * dispatch, so it reads from in-memory snapshots: per guild, the guild row, roles and channels, and every
+ * member's row (loaded in one query, so a fan-out to a thousand members costs no query per member). Every
+ * chat change publishes an invalidation on the event bus; a short TTL bounds staleness if one is lost.
+ * Concurrent misses share one load.
  */
 export class ChatReadModel implements ChatReadModelPort {
   private readonly snapshots: TtlCache<string, GuildSnapshot>;
-  private readonly members: TtlCache<string, MemberRow | null>;
+  private readonly memberMaps: TtlCache<string, Map<string, MemberEntry>>;
+  private readonly loading = new Map<string, Promise<unknown>>();
+  /** Bumped by every invalidation of a guild, so a load that raced with a change is not cached. */
+  private readonly generations = new Map<string, number>();
 
   constructor(
     private readonly store: ChatStore,
@@ -32,12 +41,13 @@ export class ChatReadModel implements ChatReadModelPort {
     private readonly clock: Clock,
   ) {
     this.snapshots = new TtlCache(10_000, 30_000);
-    this.members = new TtlCache(500_000, 30_000);
+    this.memberMaps = new TtlCache(10_000, 30_000);
     bus.subscribe<ChatInvalidation>(CHAT_INVALIDATE_TOPIC, (message) => this.forget(message));
   }
 
   forget(message: ChatInvalidation): void {
-    if (message.userId) this.members.delete(`${message.guildId}:${message.userId}`);
+    this.generations.set(message.guildId, (this.generations.get(message.guildId) ?? 0) + 1);
+    if (message.userId) this.memberMaps.get(message.guildId)?.set(message.userId, STALE);
     else this.snapshots.delete(message.guildId);
   }
 
@@ -102,26 +112,53 @@ export class ChatReadModel implements ChatReadModelPort {
     return rows.map((row) => memberView(row, users.get(row.user_id)));
   }
 
-  private async snapshot(guildId: string): Promise<GuildSnapshot | undefined> {
+  private snapshot(guildId: string): Promise<GuildSnapshot | undefined> {
     const hit = this.snapshots.get(guildId);
-    if (hit) return hit;
-    const [guild, roles, channels] = await Promise.all([
-      this.store.guild(guildId),
-      this.store.roles(guildId),
-      this.store.guildChannels(guildId),
-    ]);
-    if (!guild) return undefined;
-    const snapshot = { guild, roles, channels: new Map(channels.map((c) => [c.id, c])) };
-    this.snapshots.set(guildId, snapshot);
-    return snapshot;
+    if (hit) return Promise.resolve(hit);
+    return this.once(`snapshot:${guildId}`, async () => {
+      const generation = this.generations.get(guildId);
+      const [guild, roles, channels] = await Promise.all([
+        this.store.guild(guildId),
+        this.store.roles(guildId),
+        this.store.guildChannels(guildId),
+      ]);
+      if (!guild) return undefined;
+      const snapshot = { guild, roles, channels: new Map(channels.map((c) => [c.id, c])) };
+      if (this.generations.get(guildId) === generation) this.snapshots.set(guildId, snapshot);
+      return snapshot;
+    });
   }
 
   private async member(guildId: string, userId: string): Promise<MemberRow | null> {
-    const key = `${guildId}:${userId}`;
-    const hit = this.members.get(key);
-    if (hit !== undefined) return hit;
+    const members =
+      this.memberMaps.get(guildId) ??
+      (await this.once(`members:${guildId}`, async () => {
+        const generation = this.generations.get(guildId);
+        const rows = await this.store.db.query<MemberRow>(
+          `SELECT ${MEMBER_COLUMNS} FROM members m WHERE m.guild_id = $1`,
+          [guildId],
+        );
+        const map = new Map<string, MemberEntry>(rows.map((r) => [r.user_id, r]));
+        if (this.generations.get(guildId) === generation) this.memberMaps.set(guildId, map);
+        return map;
+      }));
+    const entry = members.get(userId);
+    if (entry === undefined) return null;
+    if (entry !== STALE) return entry;
     const row = (await this.store.member(guildId, userId)) ?? null;
-    this.members.set(key, row);
+    if (members.get(userId) === STALE) {
+      if (row) members.set(userId, row);
+      else members.delete(userId);
+    }
     return row;
+  }
+
+  /** Runs `load` once for concurrent callers asking for the same key. */
+  private once<T>(key: string, load: () => Promise<T>): Promise<T> {
+    const pending = this.loading.get(key);
+    if (pending) return pending as Promise<T>;
+    const promise = load().finally(() => this.loading.delete(key));
+    this.loading.set(key, promise);
+    return promise;
   }
 }
