@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { adminApplicationId, insertBearerToken } from '../support/admin.ts';
 import { harness, registerUser, request } from '../support/client.ts';
 import { assertFieldError, createBot, emailsTo, login, setClock } from '../support/lifecycle.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -194,5 +195,41 @@ describe('lifecycle harness', () => {
     ]);
     assert.equal(state.sessions_count, 1);
     assert.equal(state.email_cleared, false);
+  });
+
+  it('data-exists counts the relationships, sessions and OAuth2 tokens the user still has', async () => {
+    const user = await registerUser(server);
+    const friend = await registerUser(server);
+    const blocked = await registerUser(server);
+    const empty = await dataExists(user.id);
+    assert.equal(empty.relationships_count, 0);
+    assert.equal(empty.oauth_tokens_count, 0);
+    assert.equal(empty.pinned_dms_count, 0);
+    assert.equal(empty.saved_messages_count, 0);
+
+    const ask = await request(server, 'PUT', `/v1/users/@me/relationships/${friend.id}`, {
+      auth: user.token,
+      body: {},
+    });
+    assert.equal(ask.status, 204, ask.text);
+    const block = await request(server, 'PUT', `/v1/users/@me/relationships/${blocked.id}`, {
+      auth: user.token,
+      body: { type: 2 },
+    });
+    assert.equal(block.status, 204, block.text);
+    const second = await login(server, user.email, user.password);
+    assert.equal(second.status, 200, second.text);
+    const applicationId = adminApplicationId(server);
+    await insertBearerToken(server, user.id, applicationId);
+    await insertBearerToken(server, user.id, applicationId);
+
+    const state = await dataExists(user.id);
+    // The user's own list: the outgoing request and the block.
+    assert.equal(state.relationships_count, 2);
+    assert.equal(state.sessions_count, 2);
+    assert.equal(state.oauth_tokens_count, 2);
+    // The friend sees one incoming request; the blocked account sees nothing.
+    assert.equal((await dataExists(friend.id)).relationships_count, 1);
+    assert.equal((await dataExists(blocked.id)).relationships_count, 0);
   });
 });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
 import { fieldError } from '../../http/errors.ts';
 import type { AnyRoute } from '../../http/route.ts';
+import type { Queryable } from '../../platform/db/database.ts';
 import { ipKey as toIpKey } from '../../platform/net/cidr.ts';
 import { IpAuthorization } from '../auth/ip-authorization.ts';
 import { hasFlag, USER_FLAGS } from '../users/flags.ts';
@@ -23,18 +24,26 @@ const premiumBody = z.object({
   premium_until: z.union([z.string(), z.number()]).nullish(),
 });
 
-/** Tables other modules own; counted only once they exist, so the harness answers before they land. */
-async function countRows(services: AppServices, table: string, sql: string, userId: string): Promise<number> {
-  const [exists] = await services.db.query<{ found: string | null }>('SELECT to_regclass($1)::text AS found', [
-    `public.${table}`,
-  ]);
-  if (!exists?.found) return 0;
-  try {
-    const [row] = await services.db.query<{ n: string | number }>(sql, [userId]);
-    return Number(row?.n ?? 0);
-  } catch {
-    return 0;
-  }
+/**
+ * How many rows of the user's data each store still holds (api.md §7 `data-exists`). Relationships are
+ * stored one row per direction, so the user's own list is the rows keyed by the user. Pinned DMs and saved
+ * messages have no store yet (READY sends them empty), so there is nothing to count.
+ */
+async function dataCounts(db: Queryable, userId: string) {
+  const [row] = await db.query<{ relationships: string; sessions: string; oauth_tokens: string }>(
+    `SELECT (SELECT count(*) FROM relationships WHERE user_id = $1) AS relationships,
+            (SELECT count(*) FROM sessions WHERE user_id = $1) AS sessions,
+            (SELECT count(*) FROM oauth2_tokens t JOIN oauth2_grants g ON g.id = t.grant_id
+              WHERE g.user_id = $1) AS oauth_tokens`,
+    [userId],
+  );
+  return {
+    relationships_count: Number(row?.relationships ?? 0),
+    sessions_count: Number(row?.sessions ?? 0),
+    oauth_tokens_count: Number(row?.oauth_tokens ?? 0),
+    pinned_dms_count: 0,
+    saved_messages_count: 0,
+  };
 }
 
 /** Test-harness routes of the account lifecycle (api.md §7). */
@@ -123,7 +132,6 @@ export function lifecycleTestRoutes(services: AppServices): AnyRoute[] {
           pending_deletion_at: Date | null;
         }>('SELECT email, password_hash, flags, pending_deletion_at FROM users WHERE id = $1', [userId]);
         const flags = BigInt(user?.flags ?? '0');
-        const count = (table: string, sql: string) => countRows(services, table, sql, userId);
         return {
           user_exists: Boolean(user),
           email_cleared: user?.email === null,
@@ -133,20 +141,7 @@ export function lifecycleTestRoutes(services: AppServices): AnyRoute[] {
           has_deleted_flag: hasFlag(flags, USER_FLAGS.DELETED),
           has_self_deleted_flag: hasFlag(flags, USER_FLAGS.SELF_DELETED),
           pending_deletion_at: user?.pending_deletion_at?.toISOString() ?? null,
-          relationships_count: await count(
-            'relationships',
-            'SELECT count(*) AS n FROM relationships WHERE user_id = $1 OR target_id = $1',
-          ),
-          sessions_count: await count('sessions', 'SELECT count(*) AS n FROM sessions WHERE user_id = $1'),
-          oauth_tokens_count: await count(
-            'oauth2_tokens',
-            'SELECT count(*) AS n FROM oauth2_tokens t JOIN oauth2_grants g ON g.id = t.grant_id WHERE g.user_id = $1',
-          ),
-          pinned_dms_count: await count('pinned_dms', 'SELECT count(*) AS n FROM pinned_dms WHERE user_id = $1'),
-          saved_messages_count: await count(
-            'saved_messages',
-            'SELECT count(*) AS n FROM saved_messages WHERE user_id = $1',
-          ),
+          ...(await dataCounts(db, userId)),
         };
       },
     }),
