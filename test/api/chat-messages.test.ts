@@ -527,3 +527,42 @@ describe('slowmode', () => {
     await ok(post(owner, { content: 'two' }, ch));
   });
 });
+
+describe('bad input', () => {
+  it('answers malformed bodies, queries and path segments with a 4xx code, never a 500', async () => {
+    const m = await ok(post(alice, { content: 'target' }));
+    const cases: [string, string, unknown][] = [
+      ['POST', `/channels/${channelId}/messages`, null],
+      ['POST', `/channels/${channelId}/messages`, []],
+      ['POST', `/channels/${channelId}/messages`, 'text'],
+      ['POST', `/channels/${channelId}/messages`, { content: 5 }],
+      ['POST', `/channels/${channelId}/messages`, { content: 'x', nonce: { a: 1 } }],
+      ['POST', `/channels/${channelId}/messages`, { content: 'x', allowed_mentions: { parse: ['nobody'] } }],
+      [
+        'POST',
+        `/channels/${channelId}/messages`,
+        { content: 'x', message_reference: { message_id: '99999999999999999999999' } },
+      ],
+      ['POST', `/channels/${channelId}/messages`, { embeds: [{ title: 'x'.repeat(300) }] }],
+      ['PATCH', `/channels/${channelId}/messages/${m.id}`, { content: ['a'] }],
+      ['GET', `/channels/${channelId}/messages?limit=1.5`, undefined],
+      ['GET', `/channels/${channelId}/messages?around=-1`, undefined],
+      ['GET', `/channels/${channelId}/messages/${'9'.repeat(30)}`, undefined],
+      ['PUT', `/channels/${channelId}/messages/${m.id}/reactions/%E0%A4%A/@me`, undefined],
+      ['PUT', `/channels/${channelId}/messages/${m.id}/reactions/${'x'.repeat(200)}/@me`, undefined],
+      ['PUT', `/channels/${channelId}/permissions/${guild.id}`, { type: 0, allow: '1'.repeat(25) }],
+      ['PUT', `/channels/${channelId}/permissions/${guild.id}`, { type: 0, allow: -1 }],
+      ['POST', `/guilds/${guild.id}/roles`, { permissions: 'lots' }],
+      ['PATCH', `/guilds/${guild.id}/members/@me`, { communication_disabled_until: 'tomorrow' }],
+      ['PATCH', `/guilds/${guild.id}/channels`, { id: channelId }],
+      ['PUT', `/guilds/${guild.id}/bans/${bob.id}`, { delete_message_seconds: 'x' }],
+      ['POST', '/users/@me/channels', { recipients: 'everyone' }],
+      ['GET', `/channels/${channelId}/messages/pins?before=yesterday`, undefined],
+    ];
+    for (const [method, path, body] of cases) {
+      const res = await as(server, owner, method, path, body);
+      assert.ok(res.status >= 400 && res.status < 500, `${method} ${path} -> ${res.status} ${res.text}`);
+      assert.equal(typeof res.body.code, 'string');
+    }
+  });
+});
