@@ -3,7 +3,6 @@ import type { AppServices } from '../../app-services.ts';
 import { enforceAllowance } from '../../http/allowance.ts';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
-import { VERIFICATION_TTL_MS } from '../auth/routes.ts';
 import { CLEARED_BY_EMAIL_VERIFICATION } from '../users/flags.ts';
 import { accountFor } from './account-guards.ts';
 
@@ -12,7 +11,12 @@ const tokenBody = z.object({ token: z.string().max(256) });
 const invalidToken = () =>
   fieldError('token', 'INVALID_OR_EXPIRED_VERIFICATION_TOKEN', 'Invalid or expired verification token');
 
-/** A new verification link for the account's current address; earlier links stop working. */
+export const VERIFICATION_TTL_MS = 24 * 3600_000;
+
+/**
+ * A new verification link for the account's current address; earlier links stop working. The one sender
+ * of verification links: registration and resend both come through here.
+ */
 export async function sendVerification(services: AppServices, user: { id: string; email: string }): Promise<void> {
   await services.tokens.revokeAll('email_verification', user.id);
   const token = await services.tokens.issue('email_verification', user.id, VERIFICATION_TTL_MS, { email: user.email });

@@ -6,6 +6,7 @@ import { type AnyRoute, route } from '../../http/route.ts';
 import { burnPasswordVerify, hashPassword, verifyPassword } from '../../platform/crypto/passwords.ts';
 import { isUniqueViolation } from '../../platform/db/database.ts';
 import { ipKey as toIpKey } from '../../platform/net/cidr.ts';
+import { sendVerification } from '../account-lifecycle/email-verification.ts';
 import { hasMfa } from '../mfa/mfa-factors.ts';
 import { hasFlag, USER_FLAGS } from '../users/flags.ts';
 import type { UserRecord } from '../users/user-record.ts';
@@ -44,8 +45,6 @@ const loginBody = z.object({
 const sessionsLogoutBody = z.object({
   session_id_hashes: z.array(z.string().max(64)).max(100),
 });
-
-export const VERIFICATION_TTL_MS = 24 * 3600_000;
 
 function usernameFrom(email: string | undefined, globalName: string | null | undefined, fallback: string): string {
   const base = (email?.split('@')[0] ?? globalName ?? '').replace(/[^A-Za-z0-9_]/g, '').slice(0, 24);
@@ -110,7 +109,7 @@ export function authRoutes(services: AppServices): AnyRoute[] {
             throw fieldError('email', 'EMAIL_ALREADY_IN_USE', 'Email is already registered');
           throw error;
         }
-        await sendVerificationLink(services, { id, email: body.email ?? null });
+        if (body.email) await sendVerification(services, { id, email: body.email });
         if (pending) return { registration_pending_approval: true, user_id: id };
         const user = await services.users.findById(id, { fresh: true });
         if (!user) throw new Error('registered user vanished');
@@ -243,13 +242,4 @@ function maskIp(ip: string | null): string | null {
 
 function roundToHour(date: Date): Date {
   return new Date(Math.floor(date.getTime() / 3600_000) * 3600_000);
-}
-
-export async function sendVerificationLink(
-  services: AppServices,
-  user: { id: string; email: string | null },
-): Promise<void> {
-  if (!user.email) return;
-  const token = await services.tokens.issue('email_verification', user.id, VERIFICATION_TTL_MS, { email: user.email });
-  await services.emails.sendLink('email_verification', user.email, token, { user_id: user.id });
 }
