@@ -201,8 +201,18 @@ describe('relationships', () => {
     assert.deepEqual(await ok(as(server, a, 'GET', '/users/@me/relationships')), []);
     const retry = await as(server, a, 'PUT', `/users/@me/relationships/${b.id}`, {});
     assert.equal(retry.status, 400);
+    const dm = await ok(as(server, a, 'POST', '/users/@me/channels', { recipient_id: b.id }));
+    for (const [from, label] of [
+      [a, 'blocked'],
+      [b, 'blocker'],
+    ] as const) {
+      const res = await as(server, from, 'POST', `/channels/${dm.id}/messages`, { content: 'hello?' });
+      assert.equal(res.status, 403, label);
+      assert.equal(res.body.code, 'MISSING_PERMISSIONS');
+    }
     assert.equal((await as(server, b, 'DELETE', `/users/@me/relationships/${a.id}`)).status, 204);
     assert.equal((await as(server, a, 'PUT', `/users/@me/relationships/${b.id}`, {})).status, 204);
+    assert.equal((await as(server, a, 'POST', `/channels/${dm.id}/messages`, { content: 'hi again' })).status, 200);
   });
 
   it('is user-only, and refuses yourself', async () => {

@@ -6,7 +6,7 @@ import { type ChannelAccess, pathId, requireChannel } from './access.ts';
 import { type ChatDeps, limits, snowflake } from './deps.ts';
 import { readCreateMessageBody, readEditMessageBody } from './message-body.ts';
 import { has, PERMISSIONS } from './permissions.ts';
-import { MESSAGE_COLUMNS, type MessageRow } from './rows.ts';
+import { CHANNEL_TYPES, MESSAGE_COLUMNS, type MessageRow } from './rows.ts';
 
 const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),
@@ -33,6 +33,18 @@ const SLOWMODE_EXEMPT = [PERMISSIONS.MANAGE_MESSAGES, PERMISSIONS.MANAGE_CHANNEL
 export function messageRoutes(deps: ChatDeps): AnyRoute[] {
   const { services, access, events, messages } = deps;
   const { db } = services;
+
+  /** A block on either side stops 1:1 DMs; the answer does not say who blocked whom. */
+  async function refuseBlocked(recipients: readonly string[], authorId: string): Promise<void> {
+    const other = recipients.find((id) => id !== authorId);
+    if (!other) return;
+    const blocked = await db.query(
+      `SELECT 1 FROM relationships WHERE type = 2
+          AND ((user_id = $1 AND target_id = $2) OR (user_id = $2 AND target_id = $1)) LIMIT 1`,
+      [authorId, other],
+    );
+    if (blocked.length > 0) throw new ApiError('MISSING_PERMISSIONS');
+  }
 
   async function readable(channelId: string | undefined, userId: string, now: number): Promise<ChannelAccess> {
     const channelAccess = await access.channel(pathId(channelId, 'UNKNOWN_CHANNEL'), userId, now);
@@ -133,6 +145,7 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
           );
         }
         if (body.message_reference) requireChannel(channelAccess, PERMISSIONS.READ_MESSAGE_HISTORY);
+        if (channel.type === CHANNEL_TYPES.DM) await refuseBlocked(channelAccess.recipients ?? [], ctx.user.id);
         if (
           channel.guild_id !== null &&
           channel.rate_limit_per_user > 0 &&
