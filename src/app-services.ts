@@ -14,6 +14,7 @@ import type { InstanceSettings } from './domains/instance/instance-settings.ts';
 import type { UserImages } from './domains/media/user-images.ts';
 import type { MfaStore } from './domains/mfa/mfa-store.ts';
 import type { SudoMode } from './domains/sudo/sudo-mode.ts';
+import type { MfaStatusView } from './domains/users/mfa-status-view.ts';
 import type { UsersRepository } from './domains/users/users-repository.ts';
 import type { CredentialResolver } from './http/auth/credential-resolver.ts';
 import type { ShiftableClock } from './platform/clock.ts';
@@ -62,6 +63,8 @@ export interface AppServices {
   settings: InstanceSettings;
   /** Second factors; other modules use its `MfaFactors` face (status, verify, removeAllFactors). */
   mfa: MfaStore;
+  /** Cached MFA status for user views only (never for login or sudo decisions). */
+  mfaView: MfaStatusView;
   sudo: SudoMode;
   /** Checks `X-Captcha-Token` on the routes marked `captcha` (the HTTP pipeline calls it). */
   captcha: CaptchaVerifier;

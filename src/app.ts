@@ -17,6 +17,7 @@ import { InstanceSettings } from './domains/instance/instance-settings.ts';
 import { UserImages } from './domains/media/user-images.ts';
 import { MfaStore } from './domains/mfa/mfa-store.ts';
 import { SudoMode } from './domains/sudo/sudo-mode.ts';
+import { MfaStatusView } from './domains/users/mfa-status-view.ts';
 import { UsersRepository } from './domains/users/users-repository.ts';
 import { type GatewayOptions, GatewayServer } from './gateway/gateway-server.ts';
 import { CredentialResolver } from './http/auth/credential-resolver.ts';
@@ -120,6 +121,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     credentials,
     settings,
     mfa,
+    mfaView: new MfaStatusView(mfa, bus),
     sudo: new SudoMode({ secret: secrets.sudo, mfa, now: () => clock.now() }),
     captcha: new CaptchaVerifier({
       provider: config.captchaProvider,

@@ -3,17 +3,18 @@ import { authenticatorTypes, hasMfa } from '../mfa/mfa-factors.ts';
 import { privateUser, type UserRecord } from './user-record.ts';
 
 export async function privateUserView(
-  services: Pick<AppServices, 'mfa'>,
+  services: Pick<AppServices, 'mfa'> & Partial<Pick<AppServices, 'mfaView'>>,
   user: UserRecord,
   options: { includeEmail?: boolean } = {},
 ): Promise<Record<string, unknown>> {
-  const status = await services.mfa.status(user.id);
+  // The cached view keeps GET /users/@me off the database (see docs/performance.md).
+  const status = await (services.mfaView ?? services.mfa).status(user.id);
   return privateUser(user, { mfaEnabled: hasMfa(status), authenticatorTypes: authenticatorTypes(status) }, options);
 }
 
 /** TR in api.md: the answer of every route that signs a user in. */
 export async function tokenResponse(
-  services: Pick<AppServices, 'mfa'>,
+  services: Pick<AppServices, 'mfa'> & Partial<Pick<AppServices, 'mfaView'>>,
   user: UserRecord,
   token: string,
 ): Promise<{ token: string; user_id: string; user: Record<string, unknown> }> {
