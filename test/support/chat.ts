@@ -97,6 +97,7 @@ export const P = {
   SEND_MESSAGES: 1n << 11n,
   MANAGE_MESSAGES: 1n << 13n,
   EMBED_LINKS: 1n << 14n,
+  ATTACH_FILES: 1n << 15n,
   READ_MESSAGE_HISTORY: 1n << 16n,
   MENTION_EVERYONE: 1n << 17n,
   MANAGE_NICKNAMES: 1n << 27n,

@@ -1,4 +1,8 @@
-import { fieldError } from '../../http/errors.ts';
+import { ApiError, fieldError } from '../../http/errors.ts';
+
+/** The JSON body limit of every route (api.md §1.1), also for routes that read raw bytes. */
+const MAX_JSON_BYTES = 1024 * 1024;
+
 import type { RequestContext } from '../../http/route.ts';
 import { parseMultipart, type UploadedFile } from './multipart.ts';
 
@@ -18,6 +22,7 @@ export async function readMessageRequest(ctx: Pick<RequestContext, 'rawBody' | '
   const contentType = String(ctx.request.headers['content-type'] ?? '');
   if (!contentType.toLowerCase().startsWith('multipart/form-data')) {
     if (raw.length === 0) return { payload: {}, files: new Map() };
+    if (raw.length > MAX_JSON_BYTES) throw new ApiError('PAYLOAD_TOO_LARGE');
     try {
       return { payload: JSON.parse(raw.toString('utf8')), files: new Map() };
     } catch {

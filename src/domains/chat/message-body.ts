@@ -2,6 +2,8 @@ import { z } from 'zod';
 import type { RequestContext } from '../../http/route.ts';
 import { validate } from '../../http/validation.ts';
 import { parseSnowflake } from '../../platform/crypto/snowflake.ts';
+import { readMessageRequest } from '../attachments/message-request.ts';
+import type { UploadedFile } from '../attachments/multipart.ts';
 import { allowedMentionsSchema } from './mentions.ts';
 
 export const MAX_CONTENT_LENGTH = 2000;
@@ -91,13 +93,19 @@ export const editMessageSchema = z.object({
 export type EditMessageBody = z.infer<typeof editMessageSchema>;
 
 /**
- * The one place a message body is read, so multipart (`payload_json` + `files[n]`) can be added here
- * without touching the routes: today only JSON bodies arrive (the route's `bodyKind` is `json`).
+ * The one place a message body is read: JSON, or multipart with `payload_json` and `files[n]`
+ * (api.md §3.10). Routes using it declare `bodyKind: 'raw'`.
  */
-export function readCreateMessageBody(ctx: Pick<RequestContext, 'rawBody'>): CreateMessageBody {
-  return validate(createMessageSchema, ctx.rawBody);
+export async function readCreateMessageBody(
+  ctx: Pick<RequestContext, 'rawBody' | 'request'>,
+): Promise<{ body: CreateMessageBody; files: ReadonlyMap<string, UploadedFile> }> {
+  const request = await readMessageRequest(ctx);
+  return { body: validate(createMessageSchema, request.payload), files: request.files };
 }
 
-export function readEditMessageBody(ctx: Pick<RequestContext, 'rawBody'>): EditMessageBody {
-  return validate(editMessageSchema, ctx.rawBody);
+export async function readEditMessageBody(
+  ctx: Pick<RequestContext, 'rawBody' | 'request'>,
+): Promise<{ body: EditMessageBody; files: ReadonlyMap<string, UploadedFile> }> {
+  const request = await readMessageRequest(ctx);
+  return { body: validate(editMessageSchema, request.payload), files: request.files };
 }

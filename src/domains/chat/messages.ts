@@ -2,11 +2,16 @@ import { z } from 'zod';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
 import { validate } from '../../http/validation.ts';
+import type { AttachmentRef } from '../attachments/attachment-service.ts';
+import type { UploadedFile } from '../attachments/multipart.ts';
 import { type ChannelAccess, pathId, requireChannel } from './access.ts';
 import { type ChatDeps, limits, snowflake } from './deps.ts';
 import { readCreateMessageBody, readEditMessageBody } from './message-body.ts';
 import { has, PERMISSIONS } from './permissions.ts';
 import { CHANNEL_TYPES, MESSAGE_COLUMNS, type MessageRow } from './rows.ts';
+
+/** JSON bodies stay under 1 MiB by validation; multipart bodies carry up to 10 files of 25 MiB. */
+const MESSAGE_BODY_LIMIT = 10 * 25 * 1024 * 1024 + 1024 * 1024;
 
 const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),
@@ -33,6 +38,28 @@ const SLOWMODE_EXEMPT = [PERMISSIONS.MANAGE_MESSAGES, PERMISSIONS.MANAGE_CHANNEL
 export function messageRoutes(deps: ChatDeps): AnyRoute[] {
   const { services, access, events, messages } = deps;
   const { db } = services;
+
+  /**
+   * An edit's `attachments` lists what stays: existing attachments by id, new relay uploads by
+   * `upload_filename`, new inline files by their index. Absent = unchanged (plus any new inline files).
+   */
+  async function editedAttachments(
+    userId: string,
+    channelAccess: ChannelAccess,
+    row: MessageRow,
+    refs: AttachmentRef[] | null | undefined,
+    files: ReadonlyMap<string, UploadedFile>,
+  ): Promise<Record<string, unknown>[] | undefined> {
+    if ((refs === undefined || refs === null) && files.size === 0) return undefined;
+    const existing = row.attachments as Record<string, unknown>[];
+    const kept = refs
+      ? existing.filter((a) => refs.some((r) => r.upload_filename === undefined && r.id === a.id))
+      : existing;
+    const fresh = (refs ?? []).filter((r) => r.upload_filename !== undefined || files.has(r.id));
+    if (fresh.length > 0 || files.size > 0) requireChannel(channelAccess, PERMISSIONS.ATTACH_FILES);
+    const added = await services.attachments.resolve(userId, channelAccess.channel.id, fresh, files);
+    return [...kept, ...added];
+  }
 
   /** A block on either side stops 1:1 DMs; the answer does not say who blocked whom. */
   async function refuseBlocked(recipients: readonly string[], authorId: string): Promise<void> {
@@ -123,10 +150,11 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
       method: 'POST',
       path: '/channels/:channelId/messages',
       policy: 'user',
-      bodyKind: 'json',
+      bodyKind: 'raw',
+      bodyLimit: MESSAGE_BODY_LIMIT,
       rateLimit: limits.write('channels:messages'),
       async handler(ctx) {
-        const body = readCreateMessageBody(ctx);
+        const { body, files } = await readCreateMessageBody(ctx);
         const channelAccess = await access.channel(
           pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
           ctx.user.id,
@@ -135,15 +163,8 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
         const { channel, permissions } = channelAccess;
         requireChannel(channelAccess, PERMISSIONS.SEND_MESSAGES);
         if (body.embeds?.length) requireChannel(channelAccess, PERMISSIONS.EMBED_LINKS);
-        if (body.attachments?.length) {
-          requireChannel(channelAccess, PERMISSIONS.ATTACH_FILES);
-          // Uploaded attachments are claimed by the attachments module; until then no upload can be found.
-          throw fieldError(
-            'attachments.0.upload_filename',
-            'UPLOADED_ATTACHMENT_NOT_FOUND',
-            'Uploaded attachment not found',
-          );
-        }
+        const attachmentRefs = body.attachments ?? [];
+        if (attachmentRefs.length > 0 || files.size > 0) requireChannel(channelAccess, PERMISSIONS.ATTACH_FILES);
         if (body.message_reference) requireChannel(channelAccess, PERMISSIONS.READ_MESSAGE_HISTORY);
         if (channel.type === CHANNEL_TYPES.DM) await refuseBlocked(channelAccess.recipients ?? [], ctx.user.id);
         if (
@@ -162,10 +183,15 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
               extra: { retry_after: Math.round(decision.retryAfterMs) / 1000 },
             });
         }
+        const stored =
+          attachmentRefs.length > 0 || files.size > 0
+            ? await services.attachments.resolve(ctx.user.id, channel.id, attachmentRefs, files)
+            : [];
         return messages.create({
           channel,
           recipients: channelAccess.recipients,
           author: ctx.user,
+          attachments: stored,
           content: body.content,
           embeds: body.embeds,
           tts: body.tts === true && has(permissions, PERMISSIONS.SEND_TTS_MESSAGES),
@@ -184,10 +210,11 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
       method: 'PATCH',
       path: '/channels/:channelId/messages/:messageId',
       policy: 'user',
-      bodyKind: 'json',
+      bodyKind: 'raw',
+      bodyLimit: MESSAGE_BODY_LIMIT,
       rateLimit: limits.write('channels:messages'),
       async handler(ctx) {
-        const body = readEditMessageBody(ctx);
+        const { body, files } = await readEditMessageBody(ctx);
         const channelAccess = await access.channel(
           pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
           ctx.user.id,
@@ -197,10 +224,12 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
         if (row.author_id !== ctx.user.id || row.webhook_id !== null)
           throw new ApiError('CANNOT_EDIT_OTHER_USER_MESSAGE');
         if (body.embeds?.length) requireChannel(channelAccess, PERMISSIONS.EMBED_LINKS);
+        const attachments = await editedAttachments(ctx.user.id, channelAccess, row, body.attachments, files);
         return messages.edit(
           channelAccess.channel,
           row,
           {
+            ...(attachments ? { attachments } : {}),
             content: body.content,
             embeds: body.embeds,
             flags: body.flags,

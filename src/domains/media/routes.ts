@@ -14,6 +14,8 @@ export const UPLOAD_BUCKET = 'uploads';
 const MAX_RELAY_BYTES = 25 * 1024 * 1024;
 const EXTERNAL_MAX_BYTES = 20 * 1024 * 1024;
 const EXTERNAL_TIMEOUT_MS = 10_000;
+/** Types a browser would run or render as a document in our origin: served as opaque downloads instead. */
+const ACTIVE_CONTENT = /html|xml|svg|javascript|ecmascript|x-shockwave/i;
 
 const imageQuery = z.object({
   size: z.string().max(8).optional(),
@@ -145,11 +147,8 @@ export function mediaRoutes(services: AppServices): AnyRoute[] {
           }
         }
         // Unknown bytes are served as opaque downloads so a stored file can never run as HTML in our origin.
-        const safeType = isImage
-          ? object.contentType
-          : object.contentType.startsWith('text/') || object.contentType.includes('html')
-            ? 'application/octet-stream'
-            : object.contentType;
+        const safeType =
+          isImage || !ACTIVE_CONTENT.test(object.contentType) ? object.contentType : 'application/octet-stream';
         return send(ctx.reply, object.bytes, safeType, headers);
       },
     }),

@@ -123,6 +123,8 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
     return { message, channel };
   }
 
+  // Token routes are limited per webhook (the id in the path): they carry no identity.
+  const tokenLimit = { bucket: 'webhook:token::webhook_id', limit: 60, windowSeconds: 60, keyParams: ['webhookId'] };
   const executeLimit = {
     bucket: 'webhook:execute::webhook_id',
     limit: 60,
@@ -240,7 +242,7 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
       method: 'GET',
       path: '/webhooks/:webhookId/:token',
       policy: 'credential-free',
-      rateLimit: { bucket: 'webhook:token::webhook_id', limit: 60, windowSeconds: 60, keyParams: ['webhookId'] },
+      rateLimit: tokenLimit,
       async handler(ctx) {
         return view(await byToken(ctx), { withUser: false });
       },
@@ -249,7 +251,7 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
       method: 'PATCH',
       path: '/webhooks/:webhookId/:token',
       policy: 'credential-free',
-      rateLimit: { bucket: 'webhook:token::webhook_id', limit: 60, windowSeconds: 60, keyParams: ['webhookId'] },
+      rateLimit: tokenLimit,
       body: tokenPatchBody,
       async handler(ctx) {
         return view(await applyPatch(await byToken(ctx), ctx.body), { withUser: false });
@@ -259,7 +261,7 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
       method: 'DELETE',
       path: '/webhooks/:webhookId/:token',
       policy: 'credential-free',
-      rateLimit: { bucket: 'webhook:token::webhook_id', limit: 60, windowSeconds: 60, keyParams: ['webhookId'] },
+      rateLimit: tokenLimit,
       async handler(ctx) {
         await remove(await byToken(ctx));
         return undefined;
@@ -307,7 +309,7 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
       method: 'GET',
       path: '/webhooks/:webhookId/:token/messages/:messageId',
       policy: 'credential-free',
-      rateLimit: { bucket: 'webhook:token::webhook_id', limit: 60, windowSeconds: 60, keyParams: ['webhookId'] },
+      rateLimit: tokenLimit,
       async handler(ctx) {
         const { message } = await webhookMessage(ctx, await byToken(ctx));
         const [rendered] = await messages.render([message], undefined);
@@ -320,7 +322,7 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
       policy: 'credential-free',
       bodyKind: 'raw',
       bodyLimit: 11 * 25 * 1024 * 1024,
-      rateLimit: { bucket: 'webhook:token::webhook_id', limit: 60, windowSeconds: 60, keyParams: ['webhookId'] },
+      rateLimit: tokenLimit,
       async handler(ctx) {
         const row = await byToken(ctx);
         const { message, channel } = await webhookMessage(ctx, row);
@@ -344,7 +346,7 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
       method: 'DELETE',
       path: '/webhooks/:webhookId/:token/messages/:messageId',
       policy: 'credential-free',
-      rateLimit: { bucket: 'webhook:token::webhook_id', limit: 60, windowSeconds: 60, keyParams: ['webhookId'] },
+      rateLimit: tokenLimit,
       async handler(ctx) {
         const { message, channel } = await webhookMessage(ctx, await byToken(ctx));
         await db.query('DELETE FROM messages WHERE id = $1', [message.id]);
