@@ -1,8 +1,6 @@
-import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
 import { ApiError } from '../../http/errors.ts';
 import { type AnyRoute, type RateLimitSpec, type RouteSpec, route } from '../../http/route.ts';
-import { parseSnowflake } from '../../platform/crypto/snowflake.ts';
 import type { UserRecord } from '../users/user-record.ts';
 import type { RouteAcl } from './acls.ts';
 
@@ -24,28 +22,7 @@ export function adminRoute<B = unknown, Q = unknown>(
   return route<B, Q>({ ...rest, policy: 'admin', rateLimit: ADMIN_LIMITS[kind] });
 }
 
-/** A snowflake given as a digit string or JSON integer (api.md §1.2), normalised to a string. */
-export const snowflakeField = z.unknown().transform((value, ctx) => {
-  const parsed = parseSnowflake(value);
-  if (parsed.ok) return parsed.value;
-  const range = parsed.reason === 'range';
-  ctx.addIssue({
-    code: 'custom',
-    message: range ? 'Snowflake out of range' : 'Value is not a snowflake',
-    params: { code: range ? 'SNOWFLAKE_OUT_OF_RANGE' : 'INVALID_SNOWFLAKE_FORMAT' },
-  });
-  return z.NEVER;
-});
-
-/** A 64-bit flag value as a decimal string or a JSON integer. */
-export const bitfieldField = z.union([z.string().regex(/^\d{1,20}$/), z.number().int().min(0)]).transform((v, ctx) => {
-  const value = BigInt(v);
-  if (value >= 1n << 64n) {
-    ctx.addIssue({ code: 'custom', message: 'Must fit in 64 bits' });
-    return z.NEVER;
-  }
-  return value;
-});
+export { bitfieldField, snowflakeField } from '../../http/fields.ts';
 
 /** The target of a user operation; the Admin API sees every account, including bots and deleted ones. */
 export async function targetUser(services: Pick<AppServices, 'users'>, userId: string): Promise<UserRecord> {

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
 import type { RateLimitSpec } from '../../http/route.ts';
-import { parseSnowflake } from '../../platform/crypto/snowflake.ts';
 import type { Access } from './access.ts';
 import type { ChatEvents } from './events.ts';
 import type { MessageService } from './message-service.ts';
@@ -25,29 +24,13 @@ export const limits = {
   inviteAccept: { bucket: 'invites:accept', limit: 10, windowSeconds: 10 } satisfies RateLimitSpec,
 };
 
-/** A snowflake in a body: digit string or JSON integer (api.md §1.2). */
-export const snowflake = z.unknown().transform((value, ctx) => {
-  const parsed = parseSnowflake(value);
-  if (parsed.ok) return parsed.value;
-  const range = parsed.reason === 'range';
-  ctx.addIssue({
-    code: 'custom',
-    message: range ? 'Snowflake out of range' : 'Value is not a snowflake',
-    params: { code: range ? 'SNOWFLAKE_OUT_OF_RANGE' : 'INVALID_SNOWFLAKE_FORMAT' },
-  });
-  return z.NEVER;
-});
+import { snowflakeField as snowflake } from '../../http/fields.ts';
+
+export { nullableText } from '../../http/fields.ts';
+export { snowflake };
 
 /** A permission bitfield in a body: decimal string or integer; unknown bits are dropped later. */
 export const bitfield = z.union([z.string().regex(/^\d{1,20}$/), z.number().int().min(0)]).transform((v) => BigInt(v));
-
-/** `""` counts as null outside message bodies (api.md §1.1). */
-export const nullableText = (max: number) =>
-  z
-    .string()
-    .max(max)
-    .nullish()
-    .transform((v) => (v === '' ? null : v));
 
 /** Cursor pagination for lists ordered by snowflake. */
 export const cursorQuery = (maxLimit: number, defaultLimit: number) =>

@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import { snowflakeField } from '../../http/fields.ts';
 import type { RequestContext } from '../../http/route.ts';
 import { validate } from '../../http/validation.ts';
-import { parseSnowflake } from '../../platform/crypto/snowflake.ts';
 import { readMessageRequest } from '../attachments/message-request.ts';
 import type { UploadedFile } from '../attachments/multipart.ts';
 import { allowedMentionsSchema } from './mentions.ts';
@@ -11,17 +11,7 @@ export const MAX_EMBEDS = 10;
 /** Message flags a client may set (SUPPRESS_EMBEDS, SUPPRESS_NOTIFICATIONS); others are ignored. */
 export const CLIENT_MESSAGE_FLAGS = (1 << 2) | (1 << 12);
 
-const snowflakeInput = z.unknown().transform((value, ctx) => {
-  const parsed = parseSnowflake(value);
-  if (parsed.ok) return parsed.value;
-  const range = parsed.reason === 'range';
-  ctx.addIssue({
-    code: 'custom',
-    message: range ? 'Snowflake out of range' : 'Value is not a snowflake',
-    params: { code: range ? 'SNOWFLAKE_OUT_OF_RANGE' : 'INVALID_SNOWFLAKE_FORMAT' },
-  });
-  return z.NEVER;
-});
+const snowflakeInput = snowflakeField;
 
 const embedMedia = z.object({ url: z.string().max(2048) }).loose();
 export const embedSchema = z

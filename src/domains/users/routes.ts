@@ -1,20 +1,13 @@
 import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
 import { ApiError, fieldError } from '../../http/errors.ts';
+import { nullableText } from '../../http/fields.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
 import { hashPassword } from '../../platform/crypto/passwords.ts';
 import { parseSnowflake } from '../../platform/crypto/snowflake.ts';
 import { isCommonPassword, passwordField, usernameField } from '../auth/account-rules.ts';
 import { partialUser } from './user-record.ts';
 import { privateUserView } from './views.ts';
-
-/** `""` counts as null outside message bodies (api.md §1.1). */
-const nullableText = (max: number) =>
-  z
-    .string()
-    .max(max)
-    .nullish()
-    .transform((v) => (v === '' ? null : v));
 
 const patchMeBody = z.object({
   username: usernameField.optional(),

@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { parseSnowflake } from '../platform/crypto/snowflake.ts';
+
+/** A snowflake given as a digit string or JSON integer (api.md §1.2), normalised to a string. */
+export const snowflakeField = z.unknown().transform((value, ctx) => {
+  const parsed = parseSnowflake(value);
+  if (parsed.ok) return parsed.value;
+  const range = parsed.reason === 'range';
+  ctx.addIssue({
+    code: 'custom',
+    message: range ? 'Snowflake out of range' : 'Value is not a snowflake',
+    params: { code: range ? 'SNOWFLAKE_OUT_OF_RANGE' : 'INVALID_SNOWFLAKE_FORMAT' },
+  });
+  return z.NEVER;
+});
+
+/** A 64-bit bitfield (flags, permissions) as a decimal string or a JSON integer. */
+export const bitfieldField = z.union([z.string().regex(/^\d{1,20}$/), z.number().int().min(0)]).transform((v, ctx) => {
+  const value = BigInt(v);
+  if (value >= 1n << 64n) {
+    ctx.addIssue({ code: 'custom', message: 'Must fit in 64 bits' });
+    return z.NEVER;
+  }
+  return value;
+});
+
+/** `""` counts as null outside message bodies (api.md §1.1). */
+export const nullableText = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .nullish()
+    .transform((v) => (v === '' ? null : v));
