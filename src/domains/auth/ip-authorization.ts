@@ -1,8 +1,8 @@
 import type { AppServices } from '../../app-services.ts';
 import { ApiError } from '../../http/errors.ts';
+import { openUnder, sealUnder } from '../../platform/crypto/sealed-box.ts';
 import { digest, randomBase62 } from '../../platform/crypto/tokens.ts';
 import type { Queryable } from '../../platform/db/database.ts';
-import { open, seal } from '../account-lifecycle/sealed.ts';
 import { hasFlag, USER_FLAGS } from '../users/flags.ts';
 import type { UserRecord } from '../users/user-record.ts';
 
@@ -139,7 +139,7 @@ export class IpAuthorization {
   ): Promise<void> {
     const data: TokenData = {
       ticket_hash: digest(ticket),
-      sealed_ticket: seal(token, TICKET_KEY_LABEL, ticket),
+      sealed_ticket: sealUnder(token, TICKET_KEY_LABEL, ticket),
       ip,
       ip_key: ipKey,
     };
@@ -172,7 +172,7 @@ export class IpAuthorization {
     const { tokens, sessions, db, clock } = this.services;
     const used = await tokens.consume<TokenData>('ip_authorization_token', token);
     if (!used || used.userId !== userId) return false;
-    const ticket = open(token, TICKET_KEY_LABEL, used.data.sealed_ticket);
+    const ticket = openUnder(token, TICKET_KEY_LABEL, used.data.sealed_ticket);
     const held = ticket ? await this.findTicket(ticket) : undefined;
     await this.authorize(userId, used.data.ip_key);
     if (!ticket || !held || held.data.completed) return true;
@@ -182,7 +182,7 @@ export class IpAuthorization {
       ...held.data,
       completed: true,
       completed_at: now,
-      sealed_session: seal(ticket, SESSION_KEY_LABEL, session.token),
+      sealed_session: sealUnder(ticket, SESSION_KEY_LABEL, session.token),
     };
     // The ticket now only serves the poll window.
     await db.query(
@@ -200,7 +200,7 @@ export class IpAuthorization {
 
   /** The held session's token, for the device holding the ticket. */
   openSession(ticket: string, data: TicketData): string | undefined {
-    return data.sealed_session ? open(ticket, SESSION_KEY_LABEL, data.sealed_session) : undefined;
+    return data.sealed_session ? openUnder(ticket, SESSION_KEY_LABEL, data.sealed_session) : undefined;
   }
 
   /** A fresh link for the same ticket; earlier links stop working. */
