@@ -3,7 +3,7 @@ import { openSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import argon2 from 'argon2';
 import autocannon from 'autocannon';
-import { hashPassword, PASSWORD_HASH_OPTIONS } from '../src/platform/crypto/passwords.ts';
+import { hashPassword, PASSWORD_HASH_CONCURRENCY, PASSWORD_HASH_OPTIONS } from '../src/platform/crypto/passwords.ts';
 
 /**
  * `npm run bench` (add `-- --write` to update docs/performance.md). Starts the server in a child process and
@@ -16,6 +16,8 @@ import { hashPassword, PASSWORD_HASH_OPTIONS } from '../src/platform/crypto/pass
 const DURATION = Number(process.env.BENCH_DURATION ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const LOGIN_CONNECTIONS = Number(process.env.BENCH_LOGIN_CONNECTIONS ?? 8);
+/** The HTTP scenarios run interleaved in short rounds, so a change in machine load hits them alike. */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const write = process.argv.includes('--write');
 
 interface Measured {
@@ -34,6 +36,28 @@ function startServer(): Promise<{ child: ChildProcess; url: string }> {
   return new Promise((resolve, reject) => {
     child.once('message', (message: { url: string }) => resolve({ child, url: message.url }));
     child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
+  });
+}
+
+/** Runs each scenario `ROUNDS` times, interleaved, and merges the rounds (mean rate, worst p99). */
+async function interleaved(scenarios: autocannon.Options[]): Promise<Measured[]> {
+  const runs: Measured[][] = scenarios.map(() => []);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, options] of scenarios.entries()) {
+      runs[i]!.push(await load({ duration: Math.max(1, Math.round(DURATION / ROUNDS)), ...options }));
+    }
+  }
+  return runs.map((rounds) => {
+    const statuses: Record<string, number> = {};
+    for (const r of rounds)
+      for (const [code, count] of Object.entries(r.statuses)) statuses[code] = (statuses[code] ?? 0) + count;
+    return {
+      rps: rounds.reduce((sum, r) => sum + r.rps, 0) / rounds.length,
+      p50: Math.max(...rounds.map((r) => r.p50)),
+      p99: Math.max(...rounds.map((r) => r.p99)),
+      statuses,
+      errors: rounds.reduce((sum, r) => sum + r.errors, 0),
+    };
   });
 }
 
@@ -102,33 +126,36 @@ async function main(): Promise<void> {
     await warm('/v1/users/@me', { authorization: token });
 
     console.log(`hearth bench: ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, ${DURATION} s per run`);
-    const bare1 = await load({ url: `${url}/_health` });
-    expectOnly('bare', bare1, 200);
-    const authed = await load({ url: `${url}/v1/users/@me`, headers: { authorization: token } });
-    expectOnly('authenticated', authed, 200);
     const unknownToken = `flx_${'U'.repeat(36)}`;
-    const unknown = await load({ url: `${url}/v1/users/@me`, headers: { authorization: unknownToken } });
-    expectOnly('unknown token', unknown, 401);
     let n = 0;
-    const unknownFresh = await load({
-      url: `${url}/v1/users/@me`,
-      requests: [
-        {
-          setupRequest: (req) => {
-            n += 1;
-            return { ...req, headers: { ...req.headers, authorization: `flx_${String(n).padStart(36, 'R')}` } };
+    const [bare1, authed, unknown, unknownFresh] = await interleaved([
+      { url: `${url}/_health` },
+      { url: `${url}/v1/users/@me`, headers: { authorization: token } },
+      { url: `${url}/v1/users/@me`, headers: { authorization: unknownToken } },
+      {
+        url: `${url}/v1/users/@me`,
+        requests: [
+          {
+            setupRequest: (req) => {
+              n += 1;
+              return { ...req, headers: { ...req.headers, authorization: `flx_${String(n).padStart(36, 'R')}` } };
+            },
           },
-        },
-      ],
-    });
-    expectOnly('fresh unknown tokens', unknownFresh, 401);
-    const bare2 = await load({ url: `${url}/_health` });
-    expectOnly('bare (again)', bare2, 200);
-    const bare = (bare1.rps + bare2.rps) / 2;
+        ],
+      },
+    ]);
+    expectOnly('bare', bare1!, 200);
+    expectOnly('authenticated', authed!, 200);
+    expectOnly('unknown token', unknown!, 401);
+    expectOnly('fresh unknown tokens', unknownFresh!, 401);
+    const bare = bare1!.rps;
 
     const hash = await hashPassword(password);
+    // The server hashes at most PASSWORD_HASH_CONCURRENCY at once (one core stays with the event loop):
+    // that is the fair baseline. The whole thread pool's rate is printed for reference.
+    const raw = await rawVerifies(hash, password, DURATION, PASSWORD_HASH_CONCURRENCY);
     const threads = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
-    const raw = await rawVerifies(hash, password, DURATION, threads);
+    const rawPool = await rawVerifies(hash, password, DURATION, threads);
     const loginBody = JSON.stringify({ email, password });
     const loginOptions = {
       url: `${url}/v1/auth/login`,
@@ -147,26 +174,32 @@ async function main(): Promise<void> {
     expectOnly('health under logins', healthUnderLogins, 200);
 
     const rows: [string, string, string, string][] = [
-      ['bare `GET /_health`', `${fmt(bare)} req/s (p99 ${fmt(bare1.p99)} ms)`, '', ''],
+      ['bare `GET /_health`', `${fmt(bare)} req/s (p99 ${fmt(bare1!.p99)} ms)`, '', ''],
       [
         'authenticated `GET /v1/users/@me` (session, warm)',
-        `${fmt(authed.rps)} req/s (p99 ${fmt(authed.p99)} ms)`,
-        fmt(ratio(authed.rps, bare), 2),
+        `${fmt(authed!.rps)} req/s (p99 ${fmt(authed!.p99)} ms)`,
+        fmt(ratio(authed!.rps, bare), 2),
         '≥ 0.8',
       ],
       [
         'unknown token → 401 (same token)',
-        `${fmt(unknown.rps)} req/s (p99 ${fmt(unknown.p99)} ms)`,
-        fmt(ratio(unknown.rps, bare), 2),
+        `${fmt(unknown!.rps)} req/s (p99 ${fmt(unknown!.p99)} ms)`,
+        fmt(ratio(unknown!.rps, bare), 2),
         '≥ 0.9',
       ],
       [
         'unknown token → 401 (a new token every request)',
-        `${fmt(unknownFresh.rps)} req/s (p99 ${fmt(unknownFresh.p99)} ms)`,
-        fmt(ratio(unknownFresh.rps, bare), 2),
+        `${fmt(unknownFresh!.rps)} req/s (p99 ${fmt(unknownFresh!.p99)} ms)`,
+        fmt(ratio(unknownFresh!.rps, bare), 2),
         '(info)',
       ],
-      [`raw argon2id verifies (${threads} in flight)`, `${fmt(raw, 1)} /s`, '', ''],
+      [
+        `raw argon2id verifies, ${PASSWORD_HASH_CONCURRENCY} in flight (the server's hashing limit)`,
+        `${fmt(raw, 1)} /s`,
+        '',
+        '',
+      ],
+      [`raw argon2id verifies, ${threads} in flight (whole libuv pool, reference)`, `${fmt(rawPool, 1)} /s`, '', ''],
       [
         `logins \`POST /v1/auth/login\` (${LOGIN_CONNECTIONS} connections)`,
         `${fmt(logins.rps, 1)} /s (p99 ${fmt(logins.p99)} ms)`,
@@ -189,8 +222,8 @@ async function main(): Promise<void> {
     const context = `${new Date().toISOString().slice(0, 10)}, ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, Node ${process.version}, ${DURATION} s per run, ${CONNECTIONS} connections, ${params}`;
     console.log(`\n${context}\n\n${table}\n`);
     const verdicts = [
-      ratio(authed.rps, bare) >= 0.8,
-      ratio(unknown.rps, bare) >= 0.9,
+      ratio(authed!.rps, bare) >= 0.8,
+      ratio(unknown!.rps, bare) >= 0.9,
       ratio(logins.rps, raw) >= 0.9,
       healthUnderLogins.p99 < 25,
     ];

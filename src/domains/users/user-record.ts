@@ -122,23 +122,26 @@ export function privateUser(
   extras: PrivateUserExtras,
   options: { includeEmail?: boolean } = {},
 ): Record<string, unknown> {
-  const includeEmail = options.includeEmail ?? true;
-  return {
-    ...partialUser(user),
-    ...(includeEmail ? { email: user.email, verified: user.emailVerified } : {}),
-    mfa_enabled: extras.mfaEnabled,
-    authenticator_types: extras.authenticatorTypes,
-    phone: null,
-    banner: user.banner,
-    bio: user.bio,
-    pronouns: user.pronouns,
-    accent_color: user.accentColor,
-    acls: user.acls,
-    locale: user.locale,
-    premium_type: user.premiumType,
-    nsfw_allowed: true,
-    password_last_changed_at: user.passwordLastChangedAt?.toISOString() ?? null,
-    required_actions: null,
-    pending_manual_verification: user.pendingManualVerification,
-  };
+  // Members are added one by one: spreading the partial user into a literal with this many more members
+  // leaves V8's fast path and cost ~30 µs a call on the hottest authenticated route (docs/performance.md).
+  const view = partialUser(user);
+  if (options.includeEmail ?? true) {
+    view.email = user.email;
+    view.verified = user.emailVerified;
+  }
+  view.mfa_enabled = extras.mfaEnabled;
+  view.authenticator_types = extras.authenticatorTypes;
+  view.phone = null;
+  view.banner = user.banner;
+  view.bio = user.bio;
+  view.pronouns = user.pronouns;
+  view.accent_color = user.accentColor;
+  view.acls = user.acls;
+  view.locale = user.locale;
+  view.premium_type = user.premiumType;
+  view.nsfw_allowed = true;
+  view.password_last_changed_at = user.passwordLastChangedAt?.toISOString() ?? null;
+  view.required_actions = null;
+  view.pending_manual_verification = user.pendingManualVerification;
+  return view;
 }

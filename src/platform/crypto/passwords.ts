@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import argon2 from 'argon2';
 
 /** argon2id at OWASP's minimum (19 MiB, t=2, p=1); the native binding runs on libuv's pool, off the event loop. */
@@ -8,13 +9,35 @@ export const PASSWORD_HASH_OPTIONS = {
   parallelism: 1,
 } as const;
 
+/**
+ * Hashes in flight at once: one per core, minus one core left to the event loop, so that a burst of logins
+ * (or a password-guessing flood) cannot starve every other request of CPU. Further hashes queue here.
+ */
+export const PASSWORD_HASH_CONCURRENCY = Math.max(1, availableParallelism() - 1);
+
+let running = 0;
+const waiting: (() => void)[] = [];
+
+async function limited<T>(work: () => Promise<T>): Promise<T> {
+  if (running >= PASSWORD_HASH_CONCURRENCY) await new Promise<void>((resolve) => waiting.push(resolve));
+  else running += 1;
+  try {
+    return await work();
+  } finally {
+    // Hand the slot straight to the next waiter, so `running` never dips while work is queued.
+    const next = waiting.shift();
+    if (next) next();
+    else running -= 1;
+  }
+}
+
 export function hashPassword(password: string): Promise<string> {
-  return argon2.hash(password, PASSWORD_HASH_OPTIONS);
+  return limited(() => argon2.hash(password, PASSWORD_HASH_OPTIONS));
 }
 
 export async function verifyPassword(hash: string, password: string): Promise<boolean> {
   try {
-    return await argon2.verify(hash, password);
+    return await limited(() => argon2.verify(hash, password));
   } catch {
     return false;
   }
