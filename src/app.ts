@@ -34,7 +34,7 @@ import { type EventBus, InProcessEventBus } from './platform/state/event-bus.ts'
 import { InProcessIpBanStore, type IpBanStore } from './platform/state/ip-bans.ts';
 import { InProcessRateLimiter, type RateLimiter } from './platform/state/rate-limiter.ts';
 import { openRedisState } from './platform/state/redis.ts';
-import { LocalObjectStore } from './platform/storage/object-store.ts';
+import { openObjectStore } from './platform/storage/open-object-store.ts';
 import { buildRoutes } from './routes.ts';
 
 export interface StartOptions {
@@ -96,7 +96,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   const manualIpBans = new ManualIpBans(db, bus);
   await manualIpBans.reload();
   const mfa = new MfaStore(db, { clock, ids, config });
-  const objects = new LocalObjectStore(join(dataDir, 'objects'));
+  const objects = await openObjectStore(config, join(dataDir, 'objects'), log);
 
   const dispatcher = new Dispatcher(bus);
   const chat = createChatModule({ db, users, bus, dispatcher, ids, clock });

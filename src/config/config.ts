@@ -1,4 +1,5 @@
 import { type Cidr, parseCidrList } from '../platform/net/cidr.ts';
+import { isSafeKey } from '../platform/storage/object-store.ts';
 
 /**
  * Every setting the server reads, with its environment variable and CLI flag. `loadConfig` is pure: the
@@ -41,6 +42,14 @@ export interface Config {
   /** Unset only while the provider is `none`. */
   captchaVerifyUrl: string | undefined;
   captchaTimeoutMs: number;
+  /** Unset = objects on the local filesystem under the data directory. */
+  s3Bucket: string | undefined;
+  s3Endpoint: string | undefined;
+  s3Region: string;
+  s3AccessKeyId: string | undefined;
+  s3SecretAccessKey: string | undefined;
+  s3ForcePathStyle: boolean;
+  s3Prefix: string | undefined;
   roles: Set<'api' | 'gateway' | 'media'>;
   workerId: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -164,6 +173,33 @@ const roles: Parser<Config['roles']> = (raw) => {
       throw new ConfigError(`unknown role "${value}" (api, gateway, media)`);
   if (values.length === 0) throw new ConfigError('needs at least one role');
   return new Set(values as (typeof allowed)[number][]);
+};
+
+const s3Bucket: Parser<string | undefined> = (raw) => {
+  if (raw === '') return undefined;
+  // Loose on purpose: S3-compatible services differ on the rules; this only keeps the name one path segment.
+  if (!/^[A-Za-z0-9._-]{1,255}$/.test(raw)) throw new ConfigError('must be a bucket name (letters, digits, . _ -)');
+  return raw;
+};
+
+const s3Endpoint: Parser<string | undefined> = (raw) => {
+  const value = urlWithSchemes('http:', 'https:')(raw);
+  // The endpoint is logged at start; credentials belong in the key settings, never in the URL.
+  if (value && (new URL(value).username || new URL(value).password))
+    throw new ConfigError('must not contain credentials (use HEARTH_S3_ACCESS_KEY_ID and HEARTH_S3_SECRET_ACCESS_KEY)');
+  return value;
+};
+
+const s3Prefix: Parser<string | undefined> = (raw) => {
+  const value = raw.replace(/^\/+|\/+$/g, '');
+  if (value === '') return undefined;
+  if (!isSafeKey(value)) throw new ConfigError('must be slash-separated names without empty, . or .. segments');
+  return value;
+};
+
+const nonEmpty: Parser<string> = (raw) => {
+  if (raw.trim() === '') throw new ConfigError('must not be empty');
+  return raw.trim();
 };
 
 const logLevel: Parser<Config['logLevel']> = (raw) => {
@@ -461,6 +497,62 @@ export const SETTINGS = [
     fallback: () => 5000,
   }),
   setting({
+    key: 's3Bucket',
+    env: 'HEARTH_S3_BUCKET',
+    flag: '--s3-bucket',
+    describe: 'S3-compatible bucket for uploaded objects; unset = the local filesystem (<data dir>/objects)',
+    parse: s3Bucket,
+    fallback: () => undefined,
+  }),
+  setting({
+    key: 's3Endpoint',
+    env: 'HEARTH_S3_ENDPOINT',
+    flag: '--s3-endpoint',
+    describe: 'S3 API URL (MinIO, Garage, Ceph RGW, R2…); unset = AWS for the region',
+    parse: s3Endpoint,
+    fallback: () => undefined,
+  }),
+  setting({
+    key: 's3Region',
+    env: 'HEARTH_S3_REGION',
+    flag: '--s3-region',
+    describe: 'Region the S3 requests are signed for',
+    parse: nonEmpty,
+    fallback: () => 'us-east-1',
+  }),
+  setting({
+    key: 's3AccessKeyId',
+    env: 'HEARTH_S3_ACCESS_KEY_ID',
+    flag: '--s3-access-key-id',
+    describe: 'S3 access key id (required with a bucket)',
+    parse: optionalText,
+    fallback: () => undefined,
+  }),
+  setting({
+    key: 's3SecretAccessKey',
+    env: 'HEARTH_S3_SECRET_ACCESS_KEY',
+    flag: '--s3-secret-access-key',
+    describe: 'S3 secret access key (required with a bucket; never logged)',
+    parse: optionalText,
+    fallback: () => undefined,
+  }),
+  setting({
+    key: 's3ForcePathStyle',
+    env: 'HEARTH_S3_FORCE_PATH_STYLE',
+    flag: '--s3-force-path-style',
+    describe: 'Address the bucket as <endpoint>/<bucket> instead of <bucket>.<endpoint host>',
+    parse: boolean,
+    fallback: () => false,
+  }),
+  setting({
+    key: 's3Prefix',
+    env: 'HEARTH_S3_PREFIX',
+    flag: '--s3-prefix',
+    describe: 'Folder in the bucket that every object key is stored under',
+    parse: s3Prefix,
+    fallback: () => undefined,
+  }),
+  setting({
     key: 'roles',
     env: 'HEARTH_ROLES',
     flag: '--roles',
@@ -522,6 +614,7 @@ export function loadConfig(env: Record<string, string | undefined>, argv: readon
   if (config.testMode && !config.testToken)
     throw new ConfigError('HEARTH_TEST_TOKEN: must be set when HEARTH_TEST_MODE is on');
   checkCaptcha(config);
+  checkS3(config);
   return config;
 }
 
@@ -534,4 +627,24 @@ function checkCaptcha(config: Config): void {
   const siteKey = provider === 'hcaptcha' ? config.hcaptchaSiteKey : config.turnstileSiteKey;
   const siteKeyEnv = provider === 'hcaptcha' ? 'HEARTH_HCAPTCHA_SITE_KEY' : 'HEARTH_TURNSTILE_SITE_KEY';
   if (!siteKey) throw new ConfigError(`${siteKeyEnv}: must be set when HEARTH_CAPTCHA_PROVIDER is ${provider}`);
+}
+
+/** A bucket needs both keys; the other S3 settings without a bucket would be silently ignored. */
+function checkS3(config: Config): void {
+  if (config.s3Bucket) {
+    if (!config.s3AccessKeyId)
+      throw new ConfigError('HEARTH_S3_ACCESS_KEY_ID: must be set when HEARTH_S3_BUCKET is set');
+    if (!config.s3SecretAccessKey)
+      throw new ConfigError('HEARTH_S3_SECRET_ACCESS_KEY: must be set when HEARTH_S3_BUCKET is set');
+    return;
+  }
+  const stray = (
+    [
+      ['HEARTH_S3_ENDPOINT', config.s3Endpoint],
+      ['HEARTH_S3_ACCESS_KEY_ID', config.s3AccessKeyId],
+      ['HEARTH_S3_SECRET_ACCESS_KEY', config.s3SecretAccessKey],
+      ['HEARTH_S3_PREFIX', config.s3Prefix],
+    ] as const
+  ).find(([, value]) => value !== undefined);
+  if (stray) throw new ConfigError(`HEARTH_S3_BUCKET: must be set when ${stray[0]} is set`);
 }
