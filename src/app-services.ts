@@ -31,6 +31,8 @@ export interface Secrets {
   sudo: string;
   mediaProxy: string;
   relay: string;
+  /** Keys the encryption of TOTP secrets at rest (HKDF-derived); losing it disables every TOTP factor. */
+  mfa: string;
 }
 
 /**

@@ -95,7 +95,9 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   await settings.reload();
   const manualIpBans = new ManualIpBans(db, bus);
   await manualIpBans.reload();
-  const mfa = new MfaStore(db, { clock, ids, config });
+  const mfa = new MfaStore(db, { clock, ids, config, secret: secrets.mfa });
+  const sealedTotp = await mfa.totp.sealPlainSecrets();
+  if (sealedTotp > 0) log.info('sealed plain-text TOTP secrets', { count: sealedTotp });
   const objects = await openObjectStore(config, join(dataDir, 'objects'), log);
 
   const dispatcher = new Dispatcher(bus);

@@ -20,11 +20,13 @@ async function main(): Promise<void> {
     sudo: config.sudoSecret,
     mediaProxy: config.mediaProxySecret,
     relay: config.relaySecret,
+    mfa: config.mfaSecret,
   });
   const envNames = {
     sudo: 'HEARTH_SUDO_SECRET',
     mediaProxy: 'HEARTH_MEDIA_PROXY_SECRET',
     relay: 'HEARTH_RELAY_SECRET',
+    mfa: 'HEARTH_MFA_SECRET',
   } as const;
   for (const name of generated) {
     log.warn(

@@ -23,6 +23,7 @@ export interface Config {
   sudoSecret: string | undefined;
   mediaProxySecret: string | undefined;
   relaySecret: string | undefined;
+  mfaSecret: string | undefined;
   ipBanFailures: number;
   ipBanWindowSeconds: number;
   ipBanDurationSeconds: number;
@@ -346,6 +347,15 @@ export const SETTINGS = [
     env: 'HEARTH_RELAY_SECRET',
     flag: '--relay-secret',
     describe: 'HMAC secret for upload capabilities (generated into the data directory if unset)',
+    parse: secret,
+    fallback: () => undefined,
+  }),
+  setting({
+    key: 'mfaSecret',
+    env: 'HEARTH_MFA_SECRET',
+    flag: '--mfa-secret',
+    describe:
+      'Key material for encrypting TOTP secrets at rest (generated into the data directory if unset; keep it: changing it disables TOTP)',
     parse: secret,
     fallback: () => undefined,
   }),

@@ -2,7 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBase64Url } from './crypto/tokens.ts';
 
-export type SecretName = 'sudo' | 'mediaProxy' | 'relay';
+export type SecretName = 'sudo' | 'mediaProxy' | 'relay' | 'mfa';
 
 /**
  * Development default for signing secrets: generated once into `<dataDir>/secrets.json` (mode 0600) so they
@@ -12,7 +12,7 @@ export async function loadOrCreateSecrets(
   dataDir: string,
   given: Partial<Record<SecretName, string | undefined>>,
 ): Promise<{ secrets: Record<SecretName, string>; generated: SecretName[] }> {
-  const names: SecretName[] = ['sudo', 'mediaProxy', 'relay'];
+  const names: SecretName[] = ['sudo', 'mediaProxy', 'relay', 'mfa'];
   const missing = names.filter((name) => !given[name]);
   const path = join(dataDir, 'secrets.json');
   let stored: Partial<Record<SecretName, string>> = {};

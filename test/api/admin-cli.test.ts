@@ -41,6 +41,7 @@ async function startServer(storageEnv: Record<string, string>): Promise<RunningA
     sudo: randomBytes(32).toString('hex'),
     mediaProxy: randomBytes(32).toString('hex'),
     relay: randomBytes(32).toString('hex'),
+    mfa: randomBytes(32).toString('hex'),
   };
   return startApp({ config, secrets, logger: createLogger('silent') });
 }

@@ -69,6 +69,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     sudo: 's'.repeat(32) + randomBytes(8).toString('hex'),
     mediaProxy: randomBytes(32).toString('hex'),
     relay: randomBytes(32).toString('hex'),
+    mfa: randomBytes(32).toString('hex'),
   };
   const app = await startApp({
     config,

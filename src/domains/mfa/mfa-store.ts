@@ -15,6 +15,8 @@ export interface MfaStoreDeps {
   clock: Clock;
   ids: SnowflakeGenerator;
   config: Pick<Config, 'webauthnRpId' | 'webauthnOrigins'>;
+  /** The server's MFA secret (`Secrets.mfa`): TOTP secrets are sealed under a key derived from it. */
+  secret: string;
 }
 
 /** Second factors of accounts: TOTP, backup codes and WebAuthn, plus the failure allowance they share. */
@@ -30,7 +32,7 @@ export class MfaStore implements MfaFactors {
     deps: MfaStoreDeps,
   ) {
     const tokens = new OneTimeTokens(db, deps.clock);
-    this.totp = new TotpFactor(db);
+    this.totp = new TotpFactor(db, deps.secret);
     this.webauthn = new WebAuthnCredentials(db, tokens, deps.ids, deps.config);
     this.attempts = new MfaAttempts(db);
     this.tickets = new MfaTickets(db, tokens, deps.clock);
