@@ -11,6 +11,7 @@ import type { AttachmentService } from './domains/attachments/attachment-service
 import type { ManualIpBans } from './domains/admin/manual-ip-bans.ts';
 import type { Dispatcher } from './domains/events/dispatch.ts';
 import type { InstanceSettings } from './domains/instance/instance-settings.ts';
+import type { Janitor } from './domains/maintenance/janitor.ts';
 import type { UserImages } from './domains/media/user-images.ts';
 import type { MfaStore } from './domains/mfa/mfa-store.ts';
 import type { SudoMode } from './domains/sudo/sudo-mode.ts';
@@ -84,4 +85,6 @@ export interface AppServices {
   /** The whole chat core (access checks, store, events) for modules built on it: webhooks, attachments. */
   chatCore: ChatModule;
   attachments: AttachmentService;
+  /** Deletes expired tokens, codes, MFA attempts and abandoned uploads (with their bytes) periodically. */
+  janitor: Janitor;
 }

@@ -6,6 +6,7 @@ import type { Config } from './config/config.ts';
 import { ensureAdminApplication } from './domains/admin/admin-application.ts';
 import { ManualIpBans } from './domains/admin/manual-ip-bans.ts';
 import { DeletionSweeper } from './domains/account-lifecycle/deletion-sweeper.ts';
+import { Janitor } from './domains/maintenance/janitor.ts';
 import { OneTimeTokens } from './domains/auth/one-time-tokens.ts';
 import { SessionService } from './domains/auth/sessions.ts';
 import { CaptchaVerifier } from './domains/captcha/captcha-verifier.ts';
@@ -156,6 +157,8 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
       mediaBase: () => `${config.publicUrl}/media`,
     }),
     messages: chat.messages,
+    // Test mode sweeps often; automatic sweeps skip while the test clock runs ahead (see Janitor).
+    janitor: new Janitor({ db, clock, objects, log }, { intervalMs: config.testMode ? 1000 : 60_000 }),
   } satisfies AppServices as AppServices;
 
   const routes = buildRoutes(services);
@@ -165,6 +168,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   // Finalises self-deletions whose grace period ended; test mode sweeps often (36 s grace).
   const deletionSweeper = new DeletionSweeper(services, config.testMode ? 500 : 60_000);
   deletionSweeper.start();
+  services.janitor.start();
 
   await http.listen({ port: config.port, host: config.host });
   const address = http.server.address();
@@ -179,6 +183,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     gateway,
     async close() {
       await deletionSweeper.stop();
+      await services.janitor.stop();
       await gateway?.drain();
       await http.close();
       await closeState();

@@ -1,0 +1,165 @@
+import type { Clock } from '../../platform/clock.ts';
+import type { Database } from '../../platform/db/database.ts';
+import type { Logger } from '../../platform/log.ts';
+import type { ObjectStore } from '../../platform/storage/object-store.ts';
+import { UPLOAD_BUCKET } from '../media/routes.ts';
+import { MFA_FAILURE_WINDOW_MS } from '../mfa/mfa-attempts.ts';
+
+export interface JanitorDeps {
+  db: Database;
+  clock: Clock;
+  objects: ObjectStore;
+  log: Logger;
+}
+
+export interface JanitorOptions {
+  /** Pause between automatic sweeps. */
+  intervalMs?: number;
+  /** How long a row stays after it expired, so a late use still meets the row and a late PUT its upload. */
+  graceMs?: number;
+  /** Rows deleted per statement: no sweep holds long locks or builds one huge transaction. */
+  batchSize?: number;
+  /** Batches per table per sweep; what is left waits for the next sweep. */
+  maxBatches?: number;
+}
+
+export interface SweepReport {
+  oneTimeTokens: number;
+  oauth2Codes: number;
+  oauth2Tokens: number;
+  mfaAttempts: number;
+  pendingUploads: number;
+}
+
+export const JANITOR_INTERVAL_MS = 60_000;
+export const JANITOR_GRACE_MS = 3600_000;
+
+/**
+ * Deletes rows nobody can use any more: one-time tokens, OAuth2 codes and tokens, and relay uploads that
+ * expired more than the grace period ago, with the bytes of those uploads, and MFA attempts outside the
+ * failure window. A consumed token stays until it expires: until then a reuse finds the row (OAuth2 reuse
+ * detection revokes the grant); afterwards reuse and expiry get the same answer as an unknown value.
+ * Every statement is a bounded batch and safe to run from several processes at once.
+ */
+export class Janitor {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private readonly intervalMs: number;
+  private readonly graceMs: number;
+  private readonly batchSize: number;
+  private readonly maxBatches: number;
+
+  constructor(
+    private readonly deps: JanitorDeps,
+    options: JanitorOptions = {},
+  ) {
+    this.intervalMs = options.intervalMs ?? JANITOR_INTERVAL_MS;
+    this.graceMs = options.graceMs ?? JANITOR_GRACE_MS;
+    this.batchSize = options.batchSize ?? 500;
+    this.maxBatches = options.maxBatches ?? 20;
+  }
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      if (this.running || this.clockRunsAhead()) return;
+      this.running = this.sweep()
+        .then((report) => {
+          if (Object.values(report).some((n) => n > 0)) this.deps.log.info('janitor swept', { ...report });
+        })
+        .catch((error: unknown) => this.deps.log.error('janitor sweep failed', { error: (error as Error).message }))
+        .finally(() => {
+          this.running = undefined;
+        });
+    }, this.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  /**
+   * The test harness can move the clock forward and back again. Rows an automatic sweep deleted at the
+   * borrowed time would be missing once the clock is set back, so automatic sweeps wait for real time;
+   * an explicit `sweep()` uses the clock as it is. In production the clock is never shifted.
+   */
+  private clockRunsAhead(): boolean {
+    return this.deps.clock.now() - Date.now() > 1000;
+  }
+
+  /** One full pass; every table is tried even when another fails, then the failures are thrown together. */
+  async sweep(): Promise<SweepReport> {
+    const now = this.deps.clock.now();
+    const cutoff = new Date(now - this.graceMs);
+    const report: SweepReport = {
+      oneTimeTokens: 0,
+      oauth2Codes: 0,
+      oauth2Tokens: 0,
+      mfaAttempts: 0,
+      pendingUploads: 0,
+    };
+    const errors: unknown[] = [];
+    const step = async (name: keyof SweepReport, run: () => Promise<number>) => {
+      try {
+        report[name] = await run();
+      } catch (error) {
+        errors.push(error);
+      }
+    };
+    await step('oneTimeTokens', () => this.deleteExpired('one_time_tokens', 'token_hash', 'expires_at', cutoff));
+    await step('oauth2Codes', () => this.deleteExpired('oauth2_codes', 'code_hash', 'expires_at', cutoff));
+    await step('oauth2Tokens', () => this.deleteExpired('oauth2_tokens', 'token_hash', 'expires_at', cutoff));
+    // An attempt counts only inside the failure window; older rows are dead weight.
+    await step('mfaAttempts', () =>
+      this.deleteExpired('mfa_attempts', 'id', 'attempted_at', new Date(now - MFA_FAILURE_WINDOW_MS - this.graceMs)),
+    );
+    await step('pendingUploads', () => this.deleteUploads(cutoff));
+    if (errors.length > 0) throw new AggregateError(errors, 'janitor sweep failed');
+    return report;
+  }
+
+  /** Deletes rows whose `timeColumn` lies before `cutoff`, batch by batch; returns how many went. */
+  private async deleteExpired(table: string, key: string, timeColumn: string, cutoff: Date): Promise<number> {
+    let total = 0;
+    for (let batch = 0; batch < this.maxBatches; batch += 1) {
+      // SKIP LOCKED: rows another sweeper (or a request) holds are left for the next pass, not waited on.
+      const rows = await this.deps.db.query(
+        `DELETE FROM ${table} WHERE ${key} IN (
+           SELECT ${key} FROM ${table} WHERE ${timeColumn} < $1 LIMIT $2 FOR UPDATE SKIP LOCKED
+         ) RETURNING 1`,
+        [cutoff, this.batchSize],
+      );
+      total += rows.length;
+      if (rows.length < this.batchSize) break;
+    }
+    return total;
+  }
+
+  /**
+   * Abandoned relay uploads: the bytes go first, then the row, so a failure in between leaves a row that
+   * the next sweep finds again rather than bytes nothing points to. Claimed rows are included: a claim that
+   * failed for missing bytes leaves the row claimed, and bytes may still have arrived afterwards.
+   */
+  private async deleteUploads(cutoff: Date): Promise<number> {
+    let total = 0;
+    for (let batch = 0; batch < this.maxBatches; batch += 1) {
+      const rows = await this.deps.db.query<{ upload_key: string }>(
+        'SELECT upload_key FROM pending_uploads WHERE expires_at < $1 ORDER BY expires_at LIMIT $2',
+        [cutoff, this.batchSize],
+      );
+      if (rows.length === 0) break;
+      const keys = rows.map((row) => row.upload_key);
+      for (const key of keys) await this.deps.objects.delete(`${UPLOAD_BUCKET}/${key}`);
+      const deleted = await this.deps.db.query(
+        'DELETE FROM pending_uploads WHERE upload_key = ANY($1::text[]) RETURNING 1',
+        [keys],
+      );
+      total += deleted.length;
+      if (rows.length < this.batchSize) break;
+    }
+    return total;
+  }
+}
