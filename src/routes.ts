@@ -1,24 +1,24 @@
 import type { AppServices } from './app-services.ts';
+import { emailTokenApplier } from './domains/account-lifecycle/email-change.ts';
 import { accountLifecycleRoutes } from './domains/account-lifecycle/routes.ts';
 import { adminRoutes } from './domains/admin/routes.ts';
-import { emailTokenApplier } from './domains/account-lifecycle/email-change.ts';
-import { applicationRoutes } from './domains/applications/routes.ts';
 import { botRoutes } from './domains/applications/bot-routes.ts';
-import { authRoutes } from './domains/auth/routes.ts';
-import { mediaRoutes } from './domains/media/routes.ts';
-import { webhookRoutes } from './domains/webhooks/routes.ts';
+import { applicationRoutes } from './domains/applications/routes.ts';
 import { attachmentRoutes } from './domains/attachments/routes.ts';
+import { authRoutes } from './domains/auth/routes.ts';
+import { chatRoutes } from './domains/chat/routes.ts';
+import { discoveryRoutes } from './domains/discovery/routes.ts';
+import { mediaRoutes } from './domains/media/routes.ts';
 import { mfaLoginRoutes } from './domains/mfa/login-routes.ts';
 import { mfaRoutes } from './domains/mfa/routes.ts';
-import { discoveryRoutes } from './domains/discovery/routes.ts';
 import { oauth2Routes } from './domains/oauth2/routes.ts';
 import { ssoRoutes } from './domains/sso/routes.ts';
+import { chatTestRoutes } from './domains/test-harness/chat.ts';
 import { lifecycleTestRoutes } from './domains/test-harness/lifecycle.ts';
 import { mfaTestRoutes } from './domains/test-harness/mfa.ts';
 import { coreTestRoutes } from './domains/test-harness/routes.ts';
 import { userRoutes } from './domains/users/routes.ts';
-import { chatRoutes } from './domains/chat/routes.ts';
-import { chatTestRoutes } from './domains/test-harness/chat.ts';
+import { webhookRoutes } from './domains/webhooks/routes.ts';
 import type { AnyRoute } from './http/route.ts';
 
 /**

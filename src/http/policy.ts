@@ -35,7 +35,7 @@ export function enforcePolicy(route: AnyRoute, principal: Principal | undefined)
       if (principal.kind !== 'bot') throw new ApiError('ACCESS_DENIED');
       return;
     case 'oauth2':
-      if (!principal || principal.kind !== 'bearer') throw new ApiError('UNAUTHORIZED');
+      if (principal?.kind !== 'bearer') throw new ApiError('UNAUTHORIZED');
       if (route.scope) requireScope(principal.scopes, route.scope);
       return;
     case 'admin': {
