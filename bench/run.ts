@@ -219,7 +219,8 @@ async function main(): Promise<void> {
       ...rows.map((r) => `| ${r.join(' | ')} |`),
     ].join('\n');
     const params = `argon2id m=${PASSWORD_HASH_OPTIONS.memoryCost} KiB, t=${PASSWORD_HASH_OPTIONS.timeCost}, p=${PASSWORD_HASH_OPTIONS.parallelism}`;
-    const context = `${new Date().toISOString().slice(0, 10)}, ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, Node ${process.version}, ${DURATION} s per run, ${CONNECTIONS} connections, ${params}`;
+    const storage = process.env.BENCH_DATABASE_URL ? 'PostgreSQL' : 'PGlite (embedded)';
+    const context = `${new Date().toISOString().slice(0, 10)}, ${storage}, ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, Node ${process.version}, ${DURATION} s per run, ${CONNECTIONS} connections, ${params}`;
     console.log(`\n${context}\n\n${table}\n`);
     const verdicts = [
       ratio(authed!.rps, bare) >= 0.8,
@@ -232,8 +233,10 @@ async function main(): Promise<void> {
     if (write) {
       const path = new URL('../docs/performance.md', import.meta.url);
       const doc = readFileSync(path, 'utf8');
-      const block = `<!-- bench:start -->\n${context}\n\n${table}\n<!-- bench:end -->`;
-      writeFileSync(path, doc.replace(/<!-- bench:start -->[\s\S]*<!-- bench:end -->/, block));
+      const marker = process.env.BENCH_DATABASE_URL ? 'bench-pg' : 'bench';
+      const block = `<!-- ${marker}:start -->\n${context}\n\n${table}\n<!-- ${marker}:end -->`;
+      const pattern = new RegExp(`<!-- ${marker}:start -->[\\s\\S]*<!-- ${marker}:end -->`);
+      writeFileSync(path, doc.replace(pattern, block));
       console.log('docs/performance.md updated');
     }
   } finally {
