@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { request } from '../support/client.ts';
+import { enableTotp, totpCode } from '../support/mfa.ts';
 import { freePort, type Spawned, spawnEntrypoint, waitForHealth } from '../support/spawn.ts';
 
 /**
@@ -52,10 +53,18 @@ describe('restart on the embedded default', { timeout: 300_000 }, () => {
     assert.equal(login.status, 200, login.text);
     const revoked: string = login.body.token;
     assert.equal((await request({ url }, 'POST', '/v1/auth/logout', { auth: revoked })).status, 204);
+    // The TOTP secret is stored sealed under the generated HEARTH_MFA_SECRET, which must survive the restart.
+    const { secret: totpSecret } = await enableTotp({ url }, token);
 
     // Development defaults announce themselves on the first start.
     const firstOut = first.stdout();
-    for (const setting of ['HEARTH_SUDO_SECRET', 'HEARTH_MEDIA_PROXY_SECRET', 'HEARTH_RELAY_SECRET', 'DATABASE_URL'])
+    for (const setting of [
+      'HEARTH_SUDO_SECRET',
+      'HEARTH_MEDIA_PROXY_SECRET',
+      'HEARTH_RELAY_SECRET',
+      'HEARTH_MFA_SECRET',
+      'DATABASE_URL',
+    ])
       assert.match(firstOut, new RegExp(`"level":"warn".*${setting}`), `a warning names ${setting}`);
     await stop(first);
 
@@ -79,7 +88,13 @@ describe('restart on the embedded default', { timeout: 300_000 }, () => {
     assert.equal(me.body.email, email);
     const stillRevoked = await request({ url: url2 }, 'GET', '/v1/users/@me', { auth: revoked });
     assert.equal(stillRevoked.status, 401);
-    const again = await request({ url: url2 }, 'POST', '/v1/auth/login', { body: { email, password } });
+    const ticketed = await request({ url: url2 }, 'POST', '/v1/auth/login', { body: { email, password } });
+    assert.equal(ticketed.status, 200, ticketed.text);
+    assert.equal(ticketed.body.mfa, true);
+    // The next step's code: the one that enabled TOTP may still be current, and the replay guard is on.
+    const again = await request({ url: url2 }, 'POST', '/v1/auth/login/mfa/totp', {
+      body: { code: totpCode(totpSecret, 30_000), ticket: ticketed.body.ticket },
+    });
     assert.equal(again.status, 200, again.text);
     assert.equal(again.body.user_id, userId);
     const sessions = await request({ url: url2 }, 'GET', '/v1/auth/sessions', { auth: again.body.token });
