@@ -67,7 +67,10 @@ export class Janitor {
         .then((report) => {
           if (Object.values(report).some((n) => n > 0)) this.deps.log.info('janitor swept', { ...report });
         })
-        .catch((error: unknown) => this.deps.log.error('janitor sweep failed', { error: (error as Error).message }))
+        .catch((error: unknown) => {
+          const causes = error instanceof AggregateError ? error.errors : [error];
+          this.deps.log.error('janitor sweep failed', { errors: causes.map((cause) => (cause as Error).message) });
+        })
         .finally(() => {
           this.running = undefined;
         });
