@@ -3,7 +3,7 @@ import type { Clock } from '../../platform/clock.ts';
 import type { EventBus } from '../../platform/state/event-bus.ts';
 import { subjectFor, toOverwrites } from './access.ts';
 import { CHAT_INVALIDATE_TOPIC, type ChatInvalidation } from './events.ts';
-import { buildGuildPayload } from './guild-payload.ts';
+import { renderGuildPayload } from './guild-payload.ts';
 import { computeChannelPermissions, has, PERMISSIONS } from './permissions.ts';
 import { listPrivateChannels } from './private-channels.ts';
 import type { ChatReadModelPort } from './read-model.ts';
@@ -59,12 +59,28 @@ export class ChatReadModel implements ChatReadModelPort {
     return rows.map((r) => r.guild_id);
   }
 
-  guildPayload(
+  /**
+   * READY and GUILD_CREATE for many connections of one guild read the same guild, roles and channels:
+   * they come from the snapshot, the viewer's member row from the member map; only the count is queried.
+   */
+  async guildPayload(
     guildId: string,
     viewerId: string,
     options: { reducedMembers?: boolean } = {},
   ): Promise<Record<string, unknown> | undefined> {
-    return buildGuildPayload(this.store, guildId, viewerId, this.clock.now(), options);
+    const [snapshot, member, memberCount] = await Promise.all([
+      this.snapshot(guildId),
+      this.member(guildId, viewerId),
+      this.store.memberCount(guildId),
+    ]);
+    if (!snapshot || !member) return undefined;
+    return renderGuildPayload(
+      this.store,
+      { guild: snapshot.guild, roles: snapshot.roles, channels: [...snapshot.channels.values()], member, memberCount },
+      viewerId,
+      this.clock.now(),
+      options,
+    );
   }
 
   privateChannelsOf(userId: string): Promise<Record<string, unknown>[]> {

@@ -1,5 +1,6 @@
 import { subjectFor, toOverwrites } from './access.ts';
 import { computeChannelPermissions, has, PERMISSIONS } from './permissions.ts';
+import type { ChannelRow, GuildRow, MemberRow, RoleRow } from './rows.ts';
 import type { ChatStore } from './store.ts';
 import { channelView, guildView, memberView, roleView } from './views.ts';
 
@@ -21,12 +22,39 @@ export async function buildGuildPayload(
     store.memberCount(guildId),
   ]);
   if (!bundle?.member) return undefined;
-  const subject = subjectFor(bundle.guild, bundle.roles, bundle.member, now);
-  const visible = channels.filter((c) =>
+  return renderGuildPayload(
+    store,
+    { guild: bundle.guild, roles: bundle.roles, channels, member: bundle.member, memberCount },
+    viewerId,
+    now,
+    options,
+  );
+}
+
+export interface GuildPayloadSource {
+  guild: GuildRow;
+  roles: readonly RoleRow[];
+  channels: readonly ChannelRow[];
+  member: MemberRow;
+  memberCount: number;
+}
+
+/** Renders the payload from rows already at hand (the gateway's read model serves them from memory). */
+export async function renderGuildPayload(
+  store: ChatStore,
+  source: GuildPayloadSource,
+  viewerId: string,
+  now: number,
+  options: { reducedMembers?: boolean } = {},
+): Promise<Record<string, unknown>> {
+  const bundle = source;
+  const subject = subjectFor(bundle.guild, [...bundle.roles], bundle.member, now);
+  const visible = source.channels.filter((c) =>
     has(computeChannelPermissions(subject, toOverwrites(c)), PERMISSIONS.VIEW_CHANNEL),
   );
   const viewer = options.reducedMembers ? { id: viewerId } : await store.user(viewerId);
   const guild = guildView(bundle.guild);
+  const memberCount = source.memberCount;
   return {
     ...guild,
     properties: guild,
