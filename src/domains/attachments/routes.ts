@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
-import { pathId } from '../chat/access.ts';
 import { PERMISSIONS } from '../chat/permissions.ts';
 import { MAX_FILE_BYTES } from './multipart.ts';
 
@@ -30,12 +29,7 @@ export function attachmentRoutes(services: AppServices): AnyRoute[] {
       rateLimit: { bucket: 'channels:attachments', limit: 20, windowSeconds: 10 },
       body: planBody,
       async handler(ctx) {
-        const access = await chatCore.access.channelWith(
-          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
-          ctx.user.id,
-          ctx.now,
-          PERMISSIONS.SEND_MESSAGES,
-        );
+        const access = await chatCore.access.channelOf(ctx, PERMISSIONS.SEND_MESSAGES);
         if ((access.permissions & PERMISSIONS.ATTACH_FILES) !== PERMISSIONS.ATTACH_FILES) {
           await chatCore.access.channelWith(access.channel.id, ctx.user.id, ctx.now, PERMISSIONS.ATTACH_FILES);
         }

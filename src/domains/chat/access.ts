@@ -1,4 +1,5 @@
 import { ApiError, type ErrorCode } from '../../http/errors.ts';
+import type { RequestContext } from '../../http/route.ts';
 import { parseSnowflake } from '../../platform/crypto/snowflake.ts';
 import type { Queryable } from '../../platform/db/database.ts';
 import {
@@ -164,6 +165,17 @@ export class Access {
     const permissions = guild.channelPermissions(channel);
     if (!has(permissions, PERMISSIONS.VIEW_CHANNEL)) throw new ApiError('MISSING_ACCESS');
     return { channel, guild, recipients: undefined, permissions };
+  }
+
+  /** The path's `:channelId` as the caller sees it (the first step of every channel route), optionally with `bit`. */
+  channelOf(
+    ctx: { params: RequestContext['params']; user: { id: string }; now: number },
+    bit?: bigint,
+  ): Promise<ChannelAccess> {
+    const channelId = pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL');
+    return bit === undefined
+      ? this.channel(channelId, ctx.user.id, ctx.now)
+      : this.channelWith(channelId, ctx.user.id, ctx.now, bit);
   }
 
   async channelWith(

@@ -231,11 +231,7 @@ export function channelRoutes(deps: ChatDeps): AnyRoute[] {
       policy: 'user',
       rateLimit: limits.read('channels'),
       async handler(ctx) {
-        const channelAccess = await access.channel(
-          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
-          ctx.user.id,
-          ctx.now,
-        );
+        const channelAccess = await access.channelOf(ctx);
         if (isPrivateChannel(channelAccess.channel))
           return privateChannelFor(store, channelAccess.channel, channelAccess.recipients ?? [], ctx.user.id);
         return channelView(channelAccess.channel);
@@ -249,11 +245,7 @@ export function channelRoutes(deps: ChatDeps): AnyRoute[] {
       rateLimit: limits.write('channels'),
       body: patchChannelBody,
       async handler(ctx) {
-        const channelAccess = await access.channel(
-          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
-          ctx.user.id,
-          ctx.now,
-        );
+        const channelAccess = await access.channelOf(ctx);
         const { channel } = channelAccess;
         const body = ctx.body;
         if (isPrivateChannel(channel)) {
@@ -322,11 +314,7 @@ export function channelRoutes(deps: ChatDeps): AnyRoute[] {
       policy: 'user',
       rateLimit: limits.write('channels'),
       async handler(ctx) {
-        const channelAccess = await access.channel(
-          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
-          ctx.user.id,
-          ctx.now,
-        );
+        const channelAccess = await access.channelOf(ctx);
         const { channel } = channelAccess;
         if (channel.type === CHANNEL_TYPES.GROUP_DM) {
           await leaveGroupDm(deps, channel, channelAccess.recipients ?? [], ctx.user.id);
@@ -366,11 +354,7 @@ export function channelRoutes(deps: ChatDeps): AnyRoute[] {
       rateLimit: limits.write('channels:permissions'),
       body: overwriteBody,
       async handler(ctx) {
-        const channelAccess = await access.channel(
-          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
-          ctx.user.id,
-          ctx.now,
-        );
+        const channelAccess = await access.channelOf(ctx);
         const guild = channelAccess.guild;
         if (!guild) throw new ApiError('MISSING_PERMISSIONS');
         requireChannel(channelAccess, PERMISSIONS.MANAGE_ROLES);
@@ -397,11 +381,7 @@ export function channelRoutes(deps: ChatDeps): AnyRoute[] {
       policy: 'user',
       rateLimit: limits.write('channels:permissions'),
       async handler(ctx) {
-        const channelAccess = await access.channel(
-          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
-          ctx.user.id,
-          ctx.now,
-        );
+        const channelAccess = await access.channelOf(ctx);
         const guild = channelAccess.guild;
         if (!guild) throw new ApiError('MISSING_PERMISSIONS');
         requireChannel(channelAccess, PERMISSIONS.MANAGE_ROLES);

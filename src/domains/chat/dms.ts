@@ -127,11 +127,7 @@ export function dmRoutes(deps: ChatDeps): AnyRoute[] {
       policy: 'user',
       rateLimit: limits.write('channels:recipients'),
       async handler(ctx) {
-        const channelAccess = await access.channel(
-          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
-          ctx.user.id,
-          ctx.now,
-        );
+        const channelAccess = await access.channelOf(ctx);
         const { channel } = channelAccess;
         if (channel.type !== CHANNEL_TYPES.GROUP_DM) throw new ApiError('MISSING_PERMISSIONS');
         const userId = pathId(ctx.params.userId, 'UNKNOWN_USER');
@@ -157,11 +153,7 @@ export function dmRoutes(deps: ChatDeps): AnyRoute[] {
       policy: 'user',
       rateLimit: limits.write('channels:recipients'),
       async handler(ctx) {
-        const channelAccess = await access.channel(
-          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
-          ctx.user.id,
-          ctx.now,
-        );
+        const channelAccess = await access.channelOf(ctx);
         const { channel } = channelAccess;
         if (channel.type !== CHANNEL_TYPES.GROUP_DM) throw new ApiError('MISSING_PERMISSIONS');
         const userId = pathId(ctx.params.userId, 'UNKNOWN_USER');

@@ -129,11 +129,7 @@ export function inviteRoutes(deps: ChatDeps): AnyRoute[] {
       rateLimit: limits.write('channels:invites'),
       body: createInviteBody,
       async handler(ctx) {
-        const channelAccess = await access.channel(
-          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
-          ctx.user.id,
-          ctx.now,
-        );
+        const channelAccess = await access.channelOf(ctx);
         const { channel } = channelAccess;
         if (channel.guild_id === null || channel.type === CHANNEL_TYPES.GUILD_CATEGORY)
           throw new ApiError('UNKNOWN_CHANNEL');
@@ -195,11 +191,7 @@ export function inviteRoutes(deps: ChatDeps): AnyRoute[] {
       policy: 'user',
       rateLimit: limits.read('channels:invites'),
       async handler(ctx) {
-        const channelAccess = await access.channel(
-          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
-          ctx.user.id,
-          ctx.now,
-        );
+        const channelAccess = await access.channelOf(ctx);
         if (!channelAccess.guild) throw new ApiError('MISSING_PERMISSIONS');
         requireChannel(channelAccess, PERMISSIONS.MANAGE_CHANNELS);
         const list = await bundles('i.channel_id = $1 ORDER BY i.created_at', [channelAccess.channel.id]);

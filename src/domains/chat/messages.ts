@@ -155,11 +155,7 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
       rateLimit: limits.write('channels:messages'),
       async handler(ctx) {
         const { body, files } = await readCreateMessageBody(ctx);
-        const channelAccess = await access.channel(
-          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
-          ctx.user.id,
-          ctx.now,
-        );
+        const channelAccess = await access.channelOf(ctx);
         const { channel, permissions } = channelAccess;
         requireChannel(channelAccess, PERMISSIONS.SEND_MESSAGES);
         if (body.embeds?.length) requireChannel(channelAccess, PERMISSIONS.EMBED_LINKS);
@@ -215,11 +211,7 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
       rateLimit: limits.write('channels:messages'),
       async handler(ctx) {
         const { body, files } = await readEditMessageBody(ctx);
-        const channelAccess = await access.channel(
-          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
-          ctx.user.id,
-          ctx.now,
-        );
+        const channelAccess = await access.channelOf(ctx);
         const row = await messages.require(channelAccess.channel.id, pathId(ctx.params.messageId, 'UNKNOWN_MESSAGE'));
         if (row.author_id !== ctx.user.id || row.webhook_id !== null)
           throw new ApiError('CANNOT_EDIT_OTHER_USER_MESSAGE');
@@ -247,11 +239,7 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
       policy: 'user',
       rateLimit: limits.write('channels:messages'),
       async handler(ctx) {
-        const channelAccess = await access.channel(
-          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
-          ctx.user.id,
-          ctx.now,
-        );
+        const channelAccess = await access.channelOf(ctx);
         const row = await messages.require(channelAccess.channel.id, pathId(ctx.params.messageId, 'UNKNOWN_MESSAGE'));
         const own = row.author_id === ctx.user.id && row.webhook_id === null;
         if (!own) requireChannel(channelAccess, PERMISSIONS.MANAGE_MESSAGES);
@@ -268,11 +256,7 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
       rateLimit: limits.write('channels:messages:bulk'),
       body: bulkDeleteBody,
       async handler(ctx) {
-        const channelAccess = await access.channel(
-          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
-          ctx.user.id,
-          ctx.now,
-        );
+        const channelAccess = await access.channelOf(ctx);
         if (!channelAccess.guild) throw new ApiError('MISSING_PERMISSIONS');
         requireChannel(channelAccess, PERMISSIONS.MANAGE_MESSAGES);
         const ids = [...new Set(ctx.body.message_ids ?? ctx.body.messages ?? [])];
@@ -292,11 +276,7 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
       policy: 'user-only',
       rateLimit: limits.write('channels:messages:ack'),
       async handler(ctx) {
-        const channelAccess = await access.channel(
-          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
-          ctx.user.id,
-          ctx.now,
-        );
+        const channelAccess = await access.channelOf(ctx);
         const row = await messages.require(channelAccess.channel.id, pathId(ctx.params.messageId, 'UNKNOWN_MESSAGE'));
         await db.query(
           `INSERT INTO read_states (user_id, channel_id, last_message_id, updated_at) VALUES ($1, $2, $3, $4)

@@ -30,7 +30,7 @@ export function pinRoutes(deps: ChatDeps): AnyRoute[] {
   }
 
   async function pinnable(ctx: { params: Record<string, string>; user: { id: string }; now: number }) {
-    const channelAccess = await access.channel(pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'), ctx.user.id, ctx.now);
+    const channelAccess = await access.channelOf(ctx);
     requireChannel(channelAccess, PERMISSIONS.PIN_MESSAGES);
     const message = await messages.require(channelAccess.channel.id, pathId(ctx.params.messageId, 'UNKNOWN_MESSAGE'));
     return { channelAccess, message };
@@ -89,11 +89,7 @@ export function pinRoutes(deps: ChatDeps): AnyRoute[] {
       rateLimit: limits.read('channels:pins'),
       query: pinsQuery,
       async handler(ctx) {
-        const channelAccess = await access.channel(
-          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
-          ctx.user.id,
-          ctx.now,
-        );
+        const channelAccess = await access.channelOf(ctx);
         requireChannel(channelAccess, PERMISSIONS.READ_MESSAGE_HISTORY);
         const rows = await pinned(channelAccess.channel.id, ctx.query.before, ctx.query.limit + 1);
         const page = rows.slice(0, ctx.query.limit);
@@ -112,11 +108,7 @@ export function pinRoutes(deps: ChatDeps): AnyRoute[] {
       policy: 'user',
       rateLimit: limits.read('channels:pins'),
       async handler(ctx) {
-        const channelAccess = await access.channel(
-          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
-          ctx.user.id,
-          ctx.now,
-        );
+        const channelAccess = await access.channelOf(ctx);
         requireChannel(channelAccess, PERMISSIONS.READ_MESSAGE_HISTORY);
         return messages.render(await pinned(channelAccess.channel.id, undefined, MAX_PINS), ctx.user.id);
       },

@@ -1,6 +1,6 @@
 import { ApiError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
-import { pathId, requireChannel } from './access.ts';
+import { requireChannel } from './access.ts';
 import { type ChatDeps, limits } from './deps.ts';
 import { PERMISSIONS } from './permissions.ts';
 import { CHANNEL_TYPES } from './rows.ts';
@@ -15,11 +15,7 @@ export function typingRoutes(deps: ChatDeps): AnyRoute[] {
       policy: 'user',
       rateLimit: limits.write('channels:typing'),
       async handler(ctx) {
-        const channelAccess = await access.channel(
-          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
-          ctx.user.id,
-          ctx.now,
-        );
+        const channelAccess = await access.channelOf(ctx);
         const { channel } = channelAccess;
         if (channel.type === CHANNEL_TYPES.GUILD_CATEGORY || channel.type === CHANNEL_TYPES.GUILD_VOICE)
           throw new ApiError('CANNOT_SEND_MESSAGES_IN_NON_TEXT_CHANNEL');

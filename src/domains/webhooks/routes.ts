@@ -141,12 +141,7 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
       rateLimit: { bucket: 'webhooks:create', limit: 10, windowSeconds: 60 },
       body: createBody,
       async handler(ctx) {
-        const channelAccess = await access.channelWith(
-          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
-          ctx.user.id,
-          ctx.now,
-          PERMISSIONS.MANAGE_WEBHOOKS,
-        );
+        const channelAccess = await access.channelOf(ctx, PERMISSIONS.MANAGE_WEBHOOKS);
         const channel = channelAccess.channel;
         if (channel.guild_id === null || channel.type !== 0) throw new ApiError('UNKNOWN_CHANNEL');
         const existing = await db.query<{ n: string }>('SELECT count(*) AS n FROM webhooks WHERE channel_id = $1', [
@@ -172,12 +167,7 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
       policy: 'user',
       rateLimit: { bucket: 'webhooks:read', limit: 100, windowSeconds: 10 },
       async handler(ctx) {
-        const channelAccess = await access.channelWith(
-          pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'),
-          ctx.user.id,
-          ctx.now,
-          PERMISSIONS.MANAGE_WEBHOOKS,
-        );
+        const channelAccess = await access.channelOf(ctx, PERMISSIONS.MANAGE_WEBHOOKS);
         return Promise.all((await webhooks.inChannel(channelAccess.channel.id)).map((row) => view(row)));
       },
     }),
