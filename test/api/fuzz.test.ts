@@ -60,8 +60,11 @@ function mutated(base: fc.Arbitrary<string>): fc.Arbitrary<string> {
       else if (s.op === 'delete') out = out.slice(0, at) + out.slice(at + 1);
       else if (s.op === 'replace') out = out.slice(0, at) + s.char + out.slice(at + 1);
       else if (s.op === 'flip-case') {
+        // ASCII letters only: Unicode case mapping can leave Latin-1 ('ÿ' → 'Ÿ', U+0178), which no HTTP
+        // client can put in a header, so the request would never reach the server.
         const c = out.charAt(at);
-        out = out.slice(0, at) + (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()) + out.slice(at + 1);
+        const flipped = /[a-z]/.test(c) ? c.toUpperCase() : /[A-Z]/.test(c) ? c.toLowerCase() : c;
+        out = out.slice(0, at) + flipped + out.slice(at + 1);
       } else out = out.slice(0, at);
     }
     return out;
