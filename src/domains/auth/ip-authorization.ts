@@ -231,8 +231,3 @@ export class IpAuthorization {
     if (token) await tokens.expire('ip_authorization_token', token);
   }
 }
-
-export function maskEmail(email: string): string {
-  const [local = '', domain = ''] = email.split('@');
-  return `${local.slice(0, 1)}${'*'.repeat(Math.max(1, local.length - 1))}@${domain}`;
-}

@@ -24,13 +24,6 @@ export function sniffImageType(bytes: Buffer): string | undefined {
   return undefined;
 }
 
-const EXTENSIONS: Record<string, string> = {
-  'image/png': 'png',
-  'image/jpeg': 'jpg',
-  'image/gif': 'gif',
-  'image/webp': 'webp',
-};
-
 /**
  * Stores an avatar, banner or icon given as a data URI and returns its hash (8 lowercase hex, `a_` when
  * animated), or null to clear. Objects live at `<kind>/<ownerId>/<hash>`.
@@ -55,9 +48,5 @@ export class UserImages {
     const name = type === 'image/gif' ? `a_${hash}` : hash;
     await this.store.put(`${kind}/${ownerId}/${name}`, bytes, type);
     return name;
-  }
-
-  static extensionOf(contentType: string): string {
-    return EXTENSIONS[contentType] ?? 'bin';
   }
 }

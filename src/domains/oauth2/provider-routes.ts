@@ -54,6 +54,15 @@ export function oauth2ProviderRoutes(services: AppServices): AnyRoute[] {
   const webapp = () => new URL(config.webappUrl).origin;
 
   /** Client authentication, counting failures toward the IP-ban trigger (api.md §5.3). */
+  /** Revocation and introspection start alike: authenticate the client, then read the required `token`. */
+  async function clientTokenRequest(ctx: RequestContext): Promise<{ app: ApplicationRecord; token: string }> {
+    const params = parseClientParams(ctx.request.headers['content-type'], ctx.rawBody);
+    const app = await authenticatedClient(ctx, params);
+    const token = params.get('token');
+    if (!token) throw oauthError('invalid_request', 'token is required');
+    return { app, token };
+  }
+
   async function authenticatedClient(ctx: RequestContext, params: ClientParams): Promise<ApplicationRecord> {
     try {
       return await authenticateClient(apps, ctx.request.headers.authorization, params);
@@ -233,10 +242,7 @@ export function oauth2ProviderRoutes(services: AppServices): AnyRoute[] {
       bodyKind: 'raw',
       rateLimit: { bucket: 'oauth2:revoke', limit: CLIENT_ENDPOINT_LIMIT, windowSeconds: 60 },
       async handler(ctx) {
-        const params = parseClientParams(ctx.request.headers['content-type'], ctx.rawBody);
-        const app = await authenticatedClient(ctx, params);
-        const token = params.get('token');
-        if (!token) throw oauthError('invalid_request', 'token is required');
+        const { app, token } = await clientTokenRequest(ctx);
         const info = await grants.findToken(token);
         // RFC 7009 §2.2: unknown tokens, and tokens of other clients, get the same empty 200.
         if (info && info.applicationId === app.id) await revokeGrant(info.grantId);
@@ -252,10 +258,7 @@ export function oauth2ProviderRoutes(services: AppServices): AnyRoute[] {
       bodyKind: 'raw',
       rateLimit: { bucket: 'oauth2:introspect', limit: CLIENT_ENDPOINT_LIMIT, windowSeconds: 60 },
       async handler(ctx) {
-        const params = parseClientParams(ctx.request.headers['content-type'], ctx.rawBody);
-        const app = await authenticatedClient(ctx, params);
-        const token = params.get('token');
-        if (!token) throw oauthError('invalid_request', 'token is required');
+        const { app, token } = await clientTokenRequest(ctx);
         ctx.reply.header('Cache-Control', 'no-store');
         const info = await grants.findToken(token);
         const active =

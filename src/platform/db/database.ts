@@ -12,15 +12,6 @@ export interface Database extends Queryable {
   close(): Promise<void>;
 }
 
-export async function queryOne<T = Record<string, unknown>>(
-  db: Queryable,
-  sql: string,
-  params?: readonly unknown[],
-): Promise<T | undefined> {
-  const rows = await db.query<T>(sql, params);
-  return rows[0];
-}
-
 /** PostgreSQL's unique-violation SQLSTATE, raised the same way by PGlite and by a server. */
 export function isUniqueViolation(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505';
