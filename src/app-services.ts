@@ -51,7 +51,7 @@ export interface AppServices {
   rateLimiter: RateLimiter;
   ipBans: IpBanStore;
   /** Automatic bans from the shared store, then manual bans (which may be CIDR ranges). */
-  banCheck(ip: string, ipKey: string, now: number): Promise<IpBan | undefined>;
+  banCheck(ip: string, ipKey: string, now: number): IpBan | undefined | Promise<IpBan | undefined>;
   /** Durable bans set through the Admin API (addresses and CIDR ranges), held in memory. */
   manualIpBans: ManualIpBans;
   /**

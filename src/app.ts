@@ -114,8 +114,12 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     bus,
     rateLimiter,
     ipBans,
-    banCheck: async (ip: string, ipKey: string, now: number) =>
-      (await ipBans.find(ipKey, now)) ?? manualIpBans.find(ip, now),
+    banCheck: (ip: string, ipKey: string, now: number) => {
+      const automatic = ipBans.find(ipKey, now);
+      return automatic instanceof Promise
+        ? automatic.then((ban) => ban ?? manualIpBans.find(ip, now))
+        : (automatic ?? manualIpBans.find(ip, now));
+    },
     manualIpBans,
     recordAuthFailure: async () => {},
     mailer,

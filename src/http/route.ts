@@ -86,3 +86,8 @@ export function route<B = unknown, Q = unknown>(spec: RouteSpec<B, Q>): AnyRoute
 
 /** A handler result that the pipeline must not serialise: the handler already wrote the reply. */
 export const REPLY_SENT = Symbol('reply sent');
+
+/** A handler result that is already JSON text (a cached rendering): sent as is, not serialised again. */
+export class JsonText {
+  constructor(readonly text: string) {}
+}

@@ -10,8 +10,8 @@ import { type ParsedCredential, parseAuthorization } from './auth/authorization.
 import type { Principal } from './auth/principal.ts';
 import { clientIp } from './client-ip.ts';
 import { ApiError, fieldError, INTERNAL_ERROR_BODY, toWireBody } from './errors.ts';
-import { enforcePolicy, enforceSuspiciousGate } from './policy.ts';
-import { type AnyRoute, REPLY_SENT, type RequestContext } from './route.ts';
+import { policyDenial, suspiciousDenial } from './policy.ts';
+import { type AnyRoute, JsonText, REPLY_SENT, type RequestContext } from './route.ts';
 import { validate } from './validation.ts';
 
 const JSON_BODY_LIMIT = 1024 * 1024;
@@ -63,7 +63,8 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
 
   app.decorateRequest('hearth', undefined as unknown as FastifyRequest['hearth']);
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback style, not async: most requests finish this hook synchronously (in-process ban store).
+  app.addHook('onRequest', (request, reply, done) => {
     const incomingId = request.headers['x-request-id'];
     const requestId = typeof incomingId === 'string' && /^[\w.-]{1,128}$/.test(incomingId) ? incomingId : request.id;
     const ip = clientIp(request.socket.remoteAddress, request.headers['x-forwarded-for'], config.trustedProxies);
@@ -78,16 +79,19 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
     applyCors(request, reply);
     if (request.method === 'OPTIONS') {
       reply.code(204).send();
-      return reply;
+      return;
     }
     const path = request.url.split('?')[0] ?? '';
-    if (path === '/_health' || path === '/v1/_health' || isTestHarnessPath(path)) return;
-    const ban = await services.banCheck(ip, request.hearth.ipKey, clock.now());
-    if (ban) {
-      sendError(reply, bannedError(ban, ip, clock.now()));
-      return reply;
-    }
+    if (path === '/_health' || path === '/v1/_health' || isTestHarnessPath(path)) return done();
+    const ban = services.banCheck(ip, request.hearth.ipKey, clock.now());
+    if (ban instanceof Promise) ban.then((found) => admitOrRefuse(found, reply, done), done);
+    else admitOrRefuse(ban, reply, done);
   });
+
+  function admitOrRefuse(ban: IpBan | undefined, reply: FastifyReply, done: () => void): void {
+    if (ban) sendError(reply, bannedError(ban, reply.request.hearth.ip, clock.now()));
+    else done();
+  }
 
   app.addHook('onResponse', async (request, reply) => {
     const hearth = request.hearth;
@@ -188,15 +192,18 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
     let principal: Principal | undefined;
     if (spec.policy !== 'credential-free' && spec.policy !== 'test' && spec.policy !== 'self') {
       credential = parseAuthorization(request.headers.authorization, { adminArea: spec.policy === 'admin' });
-      principal = await services.credentials.resolve(credential);
-      if (credential.kind !== 'none' && !principal) await recordAuthFailure(request);
+      const resolved = services.credentials.resolve(credential);
+      principal = resolved instanceof Promise ? await resolved : resolved;
+      if (credential.kind !== 'none' && !principal && hearth.strict) await recordAuthFailure(request);
     }
 
-    if (spec.policy !== 'test') await applyRateLimits(spec, request, reply, principal, now);
+    if (spec.policy !== 'test' && hearth.strict) await applyRateLimits(spec, request, reply, principal, now);
 
-    enforcePolicy(spec, principal);
-    if (spec.localAuth && !ssoFirst && services.settings.ssoEnforced()) throw new ApiError('SSO_REQUIRED');
-    enforceSuspiciousGate(spec, principal);
+    const denial =
+      policyDenial(spec, principal) ??
+      (spec.localAuth && !ssoFirst && services.settings.ssoEnforced() ? new ApiError('SSO_REQUIRED') : undefined) ??
+      suspiciousDenial(spec, principal);
+    if (denial) return sendError(reply, denial);
     // A credential that resolved is proof enough of a person (contract §5.6); test mode waives it unless strict.
     if (spec.captcha && !principal && hearth.strict) {
       await services.captcha.verify({
@@ -241,13 +248,15 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
         return principal.user;
       },
     };
-    const result = await spec.handler(ctx);
+    const pending = spec.handler(ctx);
+    const result = pending instanceof Promise ? await pending : pending;
     if (result === REPLY_SENT || reply.sent) return reply;
     if (result === undefined) {
       reply.code(204).send();
       return reply;
     }
-    reply.code(200).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(result));
+    const json = result instanceof JsonText ? result.text : JSON.stringify(result);
+    reply.code(200).header('content-type', 'application/json; charset=utf-8').send(json);
     return reply;
   }
 
@@ -265,7 +274,6 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
     principal: Principal | undefined,
     now: number,
   ): Promise<void> {
-    if (!request.hearth.strict) return;
     const flags = principal?.user.flags ?? 0n;
     if ((flags & (1n << 47n)) !== 0n) return; // RATE_LIMIT_BYPASS
     const identity = principal

@@ -103,6 +103,25 @@ describe('accounts and sessions', () => {
     assert.equal(sessions.body.filter((s: any) => s.current).length, 1);
   });
 
+  it('answers @me from a warm cache yet shows a profile change at once', async () => {
+    const user = await registerUser(server);
+    for (let i = 0; i < 3; i++) {
+      const warm = await request(server, 'GET', '/v1/users/@me', { auth: user.token });
+      assert.equal(warm.body.bio, null);
+    }
+    const patched = await request(server, 'PATCH', '/v1/users/@me', {
+      auth: user.token,
+      body: { bio: 'changed', pronouns: 'they/them' },
+    });
+    assert.equal(patched.status, 200);
+    const me = await request(server, 'GET', '/v1/users/@me', { auth: user.token });
+    assert.equal(me.status, 200);
+    assert.equal(me.headers.get('content-type'), 'application/json; charset=utf-8');
+    assert.equal(me.body.bio, 'changed');
+    assert.equal(me.body.pronouns, 'they/them');
+    assert.equal(me.body.email, user.email);
+  });
+
   it('gives an unknown email and a wrong password the same answer', async () => {
     const user = await registerUser(server);
     const wrong = await request(server, 'POST', '/v1/auth/login', {

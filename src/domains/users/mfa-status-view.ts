@@ -28,9 +28,12 @@ export class MfaStatusView {
     );
   }
 
-  async status(userId: string): Promise<MfaStatus> {
-    const hit = this.cache.get(userId);
-    if (hit) return hit;
+  /** Synchronous on a hit, so `GET /users/@me` pays no promise on its hot path. */
+  status(userId: string): MfaStatus | Promise<MfaStatus> {
+    return this.cache.get(userId) ?? this.load(userId);
+  }
+
+  private async load(userId: string): Promise<MfaStatus> {
     const generation = this.generation(userId);
     const status = await this.mfa.status(userId);
     if (this.generation(userId) === generation) this.cache.set(userId, status);

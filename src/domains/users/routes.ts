@@ -7,7 +7,7 @@ import { hashPassword } from '../../platform/crypto/passwords.ts';
 import { parseSnowflake } from '../../platform/crypto/snowflake.ts';
 import { isCommonPassword, passwordField, usernameField } from '../auth/account-rules.ts';
 import { partialUser } from './user-record.ts';
-import { privateUserView } from './views.ts';
+import { privateUserJson, privateUserView } from './views.ts';
 
 const patchMeBody = z.object({
   username: usernameField.optional(),
@@ -43,10 +43,10 @@ export function userRoutes(services: AppServices, applyEmailToken: EmailTokenApp
       policy: 'user',
       scope: 'identify',
       rateLimit: { bucket: 'users:read', limit: 100, windowSeconds: 10 },
-      async handler(ctx) {
+      handler(ctx) {
         const principal = ctx.principal;
         const includeEmail = principal?.kind !== 'bearer' || principal.scopes.has('email');
-        return privateUserView(services, ctx.user, { includeEmail });
+        return privateUserJson(services, ctx.user, { includeEmail });
       },
     }),
 

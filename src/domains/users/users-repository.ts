@@ -23,6 +23,11 @@ export class UsersRepository {
     return user;
   }
 
+  /** The cached snapshot only, without a query: lets the credential hot path stay synchronous on a hit. */
+  cached(id: string): UserRecord | undefined {
+    return this.cache.get(id);
+  }
+
   async findByEmail(email: string, db: Queryable = this.db): Promise<UserRecord | undefined> {
     const [row] = await db.query<UserRow>('SELECT * FROM users WHERE lower(email) = lower($1)', [email]);
     return row ? toUserRecord(row) : undefined;

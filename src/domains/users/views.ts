@@ -1,20 +1,61 @@
 import type { AppServices } from '../../app-services.ts';
-import { authenticatorTypes, hasMfa } from '../mfa/mfa-factors.ts';
+import { JsonText } from '../../http/route.ts';
+import { authenticatorTypes, hasMfa, type MfaStatus } from '../mfa/mfa-factors.ts';
 import { privateUser, type UserRecord } from './user-record.ts';
 
-export async function privateUserView(
-  services: Pick<AppServices, 'mfa'> & Partial<Pick<AppServices, 'mfaView'>>,
+export function privateUserView(
+  services: ViewServices,
   user: UserRecord,
   options: { includeEmail?: boolean } = {},
-): Promise<Record<string, unknown>> {
-  // The cached view keeps GET /users/@me off the database (see docs/performance.md).
-  const status = await (services.mfaView ?? services.mfa).status(user.id);
+): Record<string, unknown> | Promise<Record<string, unknown>> {
+  // The cached view keeps GET /users/@me off the database and off the promise machinery (docs/performance.md).
+  const status = (services.mfaView ?? services.mfa).status(user.id);
+  return status instanceof Promise
+    ? status.then((known) => renderPrivateUser(user, known, options))
+    : renderPrivateUser(user, status, options);
+}
+
+function renderPrivateUser(user: UserRecord, status: MfaStatus, options: { includeEmail?: boolean }) {
   return privateUser(user, { mfaEnabled: hasMfa(status), authenticatorTypes: authenticatorTypes(status) }, options);
+}
+
+type ViewServices = Pick<AppServices, 'mfa'> & Partial<Pick<AppServices, 'mfaView'>>;
+type RenderedViews = { status: MfaStatus; withEmail?: JsonText; withoutEmail?: JsonText };
+
+/**
+ * The private view as JSON text, rendered once per user snapshot and MFA status. Both are immutable cached
+ * objects that are replaced (never edited) when the account changes, so identity is the cache key and a
+ * change can never serve a stale body. It keeps `GET /users/@me`, the hottest authenticated route, from
+ * rebuilding and serialising the same 25 members on every call.
+ */
+const renderedViews = new WeakMap<UserRecord, RenderedViews>();
+
+export function privateUserJson(
+  services: ViewServices,
+  user: UserRecord,
+  options: { includeEmail: boolean },
+): JsonText | Promise<JsonText> {
+  const status = (services.mfaView ?? services.mfa).status(user.id);
+  return status instanceof Promise
+    ? status.then((known) => renderedPrivateUser(user, known, options.includeEmail))
+    : renderedPrivateUser(user, status, options.includeEmail);
+}
+
+function renderedPrivateUser(user: UserRecord, status: MfaStatus, includeEmail: boolean): JsonText {
+  let views = renderedViews.get(user);
+  if (views?.status !== status) {
+    views = { status };
+    renderedViews.set(user, views);
+  }
+  const slot = includeEmail ? 'withEmail' : 'withoutEmail';
+  const rendered = views[slot] ?? new JsonText(JSON.stringify(renderPrivateUser(user, status, { includeEmail })));
+  views[slot] = rendered;
+  return rendered;
 }
 
 /** TR in api.md: the answer of every route that signs a user in. */
 export async function tokenResponse(
-  services: Pick<AppServices, 'mfa'> & Partial<Pick<AppServices, 'mfaView'>>,
+  services: ViewServices,
   user: UserRecord,
   token: string,
 ): Promise<{ token: string; user_id: string; user: Record<string, unknown> }> {

@@ -1,3 +1,4 @@
+import type { UserRecord } from '../../domains/users/user-record.ts';
 import type { UsersRepository } from '../../domains/users/users-repository.ts';
 import { TtlCache } from '../../platform/cache/ttl-cache.ts';
 import type { Clock } from '../../platform/clock.ts';
@@ -22,6 +23,12 @@ type CredentialBinding =
     }
   | { kind: 'admin_key'; userId: string; keyId: string; keyAcls: readonly string[]; expiresAt: number | null };
 
+/** A binding and the principal last built from it (reused while the user snapshot is the same object). */
+type CachedBinding = { readonly binding: CredentialBinding; principal: Principal | undefined; touchedAt: number };
+
+/** Last-used times are advisory: written at most this often per credential. */
+const TOUCH_INTERVAL_MS = 60_000;
+
 const UNKNOWN = Symbol('unknown credential');
 const CREDENTIAL_KINDS = ['session', 'bot', 'bearer', 'admin'] as const;
 
@@ -34,8 +41,7 @@ export type AuthInvalidation = { userId?: string; tokenHash?: string; all?: bool
  * which is broadcast on the event bus so every process drops the entry at once.
  */
 export class CredentialResolver {
-  private readonly bindings: TtlCache<string, CredentialBinding | typeof UNKNOWN>;
-  private readonly lastTouched = new TtlCache<string, true>(100_000, 60_000);
+  private readonly bindings: TtlCache<string, CachedBinding | typeof UNKNOWN>;
 
   constructor(
     private readonly db: Database,
@@ -62,41 +68,59 @@ export class CredentialResolver {
     if (message.tokenHash) for (const kind of CREDENTIAL_KINDS) this.bindings.delete(`${kind}:${message.tokenHash}`);
     if (message.userId) {
       const userId = message.userId;
-      this.bindings.deleteWhere((binding) => binding !== UNKNOWN && binding.userId === userId);
+      this.bindings.deleteWhere((entry) => entry !== UNKNOWN && entry.binding.userId === userId);
       this.users.forget(userId);
     }
   }
 
-  async resolve(credential: ParsedCredential): Promise<Principal | undefined> {
+  /**
+   * Synchronous on a warm hit (binding and user both cached), so the hot path pays no promise; a miss
+   * returns a promise that loads what is missing.
+   */
+  resolve(credential: ParsedCredential): Principal | undefined | Promise<Principal | undefined> {
     if (credential.kind === 'none' || credential.kind === 'invalid') return undefined;
     const tokenHash = digest(credential.token);
     const cacheKey = `${credential.kind}:${tokenHash}`;
-    let binding = this.bindings.get(cacheKey);
-    if (binding === undefined) {
-      binding = (await this.load(credential, tokenHash)) ?? UNKNOWN;
-      this.bindings.set(cacheKey, binding, binding === UNKNOWN ? 5_000 : 60_000);
-    }
-    if (binding === UNKNOWN) return undefined;
+    const entry = this.bindings.get(cacheKey);
+    if (entry === undefined) return this.loadThenResolve(credential, tokenHash, cacheKey);
+    return this.principalOf(entry);
+  }
+
+  private async loadThenResolve(
+    credential: Exclude<ParsedCredential, { kind: 'none' | 'invalid' }>,
+    tokenHash: string,
+    cacheKey: string,
+  ): Promise<Principal | undefined> {
+    const binding = await this.load(credential, tokenHash);
+    const entry: CachedBinding | typeof UNKNOWN = binding
+      ? { binding, principal: undefined, touchedAt: Number.NEGATIVE_INFINITY }
+      : UNKNOWN;
+    this.bindings.set(cacheKey, entry, entry === UNKNOWN ? 5_000 : 60_000);
+    return this.principalOf(entry);
+  }
+
+  private principalOf(entry: CachedBinding | typeof UNKNOWN): Principal | undefined | Promise<Principal | undefined> {
+    if (entry === UNKNOWN) return undefined;
+    const binding = entry.binding;
     const now = this.clock.now();
     if (
       (binding.kind === 'bearer' && binding.expiresAt <= now) ||
       (binding.kind === 'admin_key' && binding.expiresAt !== null && binding.expiresAt <= now)
     )
       return undefined;
-    const user = await this.users.findById(binding.userId);
-    if (!user) return undefined;
-    if (binding.kind === 'session') this.touchSession(binding.sessionId);
-    if (binding.kind === 'admin_key') this.touchAdminKey(binding.keyId);
-    const { userId: _userId, ...rest } = binding;
-    if (rest.kind === 'bearer') {
-      const { expiresAt: _e, ...bearer } = rest;
-      return { ...bearer, user };
+    if (now - entry.touchedAt >= TOUCH_INTERVAL_MS) {
+      entry.touchedAt = now;
+      this.touch(binding, now);
     }
-    if (rest.kind === 'admin_key') {
-      const { expiresAt: _e, ...key } = rest;
-      return { ...key, user };
-    }
-    return { ...rest, user };
+    const user = this.users.cached(binding.userId);
+    if (user) return this.principalFor(entry, user);
+    return this.users.findById(binding.userId).then((found) => (found ? this.principalFor(entry, found) : undefined));
+  }
+
+  /** One principal object per (credential, user snapshot): rebuilt only when the user snapshot changes. */
+  private principalFor(entry: CachedBinding, user: UserRecord): Principal {
+    if (entry.principal?.user !== user) entry.principal = toPrincipal(entry.binding, user);
+    return entry.principal;
   }
 
   private async load(
@@ -169,20 +193,35 @@ export class CredentialResolver {
     }
   }
 
-  /** Last-used times are advisory: written at most once a minute per credential, never awaited. */
-  private touchSession(sessionId: string): void {
-    if (this.lastTouched.get(`s:${sessionId}`)) return;
-    this.lastTouched.set(`s:${sessionId}`, true);
-    this.db
-      .query('UPDATE sessions SET last_used_at = $2 WHERE id = $1', [sessionId, new Date(this.clock.now())])
-      .catch(() => {});
+  /** Records when a session or Admin API key was last used; never awaited, failures ignored. */
+  private touch(binding: CredentialBinding, now: number): void {
+    const at = new Date(now);
+    if (binding.kind === 'session') {
+      this.db.query('UPDATE sessions SET last_used_at = $2 WHERE id = $1', [binding.sessionId, at]).catch(() => {});
+    } else if (binding.kind === 'admin_key') {
+      this.db
+        .query('UPDATE admin_api_keys SET last_used_at = $2 WHERE key_id = $1', [binding.keyId, at])
+        .catch(() => {});
+    }
   }
+}
 
-  private touchAdminKey(keyId: string): void {
-    if (this.lastTouched.get(`k:${keyId}`)) return;
-    this.lastTouched.set(`k:${keyId}`, true);
-    this.db
-      .query('UPDATE admin_api_keys SET last_used_at = $2 WHERE key_id = $1', [keyId, new Date(this.clock.now())])
-      .catch(() => {});
+function toPrincipal(binding: CredentialBinding, user: UserRecord): Principal {
+  switch (binding.kind) {
+    case 'session':
+      return { kind: 'session', user, sessionId: binding.sessionId, sessionIdHash: binding.sessionIdHash };
+    case 'bot':
+      return { kind: 'bot', user, applicationId: binding.applicationId };
+    case 'bearer':
+      return {
+        kind: 'bearer',
+        user,
+        applicationId: binding.applicationId,
+        scopes: binding.scopes,
+        grantId: binding.grantId,
+        isAdminApplication: binding.isAdminApplication,
+      };
+    case 'admin_key':
+      return { kind: 'admin_key', user, keyId: binding.keyId, keyAcls: binding.keyAcls };
   }
 }

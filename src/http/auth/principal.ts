@@ -1,7 +1,10 @@
 import type { UserRecord } from '../../domains/users/user-record.ts';
 
-/** The one type every authenticated request resolves to, whatever header form carried the credential. */
-export type Principal =
+/**
+ * The one type every authenticated request resolves to, whatever header form carried the credential.
+ * Read-only: the resolver hands the same object to every request that carries the same credential.
+ */
+export type Principal = Readonly<
   | { kind: 'session'; user: UserRecord; sessionId: string; sessionIdHash: string }
   | { kind: 'bot'; user: UserRecord; applicationId: string }
   | {
@@ -12,6 +15,7 @@ export type Principal =
       grantId: string;
       isAdminApplication: boolean;
     }
-  | { kind: 'admin_key'; user: UserRecord; keyId: string; keyAcls: readonly string[] };
+  | { kind: 'admin_key'; user: UserRecord; keyId: string; keyAcls: readonly string[] }
+>;
 
 export type CredentialKind = Principal['kind'];

@@ -13,7 +13,8 @@ export interface IpBanStore {
   /** Adds a failure to the sliding window and returns the count inside it, atomically. */
   recordFailure(ipKey: string, now: number, windowMs: number): Promise<number>;
   ban(ban: IpBan): Promise<void>;
-  find(ipKey: string, now: number): Promise<IpBan | undefined>;
+  /** Asked on every request: an in-process store answers synchronously, so the hot path pays no promise. */
+  find(ipKey: string, now: number): IpBan | undefined | Promise<IpBan | undefined>;
   remove(ipKey: string): Promise<void>;
   list(now: number): Promise<IpBan[]>;
   /** Clears failure counters and automatic bans (test harness). */
@@ -36,7 +37,7 @@ export class InProcessIpBanStore implements IpBanStore {
     this.bans.set(ban.ip, ban);
   }
 
-  async find(ipKey: string, now: number): Promise<IpBan | undefined> {
+  find(ipKey: string, now: number): IpBan | undefined {
     const ban = this.bans.get(ipKey);
     if (ban && ban.expiresAt !== null && ban.expiresAt <= now) {
       this.bans.delete(ipKey);
