@@ -171,6 +171,33 @@ export class ApiError extends Error {
   }
 }
 
+/** Shared frozen instances of errors without extras, and their wire text, built once per code. */
+const plainErrors = new Map<ErrorCode, ApiError>();
+const plainWireTexts = new WeakMap<ApiError, string>();
+
+/**
+ * A shared, frozen `ApiError` for a bare code. For refusals on hot paths (the 401 of an unknown token):
+ * constructing an Error captures a stack for the uncaught-exception reporter even with
+ * `stackTraceLimit` 0, which cost more than the rest of the refusal (docs/performance.md).
+ */
+export function plainError(code: ErrorCode): ApiError {
+  let error = plainErrors.get(code);
+  if (!error) {
+    error = new ApiError(code);
+    Object.freeze(error.extra);
+    Object.freeze(error.headers);
+    Object.freeze(error);
+    plainErrors.set(code, error);
+    plainWireTexts.set(error, JSON.stringify(toWireBody(error)));
+  }
+  return error;
+}
+
+/** The response body text of an error. */
+export function wireText(error: ApiError): string {
+  return plainWireTexts.get(error) ?? JSON.stringify(toWireBody(error));
+}
+
 export function formError(fields: FieldError[]): ApiError {
   return new ApiError('INVALID_FORM_BODY', { extra: { errors: fields } });
 }

@@ -1,6 +1,6 @@
 import { effectiveSuspiciousFlags } from '../domains/users/flags.ts';
 import type { Principal } from './auth/principal.ts';
-import { ApiError } from './errors.ts';
+import { ApiError, plainError } from './errors.ts';
 import type { AnyRoute } from './route.ts';
 
 export const WILDCARD_ACL = '*';
@@ -25,25 +25,25 @@ export function policyDenial(route: AnyRoute, principal: Principal | undefined):
       return undefined;
     case 'user':
     case 'user-only': {
-      if (!principal) return new ApiError('UNAUTHORIZED');
+      if (!principal) return plainError('UNAUTHORIZED');
       if (principal.kind === 'bearer') {
-        if (!route.scope) return new ApiError('ACCESS_DENIED');
+        if (!route.scope) return plainError('ACCESS_DENIED');
         return scopeDenial(principal.scopes, route.scope);
       }
-      if (principal.kind === 'admin_key') return new ApiError('UNAUTHORIZED');
-      if (route.policy === 'user-only' && principal.kind === 'bot') return new ApiError('ACCESS_DENIED');
+      if (principal.kind === 'admin_key') return plainError('UNAUTHORIZED');
+      if (route.policy === 'user-only' && principal.kind === 'bot') return plainError('ACCESS_DENIED');
       return undefined;
     }
     case 'bot':
-      if (!principal || principal.kind === 'admin_key') return new ApiError('UNAUTHORIZED');
-      if (principal.kind !== 'bot') return new ApiError('ACCESS_DENIED');
+      if (!principal || principal.kind === 'admin_key') return plainError('UNAUTHORIZED');
+      if (principal.kind !== 'bot') return plainError('ACCESS_DENIED');
       return undefined;
     case 'oauth2':
-      if (principal?.kind !== 'bearer') return new ApiError('UNAUTHORIZED');
+      if (principal?.kind !== 'bearer') return plainError('UNAUTHORIZED');
       return route.scope ? scopeDenial(principal.scopes, route.scope) : undefined;
     case 'admin': {
-      if (!principal || principal.kind === 'bot') return new ApiError('UNAUTHORIZED');
-      if (principal.kind === 'bearer' && !principal.isAdminApplication) return new ApiError('ACCESS_DENIED');
+      if (!principal || principal.kind === 'bot') return plainError('UNAUTHORIZED');
+      if (principal.kind === 'bearer' && !principal.isAdminApplication) return plainError('ACCESS_DENIED');
       const userAcls = principal.user.acls;
       if (!holds(userAcls, ADMIN_AUTHENTICATE_ACL)) {
         return new ApiError('MISSING_PERMISSIONS', { extra: { required_acl: ADMIN_AUTHENTICATE_ACL } });

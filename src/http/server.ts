@@ -9,7 +9,7 @@ import type { IpBan } from '../platform/state/ip-bans.ts';
 import { type ParsedCredential, parseAuthorization } from './auth/authorization.ts';
 import type { Principal } from './auth/principal.ts';
 import { clientIp } from './client-ip.ts';
-import { ApiError, fieldError, INTERNAL_ERROR_BODY, toWireBody } from './errors.ts';
+import { ApiError, fieldError, INTERNAL_ERROR_BODY, toWireBody, wireText } from './errors.ts';
 import { policyDenial, suspiciousDenial } from './policy.ts';
 import { type AnyRoute, JsonText, REPLY_SENT, type RequestContext } from './route.ts';
 import { validate } from './validation.ts';
@@ -377,11 +377,8 @@ function isTestHarnessPath(path: string): boolean {
 }
 
 function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
-  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-  return reply
-    .code(error.status)
-    .header('content-type', 'application/json; charset=utf-8')
-    .send(JSON.stringify(toWireBody(error)));
+  for (const name in error.headers) reply.header(name, error.headers[name]);
+  return reply.code(error.status).header('content-type', 'application/json; charset=utf-8').send(wireText(error));
 }
 
 /** Turns the raw request bytes into what the route reads: JSON by default (content type not required). */
