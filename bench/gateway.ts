@@ -46,7 +46,13 @@ function startChild(databaseUrl: string | undefined): Promise<{ child: ChildProc
   if (databaseUrl) env.TEST_DATABASE_URL = databaseUrl;
   else delete env.TEST_DATABASE_URL;
   const child = fork(fileURLToPath(new URL('./gateway-server.ts', import.meta.url)), [], {
-    execArgv: ['--expose-gc', '--import', 'tsx'],
+    // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the server process there.
+    execArgv: [
+      '--expose-gc',
+      ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+      '--import',
+      'tsx',
+    ],
     env,
   });
   return new Promise((resolve, reject) => {

@@ -190,6 +190,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
       await services.janitor.stop();
       await gateway?.drain();
       await http.close();
+      await credentials.close();
       await closeState();
       await db.close();
     },

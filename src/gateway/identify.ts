@@ -1,5 +1,5 @@
 import type { AppServices } from '../app-services.ts';
-import type { ChatReadModelPort } from '../domains/chat/read-model.ts';
+import type { ChatReadModelPort, ReadyIndex } from '../domains/chat/read-model.ts';
 import { gatewayUrl } from '../domains/discovery/routes.ts';
 import { effectiveSuspiciousFlags } from '../domains/users/flags.ts';
 import { privateUserView } from '../domains/users/views.ts';
@@ -12,7 +12,7 @@ import { GatewaySession, type SessionCredential, type SessionRegistry } from './
 
 export type IdentifyDeps = Pick<
   AppServices,
-  'config' | 'clock' | 'credentials' | 'mfa' | 'recordAuthFailure' | 'log'
+  'config' | 'clock' | 'credentials' | 'mfa' | 'mfaView' | 'recordAuthFailure' | 'log'
 > & {
   chat: ChatReadModelPort;
 };
@@ -48,13 +48,13 @@ export class SessionStarter {
 
     const session = this.openSession(connection, principal);
     try {
-      const guildIds = await this.guildsFor(session, payload.shard);
-      if (guildIds === undefined) {
+      const index = await this.indexFor(session, payload.shard);
+      if (index === undefined) {
         this.registry.remove(session);
         return connection.fail(CLOSE.SHARDING_REQUIRED);
       }
-      for (const guildId of guildIds) this.registry.joinGuild(session, guildId);
-      const ready = await this.buildReady(session, principal, guildIds, payload.shard);
+      for (const guildId of index.guildIds) this.registry.joinGuild(session, guildId);
+      const ready = await this.buildReady(session, principal, index, payload.shard);
       // The socket may have closed, or the credential been revoked, while READY was being built.
       if (this.registry.get(session.id) !== session || session.socket !== connection) return;
       session.sendUnbuffered(dispatchPrefix('READY', ready.payload));
@@ -138,31 +138,35 @@ export class SessionStarter {
     return session;
   }
 
-  /** `undefined` = too many guilds for one shard (4011). */
-  private async guildsFor(session: GatewaySession, shard: [number, number] | undefined): Promise<string[] | undefined> {
-    if (session.restricted) return [];
-    let ids = await this.deps.chat.guildIdsOf(session.userId);
+  /** The session's guilds (this shard's, for a bot); `undefined` = too many for one shard (4011). */
+  private async indexFor(
+    session: GatewaySession,
+    shard: [number, number] | undefined,
+  ): Promise<ReadyIndex | undefined> {
+    if (session.restricted) return { guildIds: [], hasPrivateChannels: false };
+    const index = await this.deps.chat.readyIndex(session.userId);
+    let ids = index.guildIds;
     if (session.isBot && shard) ids = ids.filter((id) => Number((BigInt(id) >> 22n) % BigInt(shard[1])) === shard[0]);
     if (session.isBot && ids.length > this.limits.maxGuildsPerShard) return undefined;
-    return ids;
+    return { guildIds: ids, hasPrivateChannels: index.hasPrivateChannels };
   }
 
   private async buildReady(
     session: GatewaySession,
     principal: GatewayPrincipal,
-    guildIds: string[],
+    index: ReadyIndex,
     shard: [number, number] | undefined,
   ): Promise<{ payload: Record<string, unknown>; botBurst: Record<string, unknown>[] }> {
     const { chat, config } = this.deps;
     const [user, guilds, privateChannels] = await Promise.all([
       privateUserView(this.deps, principal.user),
       Promise.all(
-        guildIds.map(
+        index.guildIds.map(
           async (id) =>
             (await chat.guildPayload(id, session.userId, { reducedMembers: true })) ?? { id, unavailable: true },
         ),
       ),
-      session.restricted ? [] : chat.privateChannelsOf(session.userId),
+      index.hasPrivateChannels ? chat.privateChannelsOf(session.userId) : [],
     ]);
     const payload: Record<string, unknown> = {
       v: 1,

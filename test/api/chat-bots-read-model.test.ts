@@ -87,7 +87,7 @@ describe('the gateway read model', () => {
     const chat = server.app.services.chat;
     const { owner, guild, members } = await guildWithMembers(server, 1);
     const member = members[0] as TestUser;
-    assert.deepEqual(await chat.guildIdsOf(member.id), [guild.id]);
+    assert.deepEqual(await chat.readyIndex(member.id), { guildIds: [guild.id], hasPrivateChannels: false });
 
     const payload = (await chat.guildPayload(guild.id, member.id, { reducedMembers: true })) as any;
     assert.equal(payload.id, guild.id);
@@ -179,6 +179,7 @@ describe('the gateway read model', () => {
     const { owner, guild, members } = await guildWithMembers(server, 2);
     const [a, b] = members as [TestUser, TestUser];
     const dm = await ok(as(server, a, 'POST', '/users/@me/channels', { recipient_id: b.id }));
+    assert.equal((await chat.readyIndex(a.id)).hasPrivateChannels, true);
     const privateChannels = await chat.privateChannelsOf(a.id);
     assert.deepEqual(
       privateChannels.map((c: any) => c.id),

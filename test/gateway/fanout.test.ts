@@ -24,7 +24,7 @@ class FakeSocket {
 
 function port(overrides: Partial<ChatReadModelPort> = {}): ChatReadModelPort {
   return {
-    guildIdsOf: async () => [],
+    readyIndex: async () => ({ guildIds: [], hasPrivateChannels: false }),
     guildPayload: async () => undefined,
     privateChannelsOf: async () => [],
     canViewChannel: async () => true,

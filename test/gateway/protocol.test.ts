@@ -112,6 +112,32 @@ describe('identify', () => {
     await client.close();
   });
 
+  test('READY lists the DM channels, with their recipients, most recent first', async () => {
+    const [a, b, c] = await Promise.all([registerUser(server), registerUser(server), registerUser(server)]);
+    const first = await request(server, 'POST', '/v1/users/@me/channels', {
+      auth: a.token,
+      body: { recipient_id: b.id },
+    });
+    const second = await request(server, 'POST', '/v1/users/@me/channels', {
+      auth: a.token,
+      body: { recipient_id: c.id },
+    });
+    assert.equal(first.status, 200);
+    assert.equal(second.status, 200);
+    const { client, ready } = await readyClient(server, a.token);
+    assert.deepEqual(
+      ready.d.private_channels.map((ch: { id: string; recipients: { id: string }[] }) => [
+        ch.id,
+        ch.recipients.map((u) => u.id),
+      ]),
+      [
+        [second.body.id, [c.id]],
+        [first.body.id, [b.id]],
+      ],
+    );
+    await client.close();
+  });
+
   test('a missing token closes 4002 "Invalid identify payload"', async () => {
     const client = GatewayClient.connect(server);
     await client.hello();

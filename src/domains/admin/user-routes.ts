@@ -366,16 +366,7 @@ export function userRoutes(services: AppServices, deps: { audit: AuditLog }): An
       body: userIdBody,
       async handler(ctx) {
         const user = await targetUser(services, ctx.body.user_id);
-        const rows = await db.query<{
-          token_hash: string;
-          client_info: Record<string, unknown>;
-          ip: string | null;
-          created_at: Date;
-          last_used_at: Date;
-        }>(
-          'SELECT token_hash, client_info, ip, created_at, last_used_at FROM sessions WHERE user_id = $1 ORDER BY created_at DESC, id DESC',
-          [user.id],
-        );
+        const rows = await services.sessions.list(user.id);
         return {
           sessions: rows.map((row) => ({
             id_hash: row.token_hash,

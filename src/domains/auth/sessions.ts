@@ -51,11 +51,15 @@ export class SessionService {
     return { token, idHash, sessionId };
   }
 
+  /** A user's sessions, newest first, with last-used times made current (they are written in batches). */
   async list(
     userId: string,
-  ): Promise<{ token_hash: string; client_info: ClientInfo; ip: string | null; last_used_at: Date }[]> {
+  ): Promise<
+    { token_hash: string; client_info: ClientInfo; ip: string | null; created_at: Date; last_used_at: Date }[]
+  > {
+    await this.credentials.flushUse();
     return this.db.query(
-      'SELECT token_hash, client_info, ip, last_used_at FROM sessions WHERE user_id = $1 ORDER BY created_at DESC, id DESC',
+      'SELECT token_hash, client_info, ip, created_at, last_used_at FROM sessions WHERE user_id = $1 ORDER BY created_at DESC, id DESC',
       [userId],
     );
   }

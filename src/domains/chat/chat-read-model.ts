@@ -6,7 +6,7 @@ import { CHAT_INVALIDATE_TOPIC, type ChatInvalidation } from './events.ts';
 import { renderGuildPayload } from './guild-payload.ts';
 import { computeChannelPermissions, has, PERMISSIONS } from './permissions.ts';
 import { listPrivateChannels } from './private-channels.ts';
-import type { ChatReadModelPort } from './read-model.ts';
+import type { ChatReadModelPort, ReadyIndex } from './read-model.ts';
 import { type ChannelRow, type GuildRow, MEMBER_COLUMNS, type MemberRow, type RoleRow } from './rows.ts';
 import type { ChatStore } from './store.ts';
 import { memberView } from './views.ts';
@@ -21,6 +21,36 @@ interface GuildSnapshot {
 const STALE = Symbol('stale member');
 type MemberEntry = MemberRow | typeof STALE;
 
+/** Every member row of one guild, and how many of them must be read again. */
+class GuildMembers {
+  private staleCount = 0;
+
+  constructor(private readonly entries: Map<string, MemberEntry>) {}
+
+  get(userId: string): MemberEntry | undefined {
+    return this.entries.get(userId);
+  }
+
+  markStale(userId: string): void {
+    if (this.entries.get(userId) === STALE) return;
+    this.entries.set(userId, STALE);
+    this.staleCount += 1;
+  }
+
+  /** Settles a stale entry with what the database holds now (null: no longer a member). */
+  settle(userId: string, row: MemberRow | null): void {
+    if (this.entries.get(userId) !== STALE) return;
+    this.staleCount -= 1;
+    if (row) this.entries.set(userId, row);
+    else this.entries.delete(userId);
+  }
+
+  /** The member count, when no entry is in doubt (a stale entry may be a member who left). */
+  exactCount(): number | undefined {
+    return this.staleCount === 0 ? this.entries.size : undefined;
+  }
+}
+
 /**
  * The gateway's view of the chat core. `canViewChannel` runs once per connection per channel-scoped
  * dispatch, so it reads from in-memory snapshots: per guild, the guild row, roles and channels, and every
@@ -30,7 +60,7 @@ type MemberEntry = MemberRow | typeof STALE;
  */
 export class ChatReadModel implements ChatReadModelPort {
   private readonly snapshots: TtlCache<string, GuildSnapshot>;
-  private readonly memberMaps: TtlCache<string, Map<string, MemberEntry>>;
+  private readonly memberMaps: TtlCache<string, GuildMembers>;
   private readonly loading = new Map<string, Promise<unknown>>();
   /** Bumped by every invalidation of a guild, so a load that raced with a change is not cached. */
   private readonly generations = new Map<string, number>();
@@ -47,16 +77,17 @@ export class ChatReadModel implements ChatReadModelPort {
 
   forget(message: ChatInvalidation): void {
     this.generations.set(message.guildId, (this.generations.get(message.guildId) ?? 0) + 1);
-    if (message.userId) this.memberMaps.get(message.guildId)?.set(message.userId, STALE);
+    if (message.userId) this.memberMaps.get(message.guildId)?.markStale(message.userId);
     else this.snapshots.delete(message.guildId);
   }
 
-  async guildIdsOf(userId: string): Promise<string[]> {
-    const rows = await this.store.db.query<{ guild_id: string }>(
-      'SELECT guild_id FROM members WHERE user_id = $1 ORDER BY guild_id',
+  async readyIndex(userId: string): Promise<ReadyIndex> {
+    const [row] = await this.store.db.query<{ guild_ids: string[]; has_private_channels: boolean }>(
+      `SELECT ARRAY(SELECT guild_id::text FROM members WHERE user_id = $1 ORDER BY guild_id) AS guild_ids,
+              EXISTS (SELECT 1 FROM dm_recipients WHERE user_id = $1) AS has_private_channels`,
       [userId],
     );
-    return rows.map((r) => r.guild_id);
+    return { guildIds: row?.guild_ids ?? [], hasPrivateChannels: row?.has_private_channels ?? false };
   }
 
   /**
@@ -68,12 +99,9 @@ export class ChatReadModel implements ChatReadModelPort {
     viewerId: string,
     options: { reducedMembers?: boolean } = {},
   ): Promise<Record<string, unknown> | undefined> {
-    const [snapshot, member, memberCount] = await Promise.all([
-      this.snapshot(guildId),
-      this.member(guildId, viewerId),
-      this.store.memberCount(guildId),
-    ]);
+    const [snapshot, member] = await Promise.all([this.snapshot(guildId), this.member(guildId, viewerId)]);
     if (!snapshot || !member) return undefined;
+    const memberCount = (await this.members(guildId)).exactCount() ?? (await this.store.memberCount(guildId));
     return renderGuildPayload(
       this.store,
       { guild: snapshot.guild, roles: snapshot.roles, channels: [...snapshot.channels.values()], member, memberCount },
@@ -145,27 +173,29 @@ export class ChatReadModel implements ChatReadModelPort {
     });
   }
 
-  private async member(guildId: string, userId: string): Promise<MemberRow | null> {
-    const members =
+  private async members(guildId: string): Promise<GuildMembers> {
+    return (
       this.memberMaps.get(guildId) ??
-      (await this.once(`members:${guildId}`, async () => {
+      this.once(`members:${guildId}`, async () => {
         const generation = this.generations.get(guildId);
         const rows = await this.store.db.query<MemberRow>(
           `SELECT ${MEMBER_COLUMNS} FROM members m WHERE m.guild_id = $1`,
           [guildId],
         );
-        const map = new Map<string, MemberEntry>(rows.map((r) => [r.user_id, r]));
-        if (this.generations.get(guildId) === generation) this.memberMaps.set(guildId, map);
-        return map;
-      }));
+        const members = new GuildMembers(new Map(rows.map((r) => [r.user_id, r])));
+        if (this.generations.get(guildId) === generation) this.memberMaps.set(guildId, members);
+        return members;
+      })
+    );
+  }
+
+  private async member(guildId: string, userId: string): Promise<MemberRow | null> {
+    const members = await this.members(guildId);
     const entry = members.get(userId);
     if (entry === undefined) return null;
     if (entry !== STALE) return entry;
     const row = (await this.store.member(guildId, userId)) ?? null;
-    if (members.get(userId) === STALE) {
-      if (row) members.set(userId, row);
-      else members.delete(userId);
-    }
+    members.settle(userId, row);
     return row;
   }
 

@@ -2,9 +2,16 @@
  * What the gateway reads from the chat core. The chat module implements it (`ChatReadModel` in
  * `chat-read-model.ts`); the gateway depends only on this interface.
  */
+/** What READY needs to know first about a user, read in one round trip. */
+export interface ReadyIndex {
+  /** Ids of the guilds the user is a member of, ascending. */
+  guildIds: string[];
+  /** Whether the user takes part in any DM or group DM (when not, READY skips that read). */
+  hasPrivateChannels: boolean;
+}
+
 export interface ChatReadModelPort {
-  /** Ids of the guilds a user is a member of. */
-  guildIdsOf(userId: string): Promise<string[]>;
+  readyIndex(userId: string): Promise<ReadyIndex>;
   /**
    * The guild payload of READY and GUILD_CREATE for one viewer (api.md §3.8 and §6): guild fields at top
    * level and under `properties`, roles, visible channels, members, counts, `joined_at`.

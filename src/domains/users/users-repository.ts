@@ -17,9 +17,13 @@ export class UsersRepository {
       if (hit) return hit;
     }
     const [row] = await this.db.query<UserRow>('SELECT * FROM users WHERE id = $1', [id]);
-    if (!row) return undefined;
+    return row ? this.remember(row) : undefined;
+  }
+
+  /** Caches a user row read by another query (the session look-up joins it). */
+  remember(row: UserRow): UserRecord {
     const user = toUserRecord(row);
-    this.cache.set(id, user);
+    this.cache.set(user.id, user);
     return user;
   }
 

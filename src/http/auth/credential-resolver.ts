@@ -1,4 +1,4 @@
-import type { UserRecord } from '../../domains/users/user-record.ts';
+import type { UserRecord, UserRow } from '../../domains/users/user-record.ts';
 import type { UsersRepository } from '../../domains/users/users-repository.ts';
 import { TtlCache } from '../../platform/cache/ttl-cache.ts';
 import type { Clock } from '../../platform/clock.ts';
@@ -7,6 +7,7 @@ import type { Database } from '../../platform/db/database.ts';
 import type { EventBus } from '../../platform/state/event-bus.ts';
 import { ADMIN_API_KEY_PATTERN, type ParsedCredential } from './authorization.ts';
 import type { Principal } from './principal.ts';
+import { SessionUseBatch } from './session-use.ts';
 
 /** What a credential names, without the user snapshot (that comes from the user cache). */
 type CredentialBinding =
@@ -48,9 +49,19 @@ export class CredentialResolver {
     private readonly users: UsersRepository,
     private readonly bus: EventBus,
     private readonly clock: Clock,
+    private readonly sessionUse: SessionUseBatch = new SessionUseBatch(db),
   ) {
     this.bindings = new TtlCache(100_000, 60_000, () => Date.now());
     bus.subscribe<AuthInvalidation>(AUTH_INVALIDATION_TOPIC, (message) => this.dropLocal(message));
+  }
+
+  /** Writes pending last-used times (shutdown, and before a list shows them). */
+  flushUse(): Promise<void> {
+    return this.sessionUse.flush();
+  }
+
+  close(): Promise<void> {
+    return this.sessionUse.close();
   }
 
   /** Revocation: forget a credential (by token digest) or everything that belongs to a user. */
@@ -129,11 +140,15 @@ export class CredentialResolver {
   ): Promise<CredentialBinding | undefined> {
     switch (credential.kind) {
       case 'session': {
-        const [row] = await this.db.query<{ id: string; user_id: string }>(
-          'SELECT id, user_id FROM sessions WHERE token_hash = $1',
+        // The account row comes along (a cold session is usually a new login or a gateway identify, which
+        // needs it next), saving a second round trip.
+        const [row] = await this.db.query<UserRow & { session_id: string }>(
+          'SELECT s.id AS session_id, u.* FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1',
           [tokenHash],
         );
-        return row ? { kind: 'session', userId: row.user_id, sessionId: row.id, sessionIdHash: tokenHash } : undefined;
+        if (!row) return undefined;
+        this.users.remember(row);
+        return { kind: 'session', userId: row.id, sessionId: row.session_id, sessionIdHash: tokenHash };
       }
       case 'bot': {
         const [row] = await this.db.query<{ bot_user_id: string | null; bot_token_hash: string | null }>(
@@ -197,7 +212,7 @@ export class CredentialResolver {
   private touch(binding: CredentialBinding, now: number): void {
     const at = new Date(now);
     if (binding.kind === 'session') {
-      this.db.query('UPDATE sessions SET last_used_at = $2 WHERE id = $1', [binding.sessionId, at]).catch(() => {});
+      this.sessionUse.record(binding.sessionId, at);
     } else if (binding.kind === 'admin_key') {
       this.db
         .query('UPDATE admin_api_keys SET last_used_at = $2 WHERE key_id = $1', [binding.keyId, at])
