@@ -398,6 +398,22 @@ describe('Admin user operations', () => {
     }
   });
 
+  it('shows when a session was last used, though last-used times are written in batches', async () => {
+    const target = await registerUser(server);
+    const threeHours = 3 * 3600_000;
+    try {
+      await harness(server, 'POST', '/clock', { offset_ms: threeHours });
+      assert.equal((await request(server, 'GET', '/v1/users/@me', { auth: target.token })).status, 200);
+      const res = await adminCall(server, 'POST', '/users/list-sessions', root.token, { user_id: target.id });
+      assert.equal(res.status, 200);
+      const [session] = res.body.sessions;
+      const usedAfterCreation = Date.parse(session.last_used_at) - Date.parse(session.created_at);
+      assert.ok(usedAfterCreation >= threeHours - 60_000, `last used ${usedAfterCreation} ms after creation`);
+    } finally {
+      await harness(server, 'POST', '/clock', { offset_ms: 0 });
+    }
+  });
+
   it('lists and terminates sessions', async () => {
     const target = await registerUser(server);
     const res = await adminCall(server, 'POST', '/users/list-sessions', root.token, { user_id: target.id });
