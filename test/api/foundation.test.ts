@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { parseAuthorization } from '../../src/http/auth/authorization.ts';
+import { digest } from '../../src/platform/crypto/tokens.ts';
 import { harness, registerUser, request } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -120,6 +122,24 @@ describe('accounts and sessions', () => {
     assert.equal(me.body.bio, 'changed');
     assert.equal(me.body.pronouns, 'they/them');
     assert.equal(me.body.email, user.email);
+  });
+
+  it('does not cache a session look-up that raced its revocation', async () => {
+    const user = await registerUser(server);
+    const { credentials, db } = server.app.services;
+    const credential = parseAuthorization(user.token, { adminArea: false });
+    const racing = credentials.resolve(credential);
+    assert.ok(racing instanceof Promise, 'a cold look-up reads the database');
+    // The revocation lands while the look-up's read is in flight: the read still sees the row.
+    const revoked = Promise.all([
+      db.query('DELETE FROM sessions WHERE token_hash = $1', [digest(user.token)]),
+      credentials.invalidate({ tokenHash: digest(user.token) }),
+    ]);
+    await racing;
+    await revoked;
+    assert.equal(await credentials.resolve(credential), undefined);
+    const me = await request(server, 'GET', '/v1/users/@me', { auth: user.token });
+    assert.equal(me.status, 401);
   });
 
   it('gives an unknown email and a wrong password the same answer', async () => {

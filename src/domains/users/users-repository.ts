@@ -8,6 +8,8 @@ import { toUserRecord, type UserRecord, type UserRow } from './user-record.ts';
  */
 export class UsersRepository {
   private readonly cache = new TtlCache<string, UserRecord>(50_000, 30_000);
+  /** Bumped by every `forget`: a read that raced a change is answered but not cached. */
+  private generation = 0;
 
   constructor(private readonly db: Queryable) {}
 
@@ -16,11 +18,13 @@ export class UsersRepository {
       const hit = this.cache.get(id);
       if (hit) return hit;
     }
+    const seen = this.generation;
     const [row] = await this.db.query<UserRow>('SELECT * FROM users WHERE id = $1', [id]);
-    return row ? this.remember(row) : undefined;
+    if (!row) return undefined;
+    return seen === this.generation ? this.remember(row) : toUserRecord(row);
   }
 
-  /** Caches a user row read by another query (the session look-up joins it). */
+  /** Caches a user row read by another query (the session look-up joins it); the caller checked for races. */
   remember(row: UserRow): UserRecord {
     const user = toUserRecord(row);
     this.cache.set(user.id, user);
@@ -38,10 +42,12 @@ export class UsersRepository {
   }
 
   forget(id: string): void {
+    this.generation += 1;
     this.cache.delete(id);
   }
 
   forgetAll(): void {
+    this.generation += 1;
     this.cache.clear();
   }
 }

@@ -1,4 +1,4 @@
-import type { UserRecord, UserRow } from '../../domains/users/user-record.ts';
+import { toUserRecord, type UserRecord, type UserRow } from '../../domains/users/user-record.ts';
 import type { UsersRepository } from '../../domains/users/users-repository.ts';
 import { TtlCache } from '../../platform/cache/ttl-cache.ts';
 import type { Clock } from '../../platform/clock.ts';
@@ -43,6 +43,8 @@ export type AuthInvalidation = { userId?: string; tokenHash?: string; all?: bool
  */
 export class CredentialResolver {
   private readonly bindings: TtlCache<string, CachedBinding | typeof UNKNOWN>;
+  /** Bumped by every invalidation: a look-up that raced one is answered but not cached. */
+  private invalidations = 0;
 
   constructor(
     private readonly db: Database,
@@ -71,6 +73,7 @@ export class CredentialResolver {
   }
 
   private dropLocal(message: AuthInvalidation): void {
+    this.invalidations += 1;
     if (message.all) {
       this.bindings.clear();
       this.users.forgetAll();
@@ -102,10 +105,17 @@ export class CredentialResolver {
     tokenHash: string,
     cacheKey: string,
   ): Promise<Principal | undefined> {
-    const binding = await this.load(credential, tokenHash);
-    const entry: CachedBinding | typeof UNKNOWN = binding
-      ? { binding, principal: undefined, touchedAt: Number.NEGATIVE_INFINITY }
+    const seen = this.invalidations;
+    const loaded = await this.load(credential, tokenHash);
+    const entry: CachedBinding | typeof UNKNOWN = loaded
+      ? { binding: loaded.binding, principal: undefined, touchedAt: Number.NEGATIVE_INFINITY }
       : UNKNOWN;
+    // A revocation that arrived while the row was read must not be undone by caching what was read.
+    if (seen !== this.invalidations) {
+      if (entry === UNKNOWN) return undefined;
+      return loaded?.userRow ? this.principalFor(entry, toUserRecord(loaded.userRow)) : this.principalOf(entry);
+    }
+    if (loaded?.userRow) this.users.remember(loaded.userRow);
     this.bindings.set(cacheKey, entry, entry === UNKNOWN ? 5_000 : 60_000);
     return this.principalOf(entry);
   }
@@ -137,7 +147,7 @@ export class CredentialResolver {
   private async load(
     credential: Exclude<ParsedCredential, { kind: 'none' | 'invalid' }>,
     tokenHash: string,
-  ): Promise<CredentialBinding | undefined> {
+  ): Promise<{ binding: CredentialBinding; userRow?: UserRow } | undefined> {
     switch (credential.kind) {
       case 'session': {
         // The account row comes along (a cold session is usually a new login or a gateway identify, which
@@ -147,8 +157,11 @@ export class CredentialResolver {
           [tokenHash],
         );
         if (!row) return undefined;
-        this.users.remember(row);
-        return { kind: 'session', userId: row.id, sessionId: row.session_id, sessionIdHash: tokenHash };
+        const { session_id: sessionId, ...userRow } = row;
+        return {
+          binding: { kind: 'session', userId: row.id, sessionId, sessionIdHash: tokenHash },
+          userRow,
+        };
       }
       case 'bot': {
         const [row] = await this.db.query<{ bot_user_id: string | null; bot_token_hash: string | null }>(
@@ -157,7 +170,7 @@ export class CredentialResolver {
         );
         if (!row?.bot_user_id || !row.bot_token_hash || !constantTimeEqual(row.bot_token_hash, tokenHash))
           return undefined;
-        return { kind: 'bot', userId: row.bot_user_id, applicationId: credential.applicationId };
+        return { binding: { kind: 'bot', userId: row.bot_user_id, applicationId: credential.applicationId } };
       }
       case 'bearer': {
         const [row] = await this.db.query<{
@@ -175,13 +188,15 @@ export class CredentialResolver {
         );
         if (!row) return undefined;
         return {
-          kind: 'bearer',
-          userId: row.user_id,
-          applicationId: row.application_id,
-          grantId: row.grant_id,
-          scopes: new Set(row.scopes),
-          isAdminApplication: row.is_admin_builtin,
-          expiresAt: row.expires_at.getTime(),
+          binding: {
+            kind: 'bearer',
+            userId: row.user_id,
+            applicationId: row.application_id,
+            grantId: row.grant_id,
+            scopes: new Set(row.scopes),
+            isAdminApplication: row.is_admin_builtin,
+            expiresAt: row.expires_at.getTime(),
+          },
         };
       }
       case 'admin': {
@@ -198,11 +213,13 @@ export class CredentialResolver {
         );
         if (!row || !constantTimeEqual(row.secret_hash, tokenHash)) return undefined;
         return {
-          kind: 'admin_key',
-          userId: row.owner_id,
-          keyId: match[1] as string,
-          keyAcls: row.acls,
-          expiresAt: row.expires_at?.getTime() ?? null,
+          binding: {
+            kind: 'admin_key',
+            userId: row.owner_id,
+            keyId: match[1] as string,
+            keyAcls: row.acls,
+            expiresAt: row.expires_at?.getTime() ?? null,
+          },
         };
       }
     }
