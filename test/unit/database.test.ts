@@ -59,6 +59,21 @@ describe('embedded database (PGlite through node-postgres)', () => {
   });
 });
 
+describe('prepared statements across a schema change', () => {
+  it('prepares again when a migration changed the table under a prepared SELECT *', async () => {
+    const db = await openPglite({});
+    try {
+      await db.exec('CREATE TABLE s (id int PRIMARY KEY)');
+      await db.query('INSERT INTO s (id) VALUES ($1)', [1]);
+      assert.deepEqual(await db.query('SELECT * FROM s WHERE id = $1', [1]), [{ id: 1 }]);
+      await db.exec('ALTER TABLE s ADD COLUMN note text');
+      assert.deepEqual(await db.query('SELECT * FROM s WHERE id = $1', [1]), [{ id: 1, note: null }]);
+    } finally {
+      await db.close();
+    }
+  });
+});
+
 describe('statement names', () => {
   it('gives one text one stable name and different texts different names', () => {
     const a = statementName('SELECT 1 WHERE $1::int = 1');
