@@ -233,6 +233,19 @@ export function formatGatewayResult(r: GatewayBenchResult): string {
   ].join('\n');
 }
 
+/** The figures as a markdown table (docs/performance.md). */
+export function gatewayTable(r: GatewayBenchResult): string {
+  const met = (ok: boolean) => (ok ? 'met' : 'missed');
+  return [
+    '| Figure | Result | Target |',
+    '|---|---|---|',
+    `| Memory per identified idle connection at ${r.connections.toLocaleString('en-US')} (server RSS growth ÷ connections) | ${(r.bytesPerConnection / 1024).toFixed(1)} KiB (${met(r.bytesPerConnection <= 20 * 1024)}) | ≤ 20 KiB |`,
+    `| Identify → READY (64 in flight, each READY with one guild payload) | ${r.identifyPerSecond.toFixed(0)}/s (${met(r.identifyPerSecond >= 500)}) | ≥ 500/s |`,
+    `| MESSAGE_CREATE fan-out to ${r.fanoutMembers.toLocaleString('en-US')} connected members, POST response → last delivery | p50 ${r.fanoutP50Ms.toFixed(1)} ms, p99 ${r.fanoutP99Ms.toFixed(1)} ms (${met(r.fanoutP99Ms < 100)}) | p99 < 100 ms |`,
+    `| Message creates through the API (16 in flight, no sockets connected) | ${r.messageCreatesPerSecond.toFixed(0)}/s | report |`,
+  ].join('\n');
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const backends = [undefined, process.env.BENCH_DATABASE_URL].filter((b, i) => i === 0 || b !== undefined) as (
     | string

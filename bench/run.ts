@@ -4,6 +4,7 @@ import { availableParallelism, cpus } from 'node:os';
 import argon2 from 'argon2';
 import autocannon from 'autocannon';
 import { hashPassword, PASSWORD_HASH_CONCURRENCY, PASSWORD_HASH_OPTIONS } from '../src/platform/crypto/passwords.ts';
+import { formatGatewayResult, gatewayTable, runGatewayBench } from './gateway.ts';
 
 /**
  * `npm run bench` (add `-- --write` to update docs/performance.md). Starts the server in a child process and
@@ -12,6 +13,7 @@ import { hashPassword, PASSWORD_HASH_CONCURRENCY, PASSWORD_HASH_OPTIONS } from '
  *   2. unknown-token 401 on GET /v1/users/@me vs the bare route                          target ≥ 0.9
  *   3. logins/s vs raw argon2id verifies/s with the same parameters                      target ≥ 0.9
  *   4. p99 latency of /_health while logins saturate the hashing pool                    target < 25 ms
+ * then the gateway figures of bench/gateway.ts on the same store (BENCH_SKIP_GATEWAY=1 skips them).
  */
 const DURATION = Number(process.env.BENCH_DURATION ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -230,18 +232,29 @@ async function main(): Promise<void> {
     ];
     console.log(`targets met: ${verdicts.filter(Boolean).length} of ${verdicts.length}`);
 
-    if (write) {
-      const path = new URL('../docs/performance.md', import.meta.url);
-      const doc = readFileSync(path, 'utf8');
-      const marker = process.env.BENCH_DATABASE_URL ? 'bench-pg' : 'bench';
-      const block = `<!-- ${marker}:start -->\n${context}\n\n${table}\n<!-- ${marker}:end -->`;
-      const pattern = new RegExp(`<!-- ${marker}:start -->[\\s\\S]*<!-- ${marker}:end -->`);
-      writeFileSync(path, doc.replace(pattern, block));
-      console.log('docs/performance.md updated');
-    }
+    if (write) writeBlock(process.env.BENCH_DATABASE_URL ? 'bench-pg' : 'bench', `${context}\n\n${table}`);
   } finally {
     child.kill('SIGTERM');
   }
+
+  if (process.env.BENCH_SKIP_GATEWAY === '1') return;
+  const gateway = await runGatewayBench(process.env.BENCH_DATABASE_URL);
+  console.log(`\n${formatGatewayResult(gateway)}`);
+  if (write) {
+    const storage = process.env.BENCH_DATABASE_URL ? 'PostgreSQL' : 'PGlite (embedded)';
+    const context = `${new Date().toISOString().slice(0, 10)}, ${storage}, ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, Node ${process.version}`;
+    writeBlock(process.env.BENCH_DATABASE_URL ? 'gateway-pg' : 'gateway', `${context}\n\n${gatewayTable(gateway)}`);
+  }
+}
+
+/** Replaces the block between `<!-- name:start -->` and `<!-- name:end -->` in docs/performance.md. */
+function writeBlock(marker: string, content: string): void {
+  const path = new URL('../docs/performance.md', import.meta.url);
+  const doc = readFileSync(path, 'utf8');
+  const pattern = new RegExp(`<!-- ${marker}:start -->[\\s\\S]*<!-- ${marker}:end -->`);
+  if (!pattern.test(doc)) throw new Error(`docs/performance.md has no ${marker} block`);
+  writeFileSync(path, doc.replace(pattern, `<!-- ${marker}:start -->\n${content}\n<!-- ${marker}:end -->`));
+  console.log(`docs/performance.md updated (${marker})`);
 }
 
 main().catch((error: unknown) => {

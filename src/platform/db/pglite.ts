@@ -23,50 +23,47 @@ export async function openPglite(options: PgliteOptions): Promise<Database & { d
   });
   const client = new pg.Client(createPgConfig(pglite) as unknown as pg.ClientConfig);
   await client.connect();
-  const direct = pgQueryable(client);
 
-  // One connection: while a transaction is open, every other statement waits for it to end, or it would
-  // run inside it. The check and the enqueue happen in one synchronous step, so none slips in between.
-  let inTransaction = false;
-  let transactionEnded: Promise<void> = Promise.resolve();
-  const afterTransaction = async <T>(run: () => Promise<T>): Promise<T> => {
-    while (inTransaction) await transactionEnded;
-    return run();
-  };
-  const root: Queryable = {
-    query: <T>(sql: string, params?: readonly unknown[]) =>
-      inTransaction ? afterTransaction(() => direct.query<T>(sql, params)) : direct.query<T>(sql, params),
-    exec: (sql: string) => (inTransaction ? afterTransaction(() => direct.exec(sql)) : direct.exec(sql)),
-  };
+  // One connection, one statement at a time (node-postgres deprecates overlapping queries on a client).
+  // A transaction holds the line from BEGIN to COMMIT, so no other statement can run inside it; the
+  // transaction's own statements queue on a line of their own.
+  const root = serialised(pgQueryable(client));
 
   return {
     kind: 'pglite',
     query: root.query,
     exec: root.exec,
-    async transaction(work) {
-      while (inTransaction) await transactionEnded;
-      inTransaction = true;
-      let end = () => {};
-      transactionEnded = new Promise((resolve) => {
-        end = resolve;
-      });
-      try {
+    transaction: (work) =>
+      root.hold(async () => {
         await client.query('BEGIN');
-        const value = await work(direct);
-        await client.query('COMMIT');
-        return value;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw error;
-      } finally {
-        inTransaction = false;
-        end();
-      }
-    },
+        try {
+          const value = await work(serialised(pgQueryable(client)));
+          await client.query('COMMIT');
+          return value;
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => {});
+          throw error;
+        }
+      }),
     close: async () => {
       await client.end().catch(() => {});
       await pglite.close();
     },
     dump: async () => (await pglite.dumpDataDir('none')) as Blob,
+  };
+}
+
+/** A `Queryable` whose statements run one after another, plus `hold` to run a whole unit in the line. */
+function serialised(target: Queryable): Queryable & { hold<T>(unit: () => Promise<T>): Promise<T> } {
+  let tail: Promise<unknown> = Promise.resolve();
+  const hold = <T>(unit: () => Promise<T>): Promise<T> => {
+    const run = tail.then(unit);
+    tail = run.catch(() => {});
+    return run;
+  };
+  return {
+    hold,
+    query: <T>(sql: string, params?: readonly unknown[]) => hold(() => target.query<T>(sql, params)),
+    exec: (sql: string) => hold(() => target.exec(sql)),
   };
 }
