@@ -5,7 +5,8 @@ import type { AppServices } from '../app-services.ts';
 import { CREDENTIALS_REVOKED_TOPIC, type CredentialsRevoked } from '../domains/auth/sessions.ts';
 import { DISPATCH_TOPIC, type Dispatch, type Dispatcher } from '../domains/events/dispatch.ts';
 import { clientIp } from '../http/client-ip.ts';
-import { toWireBody } from '../http/errors.ts';
+import { ApiError } from '../http/errors.ts';
+import { rawErrorResponse } from '../http/raw-response.ts';
 import { bannedError } from '../http/server.ts';
 import { ipKey as toIpKey } from '../platform/net/cidr.ts';
 import type { EventBus } from '../platform/state/event-bus.ts';
@@ -94,7 +95,7 @@ export class GatewayServer implements ConnectionHandlers {
     server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
       this.onUpgrade(request, socket, head).catch((error) => {
         this.deps.log.error('gateway upgrade failed', { error: (error as Error).message });
-        rejectUpgrade(socket, 500, { code: 'INTERNAL_SERVER_ERROR', message: 'Internal server error' });
+        rejectUpgrade(socket, new ApiError('INTERNAL_SERVER_ERROR'));
       });
     });
   }
@@ -126,16 +127,13 @@ export class GatewayServer implements ConnectionHandlers {
     socket.on('error', () => {});
     const url = new URL(request.url ?? '/', 'http://gateway.invalid');
     if (url.pathname !== '/gateway' && url.pathname !== '/gateway/')
-      return rejectUpgrade(socket, 404, { code: 'NOT_FOUND', message: 'Not found' });
-    if (this.draining) return rejectUpgrade(socket, 503, { code: 'SERVICE_UNAVAILABLE', message: 'Draining' });
+      return rejectUpgrade(socket, new ApiError('NOT_FOUND'));
+    if (this.draining) return rejectUpgrade(socket, new ApiError('SERVICE_UNAVAILABLE', { message: 'Draining' }));
     const { config, clock } = this.deps;
     const ip = clientIp(request.socket.remoteAddress, request.headers['x-forwarded-for'], config.trustedProxies);
     const ipKey = toIpKey(ip);
     const ban = await this.deps.banCheck(ip, ipKey, clock.now());
-    if (ban) {
-      const error = bannedError(ban, ip, clock.now());
-      return rejectUpgrade(socket, error.status, toWireBody(error), error.headers);
-    }
+    if (ban) return rejectUpgrade(socket, bannedError(ban, ip, clock.now()));
     const strict = !config.testMode || request.headers['x-test-strict'] === 'true';
     this.wss.handleUpgrade(request, socket, head, (ws) => {
       const connection = new Connection(ws, ip, ipKey, strict, this, monotonicNow);
@@ -234,28 +232,7 @@ function monotonicNow(): number {
   return performance.now();
 }
 
-const STATUS_TEXT: Record<number, string> = {
-  403: 'Forbidden',
-  404: 'Not Found',
-  500: 'Internal Server Error',
-  503: 'Service Unavailable',
-};
-
 /** Answers an upgrade with a plain HTTP error before any WebSocket handshake (banned IPs get 403 here). */
-function rejectUpgrade(
-  socket: Duplex,
-  status: number,
-  body: Record<string, unknown>,
-  headers: Record<string, string> = {},
-): void {
-  if (!socket.writable) return;
-  const text = JSON.stringify(body);
-  const lines = [
-    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}`,
-    'Content-Type: application/json; charset=utf-8',
-    `Content-Length: ${Buffer.byteLength(text)}`,
-    'Connection: close',
-    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
-  ];
-  socket.end(`${lines.join('\r\n')}\r\n\r\n${text}`);
+function rejectUpgrade(socket: Duplex, error: ApiError): void {
+  if (socket.writable) socket.end(rawErrorResponse(error));
 }

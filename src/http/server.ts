@@ -9,8 +9,9 @@ import type { IpBan } from '../platform/state/ip-bans.ts';
 import { type ParsedCredential, parseAuthorization } from './auth/authorization.ts';
 import type { Principal } from './auth/principal.ts';
 import { clientIp } from './client-ip.ts';
-import { ApiError, fieldError, INTERNAL_ERROR_BODY, toWireBody, wireText } from './errors.ts';
+import { ApiError, fieldError, INTERNAL_ERROR_BODY, wireText } from './errors.ts';
 import { policyDenial, suspiciousDenial } from './policy.ts';
+import { rawErrorResponse } from './raw-response.ts';
 import { type AnyRoute, JsonText, REPLY_SENT, type RequestContext } from './route.ts';
 import { validate } from './validation.ts';
 
@@ -358,13 +359,7 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
         ? 'REQUEST_TIMEOUT'
         : 'BAD_REQUEST',
   );
-  const body = JSON.stringify(toWireBody(apiError));
-  if (socket.writable) {
-    socket.write(
-      `HTTP/1.1 ${apiError.status} ${apiError.message}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `Content-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
-    );
-  }
+  if (socket.writable) socket.write(rawErrorResponse(apiError));
   socket.destroy();
 }
 

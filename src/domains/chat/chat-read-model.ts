@@ -92,16 +92,18 @@ export class ChatReadModel implements ChatReadModelPort {
 
   /**
    * READY and GUILD_CREATE for many connections of one guild read the same guild, roles and channels:
-   * they come from the snapshot, the viewer's member row from the member map; only the count is queried.
+   * they come from the snapshot, the viewer's member row and the member count from the member map (the
+   * count is queried only while a member entry is in doubt).
    */
   async guildPayload(
     guildId: string,
     viewerId: string,
     options: { reducedMembers?: boolean } = {},
   ): Promise<Record<string, unknown> | undefined> {
-    const [snapshot, member] = await Promise.all([this.snapshot(guildId), this.member(guildId, viewerId)]);
+    const [snapshot, members] = await Promise.all([this.snapshot(guildId), this.members(guildId)]);
+    const member = await this.memberIn(members, guildId, viewerId);
     if (!snapshot || !member) return undefined;
-    const memberCount = (await this.members(guildId)).exactCount() ?? (await this.store.memberCount(guildId));
+    const memberCount = members.exactCount() ?? (await this.store.memberCount(guildId));
     return renderGuildPayload(
       this.store,
       { guild: snapshot.guild, roles: snapshot.roles, channels: [...snapshot.channels.values()], member, memberCount },
@@ -190,7 +192,10 @@ export class ChatReadModel implements ChatReadModelPort {
   }
 
   private async member(guildId: string, userId: string): Promise<MemberRow | null> {
-    const members = await this.members(guildId);
+    return this.memberIn(await this.members(guildId), guildId, userId);
+  }
+
+  private async memberIn(members: GuildMembers, guildId: string, userId: string): Promise<MemberRow | null> {
     const entry = members.get(userId);
     if (entry === undefined) return null;
     if (entry !== STALE) return entry;

@@ -1,11 +1,9 @@
 import type { AppServices } from '../../app-services.ts';
 import type { AnyRoute } from '../../http/route.ts';
-import { Access } from './access.ts';
 import { banRoutes } from './bans.ts';
 import { channelRoutes } from './channels.ts';
 import type { ChatDeps } from './deps.ts';
 import { dmRoutes } from './dms.ts';
-import { ChatEvents } from './events.ts';
 import { guildRoutes } from './guilds.ts';
 import { inviteRoutes } from './invites.ts';
 import { memberRoutes } from './members.ts';
@@ -14,19 +12,12 @@ import { pinRoutes } from './pins.ts';
 import { reactionRoutes } from './reactions.ts';
 import { relationshipRoutes } from './relationships.ts';
 import { roleRoutes } from './roles.ts';
-import { ChatStore } from './store.ts';
 import { typingRoutes } from './typing.ts';
 
 /** Every chat-core route of api.md §3.8 and the chat rows of §3.2. */
 export function chatRoutes(services: AppServices): AnyRoute[] {
-  const store = new ChatStore(services.db, services.users);
-  const deps: ChatDeps = {
-    services,
-    store,
-    access: new Access(store),
-    events: new ChatEvents(services.dispatcher, services.bus),
-    messages: services.messages,
-  };
+  const { store, access, events, messages } = services.chatCore;
+  const deps: ChatDeps = { services, store, access, events, messages };
   return [
     ...guildRoutes(deps),
     ...channelRoutes(deps),
