@@ -16,7 +16,7 @@ export function deletionGraceMs(services: Pick<AppServices, 'config'>): number {
  * password login cancels, see `reactivate`), and forgetting the authorised login addresses.
  */
 export function accountStateRoutes(services: AppServices): AnyRoute[] {
-  const { db, sessions, credentials } = services;
+  const { db, sessions } = services;
   const ipAuthorization = new IpAuthorization(services);
   const stateLimit = { bucket: 'users:disable_delete', limit: 5, windowSeconds: 3600 };
 
@@ -32,7 +32,6 @@ export function accountStateRoutes(services: AppServices): AnyRoute[] {
           ctx.user.id,
           USER_FLAGS.DISABLED.toString(),
         ]);
-        await credentials.invalidate({ userId: ctx.user.id });
         await sessions.revokeAll(ctx.user.id);
         return undefined;
       },
@@ -50,7 +49,6 @@ export function accountStateRoutes(services: AppServices): AnyRoute[] {
           USER_FLAGS.SELF_DELETED.toString(),
           new Date(ctx.now + deletionGraceMs(services)),
         ]);
-        await credentials.invalidate({ userId: ctx.user.id });
         await sessions.revokeAll(ctx.user.id);
         return undefined;
       },

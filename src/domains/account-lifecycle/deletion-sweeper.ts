@@ -53,7 +53,7 @@ export class DeletionSweeper {
   }
 
   async finalise(userId: string): Promise<boolean> {
-    const { db, clock, mfa, sessions, credentials } = this.services;
+    const { db, clock, mfa, sessions } = this.services;
     const claimed = await db.transaction(async (tx) => {
       const rows = await tx.query(
         `UPDATE users SET flags = flags | $2::bigint, email = NULL, email_verified = false, password_hash = NULL,
@@ -71,7 +71,6 @@ export class DeletionSweeper {
     });
     if (!claimed) return false;
     await sessions.revokeAll(userId);
-    await credentials.invalidate({ userId });
     return true;
   }
 }

@@ -31,7 +31,7 @@ const TAKEOVER_TOKENS: readonly TokenPurpose[] = [
  * and only the requester's address stays authorised.
  */
 export function emailRevertRoutes(services: AppServices): AnyRoute[] {
-  const { tokens, db, sessions, credentials, mfa } = services;
+  const { tokens, db, sessions, mfa } = services;
   const ipAuthorization = new IpAuthorization(services);
   return [
     route({
@@ -68,7 +68,6 @@ export function emailRevertRoutes(services: AppServices): AnyRoute[] {
           throw error;
         }
         await sessions.revokeAll(user.id);
-        await credentials.invalidate({ userId: user.id });
         const restored = (await services.users.findById(user.id, { fresh: true })) ?? user;
         const session = await sessions.issue(user.id, ctx.ip);
         return tokenResponse(services, restored, session.token);
