@@ -6,7 +6,7 @@ import { type GuildContext, isPrivateChannel, pathId, requireChannel } from './a
 import { bitfield, type ChatDeps, limits, nullableText, snowflake } from './deps.ts';
 import { leaveGroupDm } from './dms.ts';
 import { ALL_PERMISSIONS, has, PERMISSIONS } from './permissions.ts';
-import { privateChannelFor } from './private-channels.ts';
+import { privateChannelFor, privateChannelViews } from './private-channels.ts';
 import { CHANNEL_TYPES, type ChannelRow, type OverwriteJson } from './rows.ts';
 import { channelView } from './views.ts';
 
@@ -259,13 +259,9 @@ export function channelRoutes(deps: ChatDeps): AnyRoute[] {
             [channel.id, body.name === undefined ? channel.name : body.name, icon],
           );
           const recipients = channelAccess.recipients ?? [];
-          for (const userId of recipients)
-            await events.users(
-              'CHANNEL_UPDATE',
-              [userId],
-              await privateChannelFor(store, row as ChannelRow, recipients, userId),
-            );
-          return privateChannelFor(store, row as ChannelRow, recipients, ctx.user.id);
+          const viewFor = await privateChannelViews(store, row as ChannelRow, recipients);
+          for (const userId of recipients) await events.users('CHANNEL_UPDATE', [userId], viewFor(userId));
+          return viewFor(ctx.user.id);
         }
         const guild = channelAccess.guild as GuildContext;
         requireChannel(channelAccess, PERMISSIONS.MANAGE_CHANNELS);

@@ -4,7 +4,7 @@ import { type AnyRoute, route } from '../../http/route.ts';
 import { partialUser } from '../users/user-record.ts';
 import { pathId } from './access.ts';
 import { type ChatDeps, limits, snowflake } from './deps.ts';
-import { listPrivateChannels, privateChannelFor } from './private-channels.ts';
+import { listPrivateChannels, privateChannelFor, privateChannelViews } from './private-channels.ts';
 import { CHANNEL_TYPES, type ChannelRow } from './rows.ts';
 
 /** A group DM holds the owner and at most nine others. */
@@ -41,9 +41,15 @@ export function dmRoutes(deps: ChatDeps): AnyRoute[] {
   const { services, store, access, events } = deps;
   const { db, ids } = services;
 
-  async function announceNewChannel(channel: ChannelRow, recipients: string[]): Promise<void> {
-    for (const userId of recipients)
-      await events.users('CHANNEL_CREATE', [userId], await privateChannelFor(store, channel, recipients, userId));
+  /** Announces a new private channel to every recipient and returns it as `callerId` sees it. */
+  async function announceNewChannel(
+    channel: ChannelRow,
+    recipients: string[],
+    callerId: string,
+  ): Promise<Record<string, unknown>> {
+    const viewFor = await privateChannelViews(store, channel, recipients);
+    for (const userId of recipients) await events.users('CHANNEL_CREATE', [userId], viewFor(userId));
+    return viewFor(callerId);
   }
 
   async function openDirect(callerId: string, callerIsBot: boolean, targetId: string) {
@@ -70,7 +76,7 @@ export function dmRoutes(deps: ChatDeps): AnyRoute[] {
       return { row: existing as ChannelRow, created: false };
     });
     const recipients = [callerId, targetId];
-    if (created) await announceNewChannel(row, recipients);
+    if (created) return announceNewChannel(row, recipients, callerId);
     return privateChannelFor(store, row, recipients, callerId);
   }
 
@@ -116,8 +122,7 @@ export function dmRoutes(deps: ChatDeps): AnyRoute[] {
           ]);
           return inserted as ChannelRow;
         });
-        await announceNewChannel(row, recipients);
-        return privateChannelFor(store, row, recipients, caller.id);
+        return announceNewChannel(row, recipients, caller.id);
       },
     }),
 

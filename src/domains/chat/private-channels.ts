@@ -1,4 +1,5 @@
 import type { Queryable } from '../../platform/db/database.ts';
+import type { UserRecord } from '../users/user-record.ts';
 import type { ChannelRow } from './rows.ts';
 import type { ChatStore } from './store.ts';
 import { privateChannelView } from './views.ts';
@@ -25,13 +26,28 @@ export async function listPrivateChannels(
   );
   const byChannel = new Map<string, string[]>();
   for (const link of links) byChannel.set(link.channel_id, [...(byChannel.get(link.channel_id) ?? []), link.user_id]);
-  return channels.map((c) => {
-    const recipients = (byChannel.get(c.id) ?? []).flatMap((id) => {
-      const user = users.get(id);
-      return user ? [user] : [];
-    });
-    return privateChannelView(c, recipients, userId);
+  return channels.map((c) => privateChannelView(c, recipientRecords(byChannel.get(c.id) ?? [], users), userId));
+}
+
+/** The recipients' user records in `recipientIds` order; unknown ids are skipped. */
+function recipientRecords(recipientIds: readonly string[], users: ReadonlyMap<string, UserRecord>): UserRecord[] {
+  return recipientIds.flatMap((id) => {
+    const user = users.get(id);
+    return user ? [user] : [];
   });
+}
+
+/**
+ * One private channel as each viewer sees it: the recipients are loaded once (one query), and the returned
+ * function builds any viewer's view from them.
+ */
+export async function privateChannelViews(
+  store: ChatStore,
+  channel: ChannelRow,
+  recipientIds: readonly string[],
+): Promise<(viewerId: string) => Record<string, unknown>> {
+  const recipients = recipientRecords(recipientIds, await store.usersByIds(recipientIds));
+  return (viewerId) => privateChannelView(channel, recipients, viewerId);
 }
 
 /** One private channel as `viewerId` sees it. */
@@ -41,13 +57,5 @@ export async function privateChannelFor(
   recipientIds: readonly string[],
   viewerId: string,
 ): Promise<Record<string, unknown>> {
-  const users = await store.usersByIds(recipientIds);
-  return privateChannelView(
-    channel,
-    recipientIds.flatMap((id) => {
-      const user = users.get(id);
-      return user ? [user] : [];
-    }),
-    viewerId,
-  );
+  return (await privateChannelViews(store, channel, recipientIds))(viewerId);
 }
