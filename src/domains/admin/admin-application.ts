@@ -2,6 +2,7 @@ import type { Config } from '../../config/config.ts';
 import type { SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
 import { digest, randomBase64Url } from '../../platform/crypto/tokens.ts';
 import type { Database, Queryable } from '../../platform/db/database.ts';
+import { writeInstanceConfig } from '../instance/instance-settings.ts';
 
 export const ADMIN_APPLICATION_ID_KEY = 'admin_oauth2_application_id';
 /** `config` (from HEARTH_ADMIN_OAUTH2_CLIENT_SECRET), `generated` (shown once by the CLI) or `unissued`. */
@@ -23,14 +24,6 @@ export interface AdminApplicationDeps {
 async function readConfigValue<T>(db: Queryable, key: string): Promise<T | undefined> {
   const [row] = await db.query<{ value: T }>('SELECT value FROM instance_config WHERE key = $1', [key]);
   return row?.value;
-}
-
-async function writeConfigValue(db: Queryable, key: string, value: unknown, now: number): Promise<void> {
-  await db.query(
-    `INSERT INTO instance_config (key, value, updated_at) VALUES ($1, $2, $3)
-     ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = EXCLUDED.updated_at`,
-    [key, JSON.stringify(value), new Date(now)],
-  );
 }
 
 async function withBootstrapLock<T>(db: Database, work: (tx: Queryable) => Promise<T>): Promise<T> {
@@ -73,7 +66,7 @@ export async function ensureAdminApplication(deps: AdminApplicationDeps): Promis
       ]);
       if (configured) {
         await tx.query('UPDATE applications SET client_secret_hash = $2 WHERE id = $1', [app.id, digest(configured)]);
-        await writeConfigValue(tx, SECRET_SOURCE_KEY, 'config' satisfies SecretSource, now);
+        await writeInstanceConfig(tx, SECRET_SOURCE_KEY, 'config' satisfies SecretSource, now);
       }
       return app.id;
     }
@@ -87,8 +80,8 @@ export async function ensureAdminApplication(deps: AdminApplicationDeps): Promis
        VALUES ($1, $2, $3, $4, false, false, $5, NULL, true, $6)`,
       [id, ownerId, ADMIN_APPLICATION_NAME, config.adminOAuth2RedirectUris, secretHash, new Date(now)],
     );
-    await writeConfigValue(tx, ADMIN_APPLICATION_ID_KEY, id, now);
-    await writeConfigValue(tx, SECRET_SOURCE_KEY, (configured ? 'config' : 'unissued') satisfies SecretSource, now);
+    await writeInstanceConfig(tx, ADMIN_APPLICATION_ID_KEY, id, now);
+    await writeInstanceConfig(tx, SECRET_SOURCE_KEY, (configured ? 'config' : 'unissued') satisfies SecretSource, now);
     return id;
   });
 }
@@ -104,7 +97,7 @@ export async function issueAdminClientSecretIfUnissued(deps: AdminApplicationDep
     if (source !== 'unissued') return undefined;
     const secret = randomBase64Url(32);
     await tx.query('UPDATE applications SET client_secret_hash = $2 WHERE id = $1', [applicationId, digest(secret)]);
-    await writeConfigValue(tx, SECRET_SOURCE_KEY, 'generated' satisfies SecretSource, deps.now);
+    await writeInstanceConfig(tx, SECRET_SOURCE_KEY, 'generated' satisfies SecretSource, deps.now);
     return secret;
   });
 }

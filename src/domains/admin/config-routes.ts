@@ -3,7 +3,6 @@ import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
 import { type FieldError, formError } from '../../http/errors.ts';
 import type { AnyRoute } from '../../http/route.ts';
-import type { Queryable } from '../../platform/db/database.ts';
 import { captchaView } from '../captcha/captcha-view.ts';
 import type { InstanceSettingsValue } from '../instance/instance-settings.ts';
 import { publicSsoSettings, validateSsoUpdate } from '../sso/sso-settings.ts';
@@ -35,14 +34,6 @@ const auditQueryBody = z.object({
   before: snowflakeField.optional(),
   limit: z.number().int().min(1).max(100).default(50),
 });
-
-async function writeSetting(tx: Queryable, key: string, value: unknown, now: number): Promise<void> {
-  await tx.query(
-    `INSERT INTO instance_config (key, value, updated_at) VALUES ($1, $2, $3)
-     ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = EXCLUDED.updated_at`,
-    [key, JSON.stringify(value), new Date(now)],
-  );
-}
 
 /** Instance settings and the audit log (api.md §3.6). */
 export function configRoutes(services: AppServices, deps: { audit: AuditLog }): AnyRoute[] {
@@ -97,7 +88,7 @@ export function configRoutes(services: AppServices, deps: { audit: AuditLog }): 
         );
         const after = view(next);
         await db.transaction(async (tx) => {
-          for (const key of changedKeys) await writeSetting(tx, key, next[key], ctx.now);
+          for (const key of changedKeys) await settings.write(tx, key, next[key], ctx.now);
           await audit.record(tx, actor, {
             action: 'instance_config.update',
             targetType: 'instance_config',
@@ -113,7 +104,7 @@ export function configRoutes(services: AppServices, deps: { audit: AuditLog }): 
           });
         });
         // Reload here and in every other process (SSO enforcement reads the settings from memory).
-        for (const key of changedKeys) await settings.update(key, next[key]);
+        if (changedKeys.length > 0) await settings.changed();
         return changedKeys.length > 0 ? view() : before;
       },
     }),

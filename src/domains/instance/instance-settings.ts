@@ -1,4 +1,4 @@
-import type { Database } from '../../platform/db/database.ts';
+import type { Database, Queryable } from '../../platform/db/database.ts';
 import type { EventBus } from '../../platform/state/event-bus.ts';
 
 export interface SsoSettings {
@@ -89,15 +89,36 @@ export class InstanceSettings {
     return sso.enabled && sso.enforced && ssoConfigured(sso);
   }
 
-  async update<K extends keyof InstanceSettingsValue>(key: K, value: InstanceSettingsValue[K]): Promise<void> {
-    await this.db.query(
-      `INSERT INTO instance_config (key, value, updated_at) VALUES ($1, $2, now())
-       ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,
-      [key, JSON.stringify(value)],
-    );
-    await this.reload();
-    await this.bus.publish(TOPIC, { key });
+  /** Stores one setting inside the caller's transaction; call `changed()` once after it commits. */
+  async write<K extends keyof InstanceSettingsValue>(
+    tx: Queryable,
+    key: K,
+    value: InstanceSettingsValue[K],
+    now: number,
+  ): Promise<void> {
+    await writeInstanceConfig(tx, key, value, now);
   }
+
+  /** Call after a transaction changed `instance_config`: reloads here and in every other process. */
+  async changed(): Promise<void> {
+    await this.reload();
+    await this.bus.publish(TOPIC, {});
+  }
+
+  /** Stores one setting on its own and reloads everywhere. */
+  async update<K extends keyof InstanceSettingsValue>(key: K, value: InstanceSettingsValue[K]): Promise<void> {
+    await this.write(this.db, key, value, Date.now());
+    await this.changed();
+  }
+}
+
+/** Upserts one `instance_config` row; also used for keys outside the in-memory settings. */
+export async function writeInstanceConfig(tx: Queryable, key: string, value: unknown, now: number): Promise<void> {
+  await tx.query(
+    `INSERT INTO instance_config (key, value, updated_at) VALUES ($1, $2, $3)
+     ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = EXCLUDED.updated_at`,
+    [key, JSON.stringify(value), new Date(now)],
+  );
 }
 
 export function ssoConfigured(sso: SsoSettings): boolean {
