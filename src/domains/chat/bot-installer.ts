@@ -2,7 +2,7 @@ import { ApiError } from '../../http/errors.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
 import type { BotInstaller } from '../events/bot-installer.ts';
-import type { Access } from './access.ts';
+import { GuildContext } from './access.ts';
 import type { ChatEvents } from './events.ts';
 import { buildGuildPayload } from './guild-payload.ts';
 import { ALL_PERMISSIONS, PERMISSIONS } from './permissions.ts';
@@ -17,7 +17,6 @@ import { memberView, roleView } from './views.ts';
 export class ChatBotInstaller implements BotInstaller {
   constructor(
     private readonly store: ChatStore,
-    private readonly access: Access,
     private readonly events: ChatEvents,
     private readonly ids: SnowflakeGenerator,
     private readonly clock: Clock,
@@ -34,8 +33,7 @@ export class ChatBotInstaller implements BotInstaller {
     const bundle = await this.store.guildBundle(input.guildId, input.installedBy);
     if (!bundle) throw new ApiError('UNKNOWN_GUILD');
     if (!bundle.member) throw new ApiError('MISSING_PERMISSIONS');
-    const guild = await this.access.guild(input.guildId, input.installedBy, now);
-    guild.require(PERMISSIONS.MANAGE_GUILD);
+    new GuildContext({ ...bundle, member: bundle.member }, input.installedBy, now).require(PERMISSIONS.MANAGE_GUILD);
     if (await this.store.isBanned(input.guildId, input.botUserId)) throw new ApiError('USER_BANNED_FROM_GUILD');
     const bot = await this.store.user(input.botUserId);
     if (!bot) throw new ApiError('UNKNOWN_USER');

@@ -1,23 +1,23 @@
 import { subjectFor, toOverwrites } from './access.ts';
 import { computeChannelPermissions, has, PERMISSIONS } from './permissions.ts';
 import type { ChannelRow, GuildRow, MemberRow, RoleRow } from './rows.ts';
-import type { ChatStore } from './store.ts';
+import type { ChatStore, GuildBundle } from './store.ts';
 import { channelView, guildView, memberView, roleView } from './views.ts';
 
 /**
  * The guild object of READY and GUILD_CREATE for one viewer (api.md §6): guild fields at top level and under
  * `properties`, roles, the channels the viewer can see, the viewer's own member, counts and `joined_at`.
- * Three indexed queries.
+ * Three indexed queries, two when the caller passes the viewer's guild bundle it has already read.
  */
 export async function buildGuildPayload(
   store: ChatStore,
   guildId: string,
   viewerId: string,
   now: number,
-  options: { reducedMembers?: boolean } = {},
+  options: { reducedMembers?: boolean; bundle?: GuildBundle } = {},
 ): Promise<Record<string, unknown> | undefined> {
   const [bundle, channels, memberCount] = await Promise.all([
-    store.guildBundle(guildId, viewerId),
+    options.bundle ?? store.guildBundle(guildId, viewerId),
     store.guildChannels(guildId),
     store.memberCount(guildId),
   ]);
@@ -27,7 +27,7 @@ export async function buildGuildPayload(
     { guild: bundle.guild, roles: bundle.roles, channels, member: bundle.member, memberCount },
     viewerId,
     now,
-    options,
+    { reducedMembers: options.reducedMembers },
   );
 }
 

@@ -95,7 +95,7 @@ export function guildRoutes(deps: ChatDeps): AnyRoute[] {
         });
         const bundle = await store.guildBundle(guildId, userId);
         if (!bundle) throw new ApiError('UNKNOWN_GUILD');
-        const payload = await buildGuildPayload(store, guildId, userId, ctx.now);
+        const payload = await buildGuildPayload(store, guildId, userId, ctx.now, { bundle });
         if (payload) await events.users('GUILD_CREATE', [userId], payload);
         return fullGuildView(bundle.guild, bundle.roles);
       },

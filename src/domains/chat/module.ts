@@ -39,6 +39,6 @@ export function createChatModule(deps: {
     events,
     messages,
     readModel: new ChatReadModel(store, deps.bus, deps.clock),
-    botInstaller: new ChatBotInstaller(store, access, events, deps.ids, deps.clock),
+    botInstaller: new ChatBotInstaller(store, events, deps.ids, deps.clock),
   };
 }
