@@ -277,8 +277,7 @@ export function emailTokenApplier(services: AppServices): EmailTokenApplier {
           [userId, newEmail, CLEARED_BY_EMAIL_VERIFICATION],
         );
         // Links mailed to the old address must not act on the new one.
-        for (const purpose of ['email_verification', 'password_reset', 'email_change_ticket'] as const)
-          await tokens.revokeAll(purpose, userId, tx);
+        await tokens.revokeAll(['email_verification', 'password_reset', 'email_change_ticket'], userId, tx);
       });
     } catch (error) {
       if (isUniqueViolation(error))

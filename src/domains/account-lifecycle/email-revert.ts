@@ -58,7 +58,7 @@ export function emailRevertRoutes(services: AppServices): AnyRoute[] {
                 WHERE id = $1`,
               [user.id, live.data.old_email, passwordHash, new Date(ctx.now), CLEARED_BY_EMAIL_VERIFICATION],
             );
-            for (const purpose of TAKEOVER_TOKENS) await tokens.revokeAll(purpose, user.id, tx);
+            await tokens.revokeAll(TAKEOVER_TOKENS, user.id, tx);
             await ipAuthorization.replaceAll(user.id, ctx.ipKey, tx);
             await mfa.removeAllFactors(user.id, tx);
           });

@@ -93,8 +93,7 @@ export function passwordRecoveryRoutes(services: AppServices): AnyRoute[] {
             passwordHash,
             new Date(ctx.now),
           ]);
-          await tokens.revokeAll('password_reset', user.id, tx);
-          await tokens.revokeAll('mfa_ticket', user.id, tx);
+          await tokens.revokeAll(['password_reset', 'mfa_ticket'], user.id, tx);
           await ipAuthorization.authorize(user.id, ctx.ipKey, tx);
         });
         await credentials.invalidate({ userId: user.id });

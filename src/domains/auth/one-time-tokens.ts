@@ -96,11 +96,18 @@ export class OneTimeTokens {
     ]);
   }
 
-  /** Invalidates every live token of one purpose for a user (a new reset link kills the old ones). */
-  async revokeAll(purpose: TokenPurpose, userId: string, db: Queryable = this.db): Promise<void> {
+  /**
+   * Invalidates every live token of the given purpose(s) for a user (a new reset link kills the old ones),
+   * in one UPDATE however many purposes are named.
+   */
+  async revokeAll(
+    purposes: TokenPurpose | readonly TokenPurpose[],
+    userId: string,
+    db: Queryable = this.db,
+  ): Promise<void> {
     await db.query(
-      'UPDATE one_time_tokens SET consumed_at = $3 WHERE user_id = $1 AND purpose = $2 AND consumed_at IS NULL',
-      [userId, purpose, new Date(this.clock.now())],
+      'UPDATE one_time_tokens SET consumed_at = $3 WHERE user_id = $1 AND purpose = ANY($2::text[]) AND consumed_at IS NULL',
+      [userId, typeof purposes === 'string' ? [purposes] : [...purposes], new Date(this.clock.now())],
     );
   }
 }

@@ -45,14 +45,11 @@ export class BackupCodes {
   async regenerate(db: Queryable, userId: string, now: number): Promise<BackupCodeView[]> {
     const codes = new Set<string>();
     while (codes.size < BACKUP_CODE_COUNT) codes.add(newBackupCode());
-    await db.query('DELETE FROM mfa_backup_codes WHERE user_id = $1', [userId]);
-    for (const code of codes) {
-      await db.query('INSERT INTO mfa_backup_codes (user_id, code_hash, created_at) VALUES ($1, $2, $3)', [
-        userId,
-        codeHash(userId, code),
-        new Date(now),
-      ]);
-    }
+    await this.removeAll(db, userId);
+    await db.query(
+      'INSERT INTO mfa_backup_codes (user_id, code_hash, created_at) SELECT $1::bigint, h, $3::timestamptz FROM unnest($2::text[]) AS h',
+      [userId, [...codes].map((code) => codeHash(userId, code)), new Date(now)],
+    );
     return [...codes].map((code) => ({ code, consumed: false }));
   }
 
