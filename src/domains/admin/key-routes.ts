@@ -3,6 +3,7 @@ import type { AppServices } from '../../app-services.ts';
 import type { Principal } from '../../http/auth/principal.ts';
 import { ApiError } from '../../http/errors.ts';
 import type { AnyRoute } from '../../http/route.ts';
+import { pathId } from '../chat/access.ts';
 import { aclListField, assertCanGrant } from './acls.ts';
 import { type AdminApiKeyRow, type AdminApiKeys, adminApiKeyView } from './admin-api-keys.ts';
 import { adminRoute } from './admin-route.ts';
@@ -30,10 +31,9 @@ function keyAuditState(row: AdminApiKeyRow) {
   return { name: row.name, acls: row.acls, expires_at: row.expires_at?.toISOString() ?? null };
 }
 
+/** Anything that is not a snowflake cannot name a key: same answer as a key that does not exist. */
 function keyIdParam(raw: string | undefined): string {
-  // Anything that is not a snowflake cannot name a key: same answer as a key that does not exist.
-  if (!raw || !/^\d{1,19}$/.test(raw)) throw new ApiError('ADMIN_API_KEY_NOT_FOUND');
-  return raw;
+  return pathId(raw, 'ADMIN_API_KEY_NOT_FOUND');
 }
 
 /** Admin API keys (api.md §3.6): the caller manages only their own keys. */

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import { type AnyRoute, type RateLimitSpec, route } from '../../http/route.ts';
-import { parseSnowflake } from '../../platform/crypto/snowflake.ts';
 import { digest } from '../../platform/crypto/tokens.ts';
 import { usernameField } from '../auth/account-rules.ts';
+import { pathId } from '../chat/access.ts';
 import { OAUTH_SCOPES } from '../oauth2/scopes.ts';
 import { USER_FLAGS } from '../users/flags.ts';
 import { partialUser, type UserRecord } from '../users/user-record.ts';
@@ -73,8 +73,7 @@ export function applicationRoutes(services: AppServices): AnyRoute[] {
 
   /** `{id}` routes: owner only (else 403), unknown or built-in Admin application 404. */
   async function ownedApplication(rawId: string | undefined, user: UserRecord): Promise<ApplicationRecord> {
-    const id = parseSnowflake(rawId);
-    const app = id.ok ? await apps.findById(id.value) : undefined;
+    const app = await apps.findById(pathId(rawId, 'UNKNOWN_APPLICATION'));
     if (!app || app.isAdminBuiltin) throw new ApiError('UNKNOWN_APPLICATION');
     if (app.ownerId !== user.id) throw new ApiError('ACCESS_DENIED');
     return app;
@@ -236,8 +235,7 @@ export function applicationRoutes(services: AppServices): AnyRoute[] {
       policy: 'none',
       rateLimit: READ,
       async handler(ctx) {
-        const id = parseSnowflake(ctx.params.applicationId);
-        const app = id.ok ? await apps.findById(id.value) : undefined;
+        const app = await apps.findById(pathId(ctx.params.applicationId, 'UNKNOWN_APPLICATION'));
         if (!app || app.isAdminBuiltin) throw new ApiError('UNKNOWN_APPLICATION');
         const bot = await botOf(app);
         const caller = ctx.principal?.kind === 'session' ? ctx.principal.user : undefined;

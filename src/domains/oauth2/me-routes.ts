@@ -5,6 +5,7 @@ import { type AnyRoute, type RateLimitSpec, route } from '../../http/route.ts';
 import { parseSnowflake } from '../../platform/crypto/snowflake.ts';
 import { ApplicationsRepository } from '../applications/applications-repository.ts';
 import { applicationSummary } from '../applications/views.ts';
+import { pathId } from '../chat/access.ts';
 import { partialUser, publicFlags } from '../users/user-record.ts';
 import { GrantStore } from './grant-store.ts';
 
@@ -106,9 +107,7 @@ export function oauth2MeRoutes(services: AppServices): AnyRoute[] {
       admitsSuspicious: true,
       rateLimit: WRITE,
       async handler(ctx) {
-        const id = parseSnowflake(ctx.params.applicationId);
-        if (!id.ok) throw new ApiError('UNKNOWN_APPLICATION');
-        await revoke(ctx.user.id, [id.value]);
+        await revoke(ctx.user.id, [pathId(ctx.params.applicationId, 'UNKNOWN_APPLICATION')]);
         return undefined;
       },
     }),

@@ -84,9 +84,9 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
 
   async function byToken(ctx: RequestContext): Promise<WebhookRow> {
     secretHeaders(ctx);
-    const id = ctx.params.webhookId ?? '';
+    const id = pathId(ctx.params.webhookId, 'UNKNOWN_WEBHOOK');
     const token = ctx.params.token ?? '';
-    if (!/^\d{1,20}$/.test(id) || token.length === 0 || token.length > 256) throw new ApiError('UNKNOWN_WEBHOOK');
+    if (token.length === 0 || token.length > 256) throw new ApiError('UNKNOWN_WEBHOOK');
     const row = await webhooks.byToken(id, token);
     if (!row) throw new ApiError('UNKNOWN_WEBHOOK');
     return row;
@@ -205,7 +205,7 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
         const row = await managed(ctx);
         if (ctx.body.channel_id && ctx.body.channel_id !== row.channel_id) {
           const target = await access.channelWith(
-            ctx.body.channel_id,
+            pathId(ctx.body.channel_id, 'UNKNOWN_CHANNEL'),
             ctx.user.id,
             ctx.now,
             PERMISSIONS.MANAGE_WEBHOOKS,
