@@ -90,7 +90,6 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   const users = new UsersRepository(db);
   const credentials = new CredentialResolver(db, users, bus, clock);
   const settings = new InstanceSettings(db, bus);
-  await settings.reload();
   const ids = new SnowflakeGenerator(config.workerId, () => clock.now());
   await ensureAdminApplication({ db, ids, config, now: clock.now() });
   await settings.reload();
@@ -137,13 +136,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
       timeoutMs: config.captchaTimeoutMs,
       log,
     }),
-    sessions: new SessionService(
-      db,
-      new SnowflakeGenerator(config.workerId, () => clock.now()),
-      clock,
-      credentials,
-      bus,
-    ),
+    sessions: new SessionService(db, ids, clock, credentials, bus),
     tokens: new OneTimeTokens(db, clock),
     emails: new AccountEmails(mailer, config.webappUrl, clock, log),
     objects,

@@ -14,9 +14,6 @@ export const USER_UPDATED_TOPIC = 'user.updated';
  */
 export class MfaStatusView {
   private readonly cache = new TtlCache<string, MfaStatus>(50_000, 30_000);
-  /** Bumped on every invalidation, so a read that raced a change never caches the old answer. */
-  private readonly generations = new Map<string, number>();
-  private generationAll = 0;
 
   constructor(
     private readonly mfa: Pick<MfaFactors, 'status'>,
@@ -34,29 +31,17 @@ export class MfaStatusView {
   }
 
   private async load(userId: string): Promise<MfaStatus> {
-    const generation = this.generation(userId);
+    const seen = this.cache.version;
     const status = await this.mfa.status(userId);
-    if (this.generation(userId) === generation) this.cache.set(userId, status);
+    this.cache.setIfUnchanged(userId, status, seen);
     return status;
   }
 
-  private generation(userId: string): string {
-    return `${this.generationAll}:${this.generations.get(userId) ?? 0}`;
-  }
-
   private forget(userId: string | undefined): void {
-    if (!userId) return;
-    this.cache.delete(userId);
-    this.generations.set(userId, (this.generations.get(userId) ?? 0) + 1);
-    // The counters only need to outlive reads in flight; drop them before they grow without bound.
-    if (this.generations.size > 100_000) {
-      this.generations.clear();
-      this.generationAll += 1;
-    }
+    if (userId) this.cache.delete(userId);
   }
 
   private forgetAll(): void {
     this.cache.clear();
-    this.generationAll += 1;
   }
 }

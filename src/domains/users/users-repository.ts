@@ -8,8 +8,6 @@ import { toUserRecord, type UserRecord, type UserRow } from './user-record.ts';
  */
 export class UsersRepository {
   private readonly cache = new TtlCache<string, UserRecord>(50_000, 30_000);
-  /** Bumped by every `forget`: a read that raced a change is answered but not cached. */
-  private generation = 0;
 
   constructor(private readonly db: Queryable) {}
 
@@ -18,16 +16,20 @@ export class UsersRepository {
       const hit = this.cache.get(id);
       if (hit) return hit;
     }
-    const seen = this.generation;
+    const seen = this.version;
     const [row] = await this.db.query<UserRow>('SELECT * FROM users WHERE id = $1', [id]);
-    if (!row) return undefined;
-    return seen === this.generation ? this.remember(row) : toUserRecord(row);
+    return row ? this.remember(row, seen) : undefined;
   }
 
-  /** Caches a user row read by another query (the session look-up joins it); the caller checked for races. */
-  remember(row: UserRow): UserRecord {
+  /** Counts invalidations; note it before reading a user row that `remember` may cache. */
+  get version(): number {
+    return this.cache.version;
+  }
+
+  /** A user row read by any query (the session look-up joins it), cached unless a change raced the read. */
+  remember(row: UserRow, seenVersion: number): UserRecord {
     const user = toUserRecord(row);
-    this.cache.set(user.id, user);
+    this.cache.setIfUnchanged(user.id, user, seenVersion);
     return user;
   }
 
@@ -42,12 +44,10 @@ export class UsersRepository {
   }
 
   forget(id: string): void {
-    this.generation += 1;
     this.cache.delete(id);
   }
 
   forgetAll(): void {
-    this.generation += 1;
     this.cache.clear();
   }
 }

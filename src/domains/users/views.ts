@@ -3,23 +3,20 @@ import { JsonText } from '../../http/route.ts';
 import { authenticatorTypes, hasMfa, type MfaStatus } from '../mfa/mfa-factors.ts';
 import { privateUser, type UserRecord } from './user-record.ts';
 
-export function privateUserView(
+export async function privateUserView(
   services: ViewServices,
   user: UserRecord,
   options: { includeEmail?: boolean } = {},
-): Record<string, unknown> | Promise<Record<string, unknown>> {
-  // The cached view keeps GET /users/@me off the database and off the promise machinery (docs/performance.md).
-  const status = (services.mfaView ?? services.mfa).status(user.id);
-  return status instanceof Promise
-    ? status.then((known) => renderPrivateUser(user, known, options))
-    : renderPrivateUser(user, status, options);
+): Promise<Record<string, unknown>> {
+  return renderPrivateUser(user, await services.mfaView.status(user.id), options);
 }
 
 function renderPrivateUser(user: UserRecord, status: MfaStatus, options: { includeEmail?: boolean }) {
   return privateUser(user, { mfaEnabled: hasMfa(status), authenticatorTypes: authenticatorTypes(status) }, options);
 }
 
-type ViewServices = Pick<AppServices, 'mfa'> & Partial<Pick<AppServices, 'mfaView'>>;
+/** The cached MFA status keeps the views off the database (docs/performance.md). */
+type ViewServices = Pick<AppServices, 'mfaView'>;
 type RenderedViews = { status: MfaStatus; withEmail?: JsonText; withoutEmail?: JsonText };
 
 /**
@@ -35,7 +32,7 @@ export function privateUserJson(
   user: UserRecord,
   options: { includeEmail: boolean },
 ): JsonText | Promise<JsonText> {
-  const status = (services.mfaView ?? services.mfa).status(user.id);
+  const status = services.mfaView.status(user.id);
   return status instanceof Promise
     ? status.then((known) => renderedPrivateUser(user, known, options.includeEmail))
     : renderedPrivateUser(user, status, options.includeEmail);

@@ -1,4 +1,4 @@
-import { toUserRecord, type UserRecord, type UserRow } from '../../domains/users/user-record.ts';
+import type { UserRecord, UserRow } from '../../domains/users/user-record.ts';
 import type { UsersRepository } from '../../domains/users/users-repository.ts';
 import { TtlCache } from '../../platform/cache/ttl-cache.ts';
 import type { Clock } from '../../platform/clock.ts';
@@ -43,8 +43,6 @@ export type AuthInvalidation = { userId?: string; tokenHash?: string; all?: bool
  */
 export class CredentialResolver {
   private readonly bindings: TtlCache<string, CachedBinding | typeof UNKNOWN>;
-  /** Bumped by every invalidation: a look-up that raced one is answered but not cached. */
-  private invalidations = 0;
 
   constructor(
     private readonly db: Database,
@@ -73,7 +71,6 @@ export class CredentialResolver {
   }
 
   private dropLocal(message: AuthInvalidation): void {
-    this.invalidations += 1;
     if (message.all) {
       this.bindings.clear();
       this.users.forgetAll();
@@ -105,18 +102,15 @@ export class CredentialResolver {
     tokenHash: string,
     cacheKey: string,
   ): Promise<Principal | undefined> {
-    const seen = this.invalidations;
+    const seenBindings = this.bindings.version;
+    const seenUsers = this.users.version;
     const loaded = await this.load(credential, tokenHash);
     const entry: CachedBinding | typeof UNKNOWN = loaded
       ? { binding: loaded.binding, principal: undefined, touchedAt: Number.NEGATIVE_INFINITY }
       : UNKNOWN;
     // A revocation that arrived while the row was read must not be undone by caching what was read.
-    if (seen !== this.invalidations) {
-      if (entry === UNKNOWN) return undefined;
-      return loaded?.userRow ? this.principalFor(entry, toUserRecord(loaded.userRow)) : this.principalOf(entry);
-    }
-    if (loaded?.userRow) this.users.remember(loaded.userRow);
-    this.bindings.set(cacheKey, entry, entry === UNKNOWN ? 5_000 : 60_000);
+    this.bindings.setIfUnchanged(cacheKey, entry, seenBindings, entry === UNKNOWN ? 5_000 : 60_000);
+    if (loaded?.userRow) this.users.remember(loaded.userRow, seenUsers);
     return this.principalOf(entry);
   }
 

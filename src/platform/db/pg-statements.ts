@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { digest } from '../crypto/tokens.ts';
 import type { Queryable } from './database.ts';
 
 // int8 as decimal strings: snowflakes and 64-bit flag fields must not lose precision.
@@ -26,7 +26,7 @@ export function statementName(sql: string): string | undefined {
 }
 
 function baseName(sql: string): string {
-  return `h${createHash('sha256').update(sql).digest('base64url').slice(0, 22)}`;
+  return `h${digest(sql).slice(0, 22)}`;
 }
 
 /**
