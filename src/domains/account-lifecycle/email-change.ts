@@ -54,7 +54,7 @@ const invalidProof = () => fieldError('original_proof', 'INVALID_PROOF_TOKEN', '
  * suspicious accounts; the old address gets a revert link once the change is applied.
  */
 export function emailChangeRoutes(services: AppServices): AnyRoute[] {
-  const { tokens, emails, rateLimiter, clock, db } = services;
+  const { tokens, emails, rateLimiter, clock } = services;
 
   async function loadTicket(ctx: RequestContext, ticket: string): Promise<OneTimeToken<ChangeTicket>> {
     const live = await tokens.peek<ChangeTicket>('email_change_ticket', ticket);
@@ -179,8 +179,8 @@ export function emailChangeRoutes(services: AppServices): AnyRoute[] {
         const { ticket, new_email, original_proof } = ctx.body;
         const live = await loadTicket(ctx, ticket);
         if (!secretMatches(original_proof, live.data.original_proof_hash)) throw invalidProof();
-        const taken = await db.query('SELECT 1 FROM users WHERE lower(email) = lower($1)', [new_email]);
-        if (taken.length > 0) throw fieldError('new_email', 'EMAIL_ALREADY_IN_USE', 'Email is already registered');
+        if (await services.users.findByEmail(new_email))
+          throw fieldError('new_email', 'EMAIL_ALREADY_IN_USE', 'Email is already registered');
         await sendAllowance(ctx);
         const next = await mailNewCode(ticket, { ...live.data, failures: 0 }, new_email);
         await tokens.update('email_change_ticket', ticket, { ...next });

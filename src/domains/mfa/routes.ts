@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import { type AnyRoute, type RateLimitSpec, route } from '../../http/route.ts';
-import { parseSnowflake } from '../../platform/crypto/snowflake.ts';
+import { pathId } from '../chat/access.ts';
 import { hasMfa } from './mfa-factors.ts';
 import { matchTotp, normaliseBase32 } from './totp.ts';
 import { parseTotpSecret } from './totp-factor.ts';
@@ -25,12 +25,6 @@ const renameBody = z.object({ name: credentialName });
 export function mfaRoutes(services: AppServices): AnyRoute[] {
   const { db, mfa, bus } = services;
   const userChanged = (userId: string) => bus.publish('user.updated', { userId });
-
-  const credentialId = (raw: string | undefined): string => {
-    const id = parseSnowflake(raw);
-    if (!id.ok) throw new ApiError('UNKNOWN_WEBAUTHN_CREDENTIAL');
-    return id.value;
-  };
 
   return [
     route({
@@ -149,7 +143,7 @@ export function mfaRoutes(services: AppServices): AnyRoute[] {
       rateLimit: WRITES,
       body: renameBody,
       async handler(ctx) {
-        const id = credentialId(ctx.params.credentialId);
+        const id = pathId(ctx.params.credentialId, 'UNKNOWN_WEBAUTHN_CREDENTIAL');
         if (!(await mfa.webauthn.rename(ctx.user.id, id, ctx.body.name)))
           throw new ApiError('UNKNOWN_WEBAUTHN_CREDENTIAL');
         return undefined;
@@ -163,7 +157,7 @@ export function mfaRoutes(services: AppServices): AnyRoute[] {
       sudo: 'y',
       rateLimit: WRITES,
       async handler(ctx) {
-        const id = credentialId(ctx.params.credentialId);
+        const id = pathId(ctx.params.credentialId, 'UNKNOWN_WEBAUTHN_CREDENTIAL');
         if (!(await mfa.webauthn.remove(ctx.user.id, id))) throw new ApiError('UNKNOWN_WEBAUTHN_CREDENTIAL');
         await userChanged(ctx.user.id);
         return undefined;
