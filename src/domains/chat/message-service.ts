@@ -7,15 +7,7 @@ import { partialUser } from '../users/user-record.ts';
 import type { ChatEvents } from './events.ts';
 import { type AllowedMentions, effectiveMentions, parseMentions, pingsRepliedUser } from './mentions.ts';
 import { CLIENT_MESSAGE_FLAGS, type Embed } from './message-body.ts';
-import {
-  CHANNEL_TYPES,
-  type ChannelRow,
-  iso,
-  MEMBER_COLUMNS,
-  MESSAGE_COLUMNS,
-  type MemberRow,
-  type MessageRow,
-} from './rows.ts';
+import { CHANNEL_TYPES, type ChannelRow, iso, MESSAGE_COLUMNS, type MemberRow, type MessageRow } from './rows.ts';
 import type { ChatStore } from './store.ts';
 import { memberView, timestampOf } from './views.ts';
 
@@ -165,7 +157,7 @@ export class MessageService {
     );
     if (!row) throw new Error('message insert returned nothing');
     const [view] = await this.render([row], undefined, {
-      knownUsers: input.author ? [input.author] : [],
+      knownUsers: [...mentions.loaded.values(), ...(input.author ? [input.author] : [])],
       fresh: true,
     });
     const message = { ...(view as Record<string, unknown>) };
@@ -194,6 +186,7 @@ export class MessageService {
     let mentionUsers = existing.mentions;
     let mentionRoles = existing.mention_roles;
     let everyone = existing.mention_everyone;
+    let mentionedUsers: readonly UserRecord[] = [];
     if (input.content !== undefined || input.allowedMentions !== undefined) {
       const mentions = await this.mentionsFor(
         channel,
@@ -204,6 +197,7 @@ export class MessageService {
       mentionUsers = mentions.users;
       mentionRoles = mentions.roles;
       everyone = mentions.everyone;
+      mentionedUsers = [...mentions.loaded.values()];
     }
     const [row] = await this.db.query<MessageRow>(
       `UPDATE messages msg SET content = $2, embeds = $3::jsonb, attachments = $4::jsonb, flags = $5, mentions = $6::bigint[],
@@ -222,7 +216,7 @@ export class MessageService {
       ],
     );
     if (!row) throw new ApiError('UNKNOWN_MESSAGE');
-    const [view] = await this.render([row], undefined);
+    const [view] = await this.render([row], undefined, { knownUsers: mentionedUsers });
     const message = view as Record<string, unknown>;
     await this.dispatchWithMember('MESSAGE_UPDATE', channel, recipients, message, row.author_id);
     return message;
@@ -341,10 +335,7 @@ export class MessageService {
     if (knownMember) {
       payload.member = memberView(knownMember, undefined, { includeUser: false });
     } else if (authorId) {
-      const [member] = await this.db.query<MemberRow>(
-        `SELECT ${MEMBER_COLUMNS} FROM members m WHERE m.guild_id = $1 AND m.user_id = $2`,
-        [channel.guild_id, authorId],
-      );
+      const member = await this.store.member(channel.guild_id, authorId);
       if (member) payload.member = memberView(member, undefined, { includeUser: false });
     }
     await this.events.channel(event, { channel, recipients: undefined }, payload);
@@ -361,12 +352,13 @@ export class MessageService {
     return row;
   }
 
+  /** The mentions that ping, and the mentioned users it loaded (`render` reuses them). */
   private async mentionsFor(
     channel: ChannelRow,
     content: string,
     allowed: AllowedMentions | undefined,
     canMentionEveryone: boolean,
-  ): Promise<{ users: string[]; roles: string[]; everyone: boolean }> {
+  ): Promise<{ users: string[]; roles: string[]; everyone: boolean; loaded: ReadonlyMap<string, UserRecord> }> {
     const parsed = parseMentions(content);
     let mentionable = new Set<string>();
     if (channel.guild_id && parsed.roles.length > 0) {
@@ -380,11 +372,13 @@ export class MessageService {
     } else {
       parsed.roles = [];
     }
+    let loaded: ReadonlyMap<string, UserRecord> = new Map();
     if (parsed.users.length > 0) {
       const users = await this.store.usersByIds(parsed.users);
       parsed.users = parsed.users.filter((id) => users.has(id));
+      loaded = users;
     }
-    return effectiveMentions(parsed, allowed, { canMentionEveryone, mentionableRoleIds: mentionable });
+    return { ...effectiveMentions(parsed, allowed, { canMentionEveryone, mentionableRoleIds: mentionable }), loaded };
   }
 
   private async reactionsFor(
