@@ -4,7 +4,6 @@ import type { Principal } from '../../http/auth/principal.ts';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import type { AnyRoute, RequestContext } from '../../http/route.ts';
 import type { Queryable } from '../../platform/db/database.ts';
-import type { MfaFactors } from '../mfa/mfa-factors.ts';
 import { ALL_SUSPICIOUS_FLAGS, USER_FLAGS } from '../users/flags.ts';
 import { toUserRecord, type UserRecord, type UserRow } from '../users/user-record.ts';
 import { aclListField, assertCanGrant, effectiveAcls } from './acls.ts';
@@ -26,19 +25,6 @@ const suspiciousFlagsField = z
   .int()
   .min(0)
   .refine((v) => (v & ~ALL_SUSPICIOUS_FLAGS) === 0, { error: 'Unknown suspicious-activity bits' });
-
-/** What the MFA module offers for an admin reset; optional until that module provides it. */
-type MfaWithReset = MfaFactors & { removeAllFactors?: (userId: string, db?: Queryable) => Promise<unknown> };
-
-/** Drops every second factor in the caller's transaction, through the MFA module when it offers a reset. */
-async function removeAllFactors(mfa: MfaWithReset, tx: Queryable, userId: string): Promise<void> {
-  if (mfa.removeAllFactors) {
-    await mfa.removeAllFactors(userId, tx);
-    return;
-  }
-  for (const table of ['mfa_totp', 'mfa_backup_codes', 'webauthn_credentials'])
-    await tx.query(`DELETE FROM ${table} WHERE user_id = $1`, [userId]);
-}
 
 function knownFlagBits(path: string, value: bigint | undefined): bigint {
   if (value === undefined) return 0n;
@@ -77,7 +63,7 @@ export function userRoutes(services: AppServices, deps: { audit: AuditLog }): An
     const after = (await services.users.findById(userId, { fresh: true })) ?? before;
     if (options.revokeSessions?.(after)) await sessions.revokeAll(userId);
     else await credentials.invalidate({ userId });
-    return (await services.users.findById(userId, { fresh: true })) ?? after;
+    return after;
   }
 
   async function setColumns(tx: Queryable, userId: string, sql: string, params: unknown[]): Promise<void> {
@@ -411,7 +397,7 @@ export function userRoutes(services: AppServices, deps: { audit: AuditLog }): An
         const target = await targetUser(services, ctx.body.user_id);
         const status = await services.mfa.status(target.id);
         await auditedUserChange(ctx, target.id, async (tx) => {
-          await removeAllFactors(services.mfa as MfaWithReset, tx, target.id);
+          await services.mfa.removeAllFactors(target.id, tx);
           return {
             action: 'user.disable_mfa',
             before: { totp: status.totp, webauthn: status.webauthn },
