@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
+import { requireChannel } from '../chat/access.ts';
 import { PERMISSIONS } from '../chat/permissions.ts';
 import { MAX_FILE_BYTES } from './multipart.ts';
 
@@ -30,9 +31,7 @@ export function attachmentRoutes(services: AppServices): AnyRoute[] {
       body: planBody,
       async handler(ctx) {
         const access = await chatCore.access.channelOf(ctx, PERMISSIONS.SEND_MESSAGES);
-        if ((access.permissions & PERMISSIONS.ATTACH_FILES) !== PERMISSIONS.ATTACH_FILES) {
-          await chatCore.access.channelWith(access.channel.id, ctx.user.id, ctx.now, PERMISSIONS.ATTACH_FILES);
-        }
+        requireChannel(access, PERMISSIONS.ATTACH_FILES);
         return attachments.plan(ctx.user.id, access.channel.id, ctx.body.attachments);
       },
     }),
