@@ -7,7 +7,7 @@ import { burnPasswordVerify, hashPassword, verifyPassword } from '../../platform
 import { isUniqueViolation } from '../../platform/db/database.ts';
 import { ipKey as toIpKey } from '../../platform/net/cidr.ts';
 import { sendVerification } from '../account-lifecycle/email-verification.ts';
-import { hasMfa } from '../mfa/mfa-factors.ts';
+import { mfaChallenge } from '../mfa/login-challenge.ts';
 import { hasFlag, USER_FLAGS } from '../users/flags.ts';
 import type { UserRecord } from '../users/user-record.ts';
 import { tokenResponse } from '../users/views.ts';
@@ -21,7 +21,6 @@ import {
   usernameField,
 } from './account-rules.ts';
 import { IpAuthorization } from './ip-authorization.ts';
-import { MFA_TICKET_TTL_MS } from './login-mfa.ts';
 
 const registerBody = z.object({
   email: emailField.optional(),
@@ -52,7 +51,7 @@ function usernameFrom(email: string | undefined, globalName: string | null | und
 }
 
 export function authRoutes(services: AppServices): AnyRoute[] {
-  const { db, ids, sessions, rateLimiter, settings, tokens, mfa } = services;
+  const { db, ids, sessions, rateLimiter, settings, mfa } = services;
   const ipAuthorization = new IpAuthorization(services);
 
   return [
@@ -145,18 +144,8 @@ export function authRoutes(services: AppServices): AnyRoute[] {
         }
         assertNotSuspended(user, ctx.now);
         const active = await reactivate(services, user);
-        const status = await mfa.status(active.id);
-        if (hasMfa(status)) {
-          const ticket = await tokens.issue('mfa_ticket', active.id, MFA_TICKET_TTL_MS, { failures: 0 });
-          return {
-            mfa: true,
-            ticket,
-            allowed_methods: [...(status.totp ? ['totp'] : []), ...(status.webauthn ? ['webauthn'] : [])],
-            totp: status.totp,
-            webauthn: status.webauthn,
-            sms: false,
-          };
-        }
+        const challenge = await mfaChallenge(mfa, active.id);
+        if (challenge) return challenge;
         await ipAuthorization.requireKnownAddress(active, ctx.ip, toIpKey(ctx.ip));
         const session = await sessions.issue(active.id, ctx.ip);
         return tokenResponse(services, active, session.token);

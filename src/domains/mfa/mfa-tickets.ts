@@ -1,7 +1,7 @@
 import type { Clock } from '../../platform/clock.ts';
 import { digest } from '../../platform/crypto/tokens.ts';
 import type { Database } from '../../platform/db/database.ts';
-import { MFA_TICKET_MAX_FAILURES } from '../auth/login-mfa.ts';
+import { MFA_TICKET_MAX_FAILURES, MFA_TICKET_TTL_MS } from '../auth/login-mfa.ts';
 import type { OneTimeTokens } from '../auth/one-time-tokens.ts';
 
 /**
@@ -14,6 +14,17 @@ export class MfaTickets {
     private readonly tokens: OneTimeTokens,
     private readonly clock: Clock,
   ) {}
+
+  /** A fresh ticket with no failures charged (login, password reset, and the test harness's chosen ticket). */
+  issue(userId: string, options: { ttlMs?: number; token?: string } = {}): Promise<string> {
+    return this.tokens.issue(
+      'mfa_ticket',
+      userId,
+      options.ttlMs ?? MFA_TICKET_TTL_MS,
+      { failures: 0 },
+      options.token !== undefined ? { token: options.token } : {},
+    );
+  }
 
   /** The account a live ticket belongs to, without using it up. */
   async peek(ticket: string): Promise<string | undefined> {

@@ -23,7 +23,7 @@ export function mfaTestRoutes(services: AppServices): AnyRoute[] {
       async handler(ctx) {
         const { ticket, ttl_seconds } = ctx.body;
         const userId = await requireUser(services, ctx.body.user_id);
-        await services.tokens.issue('mfa_ticket', userId, ttl_seconds * 1000, { failures: 0 }, { token: ticket });
+        await services.mfa.tickets.issue(userId, { ttlMs: ttl_seconds * 1000, token: ticket });
         return { success: true, ticket, user_id: userId, ttl_seconds };
       },
     }),
