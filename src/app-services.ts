@@ -55,10 +55,10 @@ export interface AppServices {
   /** Durable bans set through the Admin API (addresses and CIDR ranges), held in memory. */
   manualIpBans: ManualIpBans;
   /**
-   * Counts a failed authentication for the IP-ban trigger; set by the HTTP layer. Pass the request's
+   * Counts a failed authentication for the IP-ban trigger (`authFailureRecorder`). Pass the request's
    * `ctx.request.hearth.strict`: in test mode only strict requests count (unknown = not strict there).
    */
-  recordAuthFailure(ip: string, strict?: boolean): Promise<void>;
+  recordAuthFailure(ip: string, strict: boolean): Promise<void>;
   mailer: Mailer;
   outbox: Outbox | undefined;
   users: UsersRepository;

@@ -21,6 +21,7 @@ import { SudoMode } from './domains/sudo/sudo-mode.ts';
 import { MfaStatusView } from './domains/users/mfa-status-view.ts';
 import { UsersRepository } from './domains/users/users-repository.ts';
 import { type GatewayOptions, GatewayServer } from './gateway/gateway-server.ts';
+import { authFailureRecorder } from './http/auth/auth-failures.ts';
 import { CredentialResolver } from './http/auth/credential-resolver.ts';
 import { createHttpServer } from './http/server.ts';
 import { ShiftableClock } from './platform/clock.ts';
@@ -120,7 +121,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
         : (automatic ?? manualIpBans.find(ip, now));
     },
     manualIpBans,
-    recordAuthFailure: async () => {},
+    recordAuthFailure: authFailureRecorder(config, ipBans, clock),
     mailer,
     outbox,
     users,

@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { AppServices } from '../app-services.ts';
 import { SUDO_HEADER } from '../domains/sudo/sudo-mode.ts';
 import { sha256Hex } from '../platform/crypto/tokens.ts';
-import { anyCidrContains, ipKey as toIpKey } from '../platform/net/cidr.ts';
+import { ipKey as toIpKey } from '../platform/net/cidr.ts';
 import type { IpBan } from '../platform/state/ip-bans.ts';
 import { type ParsedCredential, parseAuthorization } from './auth/authorization.ts';
 import type { Principal } from './auth/principal.ts';
@@ -146,18 +146,6 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
     reply.code(500).header('content-type', 'application/json; charset=utf-8').send(INTERNAL_ERROR_BODY);
   });
 
-  async function recordAuthFailure(request: FastifyRequest): Promise<void> {
-    const { ip, ipKey, strict } = request.hearth;
-    if (!strict || config.ipBanFailures === 0 || anyCidrContains(config.ipBanExempt, ip)) return;
-    const now = clock.now();
-    const count = await services.ipBans.recordFailure(ipKey, now, config.ipBanWindowSeconds * 1000);
-    if (count >= config.ipBanFailures) {
-      await services.ipBans.ban({ ip: ipKey, kind: 'automatic', expiresAt: now + config.ipBanDurationSeconds * 1000 });
-    }
-  }
-  services.recordAuthFailure = (ip: string, strict = !config.testMode) =>
-    recordAuthFailure({ hearth: { ip, ipKey: toIpKey(ip), strict } } as FastifyRequest);
-
   for (const spec of routes) {
     const urls = spec.root ? [spec.path] : spec.alsoAtRoot ? [`/v1${spec.path}`, spec.path] : [`/v1${spec.path}`];
     for (const url of urls) {
@@ -195,7 +183,9 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
       credential = parseAuthorization(request.headers.authorization, { adminArea: spec.policy === 'admin' });
       const resolved = services.credentials.resolve(credential);
       principal = resolved instanceof Promise ? await resolved : resolved;
-      if (credential.kind !== 'none' && !principal && hearth.strict) await recordAuthFailure(request);
+      // Checked here too so the common non-counting case pays no promise.
+      if (credential.kind !== 'none' && !principal && hearth.strict)
+        await services.recordAuthFailure(hearth.ip, hearth.strict);
     }
 
     if (spec.policy !== 'test' && hearth.strict) await applyRateLimits(spec, request, reply, principal, now);
@@ -226,7 +216,7 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
         headerProof: typeof proofHeader === 'string' ? proofHeader : undefined,
         noProof: sudoMode === 'y0',
         strict: hearth.strict,
-        onFailure: () => recordAuthFailure(request),
+        onFailure: () => services.recordAuthFailure(hearth.ip, hearth.strict),
       });
       if (outcome.responseProof) reply.header('X-Service-Sudo-Mode-JWT', outcome.responseProof);
     }
