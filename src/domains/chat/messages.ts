@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
-import { validate } from '../../http/validation.ts';
 import type { AttachmentRef } from '../attachments/attachment-service.ts';
 import type { UploadedFile } from '../attachments/multipart.ts';
 import { type ChannelAccess, pathId, requireChannel } from './access.ts';
@@ -73,24 +72,19 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
     if (blocked.length > 0) throw new ApiError('MISSING_PERMISSIONS');
   }
 
-  async function readable(channelId: string | undefined, userId: string, now: number): Promise<ChannelAccess> {
-    const channelAccess = await access.channel(pathId(channelId, 'UNKNOWN_CHANNEL'), userId, now);
-    requireChannel(channelAccess, PERMISSIONS.READ_MESSAGE_HISTORY);
-    return channelAccess;
-  }
-
   return [
     route({
       method: 'GET',
       path: '/channels/:channelId/messages',
       policy: 'user',
       rateLimit: limits.read('channels:messages'),
+      query: listQuery,
       async handler(ctx) {
-        const query = validate(listQuery, ctx.request.query ?? {});
+        const query = ctx.query;
         const cursors = [query.before, query.after, query.around].filter((c) => c !== undefined);
         if (cursors.length > 1)
           throw fieldError('before', 'CANNOT_SPECIFY_BOTH_BEFORE_AND_AFTER', 'Only one of before, after and around');
-        const channelAccess = await readable(ctx.params.channelId, ctx.user.id, ctx.now);
+        const channelAccess = await access.channelOf(ctx, PERMISSIONS.READ_MESSAGE_HISTORY);
         const channelId = channelAccess.channel.id;
         const select = `SELECT ${MESSAGE_COLUMNS} FROM messages msg WHERE msg.channel_id = $1`;
         let rows: MessageRow[];
@@ -139,7 +133,7 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
       policy: 'user',
       rateLimit: limits.read('channels:messages'),
       async handler(ctx) {
-        const channelAccess = await readable(ctx.params.channelId, ctx.user.id, ctx.now);
+        const channelAccess = await access.channelOf(ctx, PERMISSIONS.READ_MESSAGE_HISTORY);
         const row = await messages.require(channelAccess.channel.id, pathId(ctx.params.messageId, 'UNKNOWN_MESSAGE'));
         const [view] = await messages.render([row], ctx.user.id);
         return view;
@@ -155,9 +149,8 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
       rateLimit: limits.write('channels:messages'),
       async handler(ctx) {
         const { body, files } = await readCreateMessageBody(ctx);
-        const channelAccess = await access.channelOf(ctx);
+        const channelAccess = await access.channelOf(ctx, PERMISSIONS.SEND_MESSAGES);
         const { channel, permissions } = channelAccess;
-        requireChannel(channelAccess, PERMISSIONS.SEND_MESSAGES);
         if (body.embeds?.length) requireChannel(channelAccess, PERMISSIONS.EMBED_LINKS);
         const attachmentRefs = body.attachments ?? [];
         if (attachmentRefs.length > 0 || files.size > 0) requireChannel(channelAccess, PERMISSIONS.ATTACH_FILES);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ApiError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
-import { type ChannelAccess, pathId, requireChannel } from './access.ts';
+import { type ChannelAccess, pathId } from './access.ts';
 import { type ChatDeps, limits } from './deps.ts';
 import { PERMISSIONS } from './permissions.ts';
 import { iso, MESSAGE_COLUMNS, type MessageRow } from './rows.ts';
@@ -30,8 +30,7 @@ export function pinRoutes(deps: ChatDeps): AnyRoute[] {
   }
 
   async function pinnable(ctx: { params: Record<string, string>; user: { id: string }; now: number }) {
-    const channelAccess = await access.channelOf(ctx);
-    requireChannel(channelAccess, PERMISSIONS.PIN_MESSAGES);
+    const channelAccess = await access.channelOf(ctx, PERMISSIONS.PIN_MESSAGES);
     const message = await messages.require(channelAccess.channel.id, pathId(ctx.params.messageId, 'UNKNOWN_MESSAGE'));
     return { channelAccess, message };
   }
@@ -89,8 +88,7 @@ export function pinRoutes(deps: ChatDeps): AnyRoute[] {
       rateLimit: limits.read('channels:pins'),
       query: pinsQuery,
       async handler(ctx) {
-        const channelAccess = await access.channelOf(ctx);
-        requireChannel(channelAccess, PERMISSIONS.READ_MESSAGE_HISTORY);
+        const channelAccess = await access.channelOf(ctx, PERMISSIONS.READ_MESSAGE_HISTORY);
         const rows = await pinned(channelAccess.channel.id, ctx.query.before, ctx.query.limit + 1);
         const page = rows.slice(0, ctx.query.limit);
         const views = await messages.render(page, ctx.user.id);
@@ -108,8 +106,7 @@ export function pinRoutes(deps: ChatDeps): AnyRoute[] {
       policy: 'user',
       rateLimit: limits.read('channels:pins'),
       async handler(ctx) {
-        const channelAccess = await access.channelOf(ctx);
-        requireChannel(channelAccess, PERMISSIONS.READ_MESSAGE_HISTORY);
+        const channelAccess = await access.channelOf(ctx, PERMISSIONS.READ_MESSAGE_HISTORY);
         return messages.render(await pinned(channelAccess.channel.id, undefined, MAX_PINS), ctx.user.id);
       },
     }),

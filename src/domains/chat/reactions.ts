@@ -52,8 +52,7 @@ export function reactionRoutes(deps: ChatDeps): AnyRoute[] {
     user: { id: string };
     now: number;
   }): Promise<{ channelAccess: ChannelAccess; message: MessageRow }> {
-    const channelAccess = await access.channelOf(ctx);
-    requireChannel(channelAccess, PERMISSIONS.READ_MESSAGE_HISTORY);
+    const channelAccess = await access.channelOf(ctx, PERMISSIONS.READ_MESSAGE_HISTORY);
     const message = await messages.require(channelAccess.channel.id, pathId(ctx.params.messageId, 'UNKNOWN_MESSAGE'));
     return { channelAccess, message };
   }
