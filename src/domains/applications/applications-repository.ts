@@ -86,6 +86,16 @@ export class ApplicationsRepository {
     return row ? toRecord(row) : undefined;
   }
 
+  /** Several applications in one query, keyed by id; unknown ids are absent. */
+  async findByIds(ids: readonly string[]): Promise<Map<string, ApplicationRecord>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.db.query<ApplicationRow>(
+      `SELECT ${COLUMNS} FROM applications WHERE id = ANY($1::bigint[])`,
+      [[...new Set(ids)]],
+    );
+    return new Map(rows.map((row) => [row.id, toRecord(row)]));
+  }
+
   /** The applications a user manages; the built-in Admin application is never listed. */
   async listByOwner(ownerId: string): Promise<ApplicationRecord[]> {
     const rows = await this.db.query<ApplicationRow>(

@@ -7,7 +7,7 @@ import { usernameField } from '../auth/account-rules.ts';
 import { pathId } from '../chat/access.ts';
 import { OAUTH_SCOPES } from '../oauth2/scopes.ts';
 import { USER_FLAGS } from '../users/flags.ts';
-import { partialUser, type UserRecord } from '../users/user-record.ts';
+import { partialUser, type UserRecord, type UserRow } from '../users/user-record.ts';
 import { type ApplicationRecord, ApplicationsRepository } from './applications-repository.ts';
 import { announceBotRevoked, newBotToken, newClientSecret } from './credentials.ts';
 import { redirectUrisField } from './redirect-uris.ts';
@@ -81,7 +81,13 @@ export function applicationRoutes(services: AppServices): AnyRoute[] {
 
   async function listView(ownerId: string): Promise<Record<string, unknown>[]> {
     const owned = await apps.listByOwner(ownerId);
-    return Promise.all(owned.map(async (app) => applicationView(app, await botOf(app))));
+    const botIds = owned.flatMap((app) => (app.botUserId ? [app.botUserId] : []));
+    // One read for every bot user, as fresh as `botOf` and cached the same way.
+    const seen = users.version;
+    const rows =
+      botIds.length > 0 ? await db.query<UserRow>('SELECT * FROM users WHERE id = ANY($1::bigint[])', [botIds]) : [];
+    const bots = new Map(rows.map((row) => [row.id, users.remember(row, seen)]));
+    return owned.map((app) => applicationView(app, app.botUserId ? bots.get(app.botUserId) : undefined));
   }
 
   async function reload(id: string): Promise<ApplicationRecord> {

@@ -86,9 +86,10 @@ export function oauth2MeRoutes(services: AppServices): AnyRoute[] {
       rateLimit: READ,
       async handler(ctx) {
         const rows = await grants.listGrants(ctx.user.id);
+        const found = await apps.findByIds(rows.map((grant) => grant.applicationId));
         const out: Record<string, unknown>[] = [];
         for (const grant of rows) {
-          const app = await apps.findById(grant.applicationId);
+          const app = found.get(grant.applicationId);
           if (!app) continue;
           out.push({
             application: applicationSummary(app),
