@@ -1,4 +1,5 @@
 import type { AppServices } from '../../app-services.ts';
+import { IpAuthorization } from '../auth/ip-authorization.ts';
 import { USER_FLAGS } from '../users/flags.ts';
 
 /**
@@ -64,7 +65,7 @@ export class DeletionSweeper {
       );
       if (rows.length === 0) return false;
       await tx.query('DELETE FROM oauth2_grants WHERE user_id = $1', [userId]);
-      await tx.query('DELETE FROM authorized_ips WHERE user_id = $1', [userId]);
+      await new IpAuthorization(this.services).forgetAll(userId, tx);
       await tx.query('DELETE FROM one_time_tokens WHERE user_id = $1', [userId]);
       await mfa.removeAllFactors(userId, tx);
       return true;

@@ -78,12 +78,12 @@ export class IpAuthorization {
 
   /** The set becomes exactly the requester's address (email revert). */
   async replaceAll(userId: string, ipKey: string, db: Queryable = this.services.db): Promise<void> {
-    await db.query('DELETE FROM authorized_ips WHERE user_id = $1', [userId]);
+    await this.forgetAll(userId, db);
     await this.authorize(userId, ipKey, db);
   }
 
-  async forgetAll(userId: string): Promise<void> {
-    await this.services.db.query('DELETE FROM authorized_ips WHERE user_id = $1', [userId]);
+  async forgetAll(userId: string, db: Queryable = this.services.db): Promise<void> {
+    await db.query('DELETE FROM authorized_ips WHERE user_id = $1', [userId]);
   }
 
   /** Throws 403 IP_AUTHORIZATION_REQUIRED (and emails the link) when the address is new. */

@@ -98,10 +98,7 @@ export function authRoutes(services: AppServices): AnyRoute[] {
                 now,
               ],
             );
-            await tx.query('INSERT INTO authorized_ips (user_id, ip_key) VALUES ($1, $2) ON CONFLICT DO NOTHING', [
-              id,
-              ctx.ipKey,
-            ]);
+            await ipAuthorization.authorize(id, ctx.ipKey, tx);
           });
         } catch (error) {
           if (isUniqueViolation(error))
