@@ -28,8 +28,7 @@ import { ShiftableClock } from './platform/clock.ts';
 import { SnowflakeGenerator } from './platform/crypto/snowflake.ts';
 import type { Database } from './platform/db/database.ts';
 import { migrate } from './platform/db/migrate.ts';
-import { openPglite } from './platform/db/pglite.ts';
-import { openPostgres } from './platform/db/postgres.ts';
+import { openConfiguredDatabase } from './platform/db/open-database.ts';
 import { createLogger, type Logger } from './platform/log.ts';
 import { CapturingMailer, DisabledMailer, type Mailer, Outbox, SmtpMailer } from './platform/mail/mailer.ts';
 import { type EventBus, InProcessEventBus } from './platform/state/event-bus.ts';
@@ -67,9 +66,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   const dataDir = resolve(config.dataDir);
   await mkdir(dataDir, { recursive: true });
 
-  const db =
-    options.database ??
-    (config.databaseUrl ? openPostgres(config.databaseUrl) : await openPglite({ dataDir: join(dataDir, 'pglite') }));
+  const db = options.database ?? (await openConfiguredDatabase(config));
   await migrate(db);
 
   let bus: EventBus = new InProcessEventBus();

@@ -1,13 +1,9 @@
-import { mkdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
 import type { Config } from '../config/config.ts';
 import { issueAdminClientSecretIfUnissued } from '../domains/admin/admin-application.ts';
 import { createOrPromoteFirstAdmin, type FirstAdminInput } from '../domains/admin/first-admin.ts';
 import { SnowflakeGenerator } from '../platform/crypto/snowflake.ts';
-import type { Database } from '../platform/db/database.ts';
 import { migrate } from '../platform/db/migrate.ts';
-import { openPglite } from '../platform/db/pglite.ts';
-import { openPostgres } from '../platform/db/postgres.ts';
+import { openConfiguredDatabase } from '../platform/db/open-database.ts';
 
 /**
  * Snowflake worker id of the CLI: distinct from the default server worker (0), so ids minted while a
@@ -25,17 +21,9 @@ export interface AdminCreateReport {
   admin_oauth2: { application_id: string; client_secret?: string };
 }
 
-/** The storage the server would open for this configuration: PostgreSQL, or PGlite in the data directory. */
-export async function openConfiguredDatabase(config: Config): Promise<Database> {
-  if (config.databaseUrl) return openPostgres(config.databaseUrl, 2);
-  const dataDir = resolve(config.dataDir);
-  await mkdir(dataDir, { recursive: true });
-  return openPglite({ dataDir: join(dataDir, 'pglite') });
-}
-
 /** `hearth admin create`: migrates, makes sure the Admin application exists, creates or promotes the admin. */
 export async function adminCreate(config: Config, input: FirstAdminInput): Promise<AdminCreateReport> {
-  const db = await openConfiguredDatabase(config);
+  const db = await openConfiguredDatabase(config, 2);
   try {
     await migrate(db);
     const ids = new SnowflakeGenerator(CLI_WORKER_ID);
