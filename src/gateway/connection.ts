@@ -76,10 +76,6 @@ export class Connection implements SessionSocket {
     return this.state !== 'closed';
   }
 
-  get isReady(): boolean {
-    return this.state === 'ready';
-  }
-
   hello(heartbeatIntervalMs: number): void {
     this.send(FRAMES.hello(heartbeatIntervalMs));
   }

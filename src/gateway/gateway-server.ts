@@ -157,11 +157,10 @@ export class GatewayServer implements ConnectionHandlers {
     return this.starter.resume(connection, payload);
   }
 
-  /** Op 3: stored on the session and broadcast to the members of each of the user's guilds. */
+  /** Op 3: broadcast to the members of each of the user's guilds. */
   presence(connection: Connection, presence: PresencePayload): void {
     const session = connection.session;
     if (!session) return;
-    session.presence = presence;
     const status = presence.status === 'invisible' ? 'offline' : presence.status;
     for (const guildId of session.guildIds) {
       const payload = {

@@ -59,7 +59,6 @@ export class SessionStarter {
       if (this.registry.get(session.id) !== session || session.socket !== connection) return;
       session.sendUnbuffered(dispatchPrefix('READY', ready.payload));
       for (const guild of ready.botBurst) session.sendUnbuffered(dispatchPrefix('GUILD_CREATE', guild));
-      session.presence = payload.presence;
       connection.becameReady(session);
       session.started();
     } catch (error) {

@@ -1,4 +1,4 @@
-import { dispatchFrame, type PresencePayload } from './protocol.ts';
+import { dispatchFrame } from './protocol.ts';
 
 /** Where a session's frames go while a socket is attached to it. */
 export interface SessionSocket {
@@ -26,7 +26,6 @@ export class GatewaySession {
   socket: SessionSocket | undefined;
   detachedAt: number | undefined;
   readonly guildIds = new Set<string>();
-  presence: PresencePayload | undefined;
   /** Dispatches that arrive while READY is being built; they follow READY in order. */
   private pending: string[] | undefined = [];
   private buffer: string[] = [];
@@ -168,16 +167,11 @@ export class SessionRegistry {
 
   /** Drops sessions whose socket ended more than `windowMs` ago. */
   expire(now: number, windowMs: number): void {
-    for (const session of this.detached)
-      if (session.detachedAt !== undefined && now - session.detachedAt > windowMs) this.remove(session);
+    for (const session of this.detached) if (this.isExpired(session, now, windowMs)) this.remove(session);
   }
 
   isExpired(session: GatewaySession, now: number, windowMs: number): boolean {
     return session.detachedAt !== undefined && now - session.detachedAt > windowMs;
-  }
-
-  all(): IterableIterator<GatewaySession> {
-    return this.byId.values();
   }
 }
 

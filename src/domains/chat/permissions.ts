@@ -41,8 +41,6 @@ export const PERMISSIONS = {
   UPDATE_RTC_REGION: 1n << 53n,
 } as const;
 
-export type PermissionName = keyof typeof PERMISSIONS;
-
 /** Every bit Hearth knows; anything else in input is dropped. */
 export const ALL_PERMISSIONS: bigint = Object.values(PERMISSIONS).reduce((a, b) => a | b, 0n);
 
