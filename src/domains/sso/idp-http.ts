@@ -1,7 +1,7 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
+import { refusingLookup } from '../../platform/net/ssrf-guard.ts';
 import { isNonPublicAddress } from './private-address.ts';
 
 /** Why a call to the identity provider did not produce a usable answer. Never carries URLs or secrets. */
@@ -31,18 +31,7 @@ export interface IdpResponse {
  * address when the settings were saved cannot be re-pointed at the private network afterwards (rebinding).
  */
 function guardedLookup(allowPrivate: boolean): LookupFunction {
-  return (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (error, answers) => {
-      if (error) return callback(error, '', 4);
-      const list = answers as unknown as LookupAddress[];
-      const usable = allowPrivate ? list : list.filter((answer) => !isNonPublicAddress(answer.address));
-      const first = usable[0];
-      if (!first) return callback(new IdpUnreachable('private_address') as NodeJS.ErrnoException, '', 4);
-      if ((options as { all?: boolean }).all)
-        return (callback as unknown as (error: null, all: LookupAddress[]) => void)(null, usable);
-      callback(null, first.address, first.family);
-    });
-  };
+  return refusingLookup(allowPrivate ? () => false : isNonPublicAddress, () => new IdpUnreachable('private_address'));
 }
 
 /**

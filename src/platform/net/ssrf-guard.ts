@@ -50,22 +50,28 @@ export interface SafeFetchOptions {
 }
 
 /**
- * A lookup that refuses private answers at connect time, so a DNS answer cannot change between the
- * check and the connection (rebinding).
+ * A DNS lookup for outbound connections that drops the answers `refuses` names and fails with `refusal()`
+ * when none is left. The check runs inside the connection's own resolution, so a DNS answer cannot change
+ * between the check and the connection (rebinding). Shared by media fetches and identity-provider calls.
  */
-function guardedLookup(allowPrivate: boolean): LookupFunction {
+export function refusingLookup(refuses: (address: string) => boolean, refusal: () => Error): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, '', 4);
-      const list = addresses as unknown as LookupAddress[];
-      const usable = allowPrivate ? list : list.filter((a) => !isPrivateAddress(a.address));
+      const usable = (addresses as unknown as LookupAddress[]).filter((a) => !refuses(a.address));
       const first = usable[0];
-      if (!first) return callback(new OutboundRefused('private_address') as NodeJS.ErrnoException, '', 4);
+      if (!first) return callback(refusal() as NodeJS.ErrnoException, '', 4);
       if ((options as { all?: boolean }).all)
         return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, usable);
       callback(null, first.address, first.family);
     });
   };
+}
+
+const refuseNothing = () => false;
+
+function guardedLookup(allowPrivate: boolean): LookupFunction {
+  return refusingLookup(allowPrivate ? refuseNothing : isPrivateAddress, () => new OutboundRefused('private_address'));
 }
 
 export interface FetchedMedia {
