@@ -27,26 +27,32 @@ export interface AuditChange {
 
 /**
  * `X-Audit-Log-Reason` as Discord-style libraries send it (URI-encoded); a value that does not decode is
- * kept as sent. Over-long reasons are refused before anything changes, so a refusal records nothing.
+ * kept as sent. Absent or empty: null.
+ */
+export function decodeAuditReason(header: string | string[] | undefined): string | null {
+  if (typeof header !== 'string' || header.length === 0) return null;
+  try {
+    return decodeURIComponent(header);
+  } catch {
+    // Not URI-encoded: keep the raw text.
+    return header;
+  }
+}
+
+/**
+ * Who made an Admin write and why (`decodeAuditReason`). Over-long reasons are refused before anything
+ * changes, so a refusal records nothing.
  */
 export function auditActor(ctx: Pick<RequestContext, 'principal' | 'request' | 'now'>): AuditActor {
   const principal = ctx.principal as Principal;
   if (principal.kind === 'bot') throw new ApiError('UNAUTHORIZED');
-  const header = ctx.request.headers['x-audit-log-reason'];
-  let reason: string | null = typeof header === 'string' && header.length > 0 ? header : null;
-  if (reason !== null) {
-    try {
-      reason = decodeURIComponent(reason);
-    } catch {
-      // Not URI-encoded: keep the raw text.
-    }
-    if (reason.length > AUDIT_REASON_MAX)
-      throw fieldError(
-        'X-Audit-Log-Reason',
-        'CONTENT_EXCEEDS_MAX_LENGTH',
-        `Must be at most ${AUDIT_REASON_MAX} characters`,
-      );
-  }
+  const reason = decodeAuditReason(ctx.request.headers['x-audit-log-reason']);
+  if (reason !== null && reason.length > AUDIT_REASON_MAX)
+    throw fieldError(
+      'X-Audit-Log-Reason',
+      'CONTENT_EXCEEDS_MAX_LENGTH',
+      `Must be at most ${AUDIT_REASON_MAX} characters`,
+    );
   return {
     adminUserId: principal.user.id,
     credentialKind: principal.kind === 'admin_key' ? 'admin_api_key' : principal.kind,

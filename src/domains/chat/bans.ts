@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ApiError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
 import { SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
+import { decodeAuditReason } from '../admin/audit-log.ts';
 import { partialUser, type UserRecord } from '../users/user-record.ts';
 import { pathId } from './access.ts';
 import { type ChatDeps, limits, snowflake } from './deps.ts';
@@ -26,14 +27,9 @@ interface BanRow {
   banned_at: Date;
 }
 
-/** `X-Audit-Log-Reason` is URL-encoded by clients; a malformed one is kept as sent rather than failing the ban. */
+/** `X-Audit-Log-Reason` decoded (a malformed one is kept as sent rather than failing the ban), cut to 512. */
 function auditReason(header: string | string[] | undefined): string | null {
-  if (typeof header !== 'string' || header === '') return null;
-  try {
-    return decodeURIComponent(header).slice(0, 512);
-  } catch {
-    return header.slice(0, 512);
-  }
+  return decodeAuditReason(header)?.slice(0, 512) ?? null;
 }
 
 function banView(row: BanRow, user: UserRecord | undefined): Record<string, unknown> {
