@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from '../config/config.ts';
+import { passwordField, usernameField } from '../domains/auth/account-rules.ts';
 import { adminCreate, formatReport } from './admin-create.ts';
 
 const USAGE = `Usage: hearth admin create --email <email> [--password <password>] [--username <name>]
@@ -44,10 +45,10 @@ function parseAdminCreate(args: readonly string[]): AdminCreateArgs {
   if (!email || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254)
     throw new UsageError('--email: a valid email address is required');
   const password = own.get('--password');
-  if (password !== undefined && (password.length < 8 || password.length > 256))
+  if (password !== undefined && !passwordField.safeParse(password).success)
     throw new UsageError('--password: must be 8–256 characters');
   const username = own.get('--username');
-  if (username !== undefined && !/^[A-Za-z0-9_]{1,32}$/.test(username))
+  if (username !== undefined && !usernameField.safeParse(username).success)
     throw new UsageError('--username: 1–32 letters, digits or underscores');
   const keyName = own.get('--key-name');
   if (keyName !== undefined && (keyName.trim().length === 0 || keyName.length > 100))
