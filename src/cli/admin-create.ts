@@ -28,17 +28,14 @@ export async function adminCreate(config: Config, input: FirstAdminInput): Promi
     await migrate(db);
     const ids = new SnowflakeGenerator(CLI_WORKER_ID);
     const now = Date.now();
-    const clientSecret = await issueAdminClientSecretIfUnissued({ db, ids, config, now });
-    const [app] = await db.query<{ value: string }>(
-      "SELECT value FROM instance_config WHERE key = 'admin_oauth2_application_id'",
-    );
+    const { applicationId, clientSecret } = await issueAdminClientSecretIfUnissued({ db, ids, config, now });
     const result = await createOrPromoteFirstAdmin({ db, ids, now }, input);
     const report: AdminCreateReport = {
       user_id: result.userId,
       email: input.email,
       created: result.created,
       promoted: result.promoted,
-      admin_oauth2: { application_id: app?.value ?? '', ...(clientSecret ? { client_secret: clientSecret } : {}) },
+      admin_oauth2: { application_id: applicationId, ...(clientSecret ? { client_secret: clientSecret } : {}) },
     };
     if (result.generatedPassword) report.password = result.generatedPassword;
     if (result.key && input.keyName !== undefined) {

@@ -88,11 +88,13 @@ export async function ensureAdminApplication(deps: AdminApplicationDeps): Promis
 
 /**
  * Issues the Admin application's client secret if none was ever configured or issued: the caller shows it
- * once. Returns undefined when a secret already exists, so running the CLI again changes nothing.
+ * once. `clientSecret` is undefined when a secret already exists, so running the CLI again changes nothing.
  */
-export async function issueAdminClientSecretIfUnissued(deps: AdminApplicationDeps): Promise<string | undefined> {
+export async function issueAdminClientSecretIfUnissued(
+  deps: AdminApplicationDeps,
+): Promise<{ applicationId: string; clientSecret: string | undefined }> {
   const applicationId = await ensureAdminApplication(deps);
-  return withBootstrapLock(deps.db, async (tx) => {
+  const clientSecret = await withBootstrapLock(deps.db, async (tx) => {
     const source = await readConfigValue<SecretSource>(tx, SECRET_SOURCE_KEY);
     if (source !== 'unissued') return undefined;
     const secret = randomBase64Url(32);
@@ -100,4 +102,5 @@ export async function issueAdminClientSecretIfUnissued(deps: AdminApplicationDep
     await writeInstanceConfig(tx, SECRET_SOURCE_KEY, 'generated' satisfies SecretSource, deps.now);
     return secret;
   });
+  return { applicationId, clientSecret };
 }
