@@ -23,18 +23,14 @@ import type { SnowflakeGenerator } from './platform/crypto/snowflake.ts';
 import type { Database } from './platform/db/database.ts';
 import type { Logger } from './platform/log.ts';
 import type { Mailer, Outbox } from './platform/mail/mailer.ts';
+import type { Secrets } from './platform/secrets.ts';
 import type { EventBus } from './platform/state/event-bus.ts';
 import type { IpBan, IpBanStore } from './platform/state/ip-bans.ts';
 import type { RateLimiter } from './platform/state/rate-limiter.ts';
 import type { ObjectStore } from './platform/storage/object-store.ts';
 
-export interface Secrets {
-  sudo: string;
-  mediaProxy: string;
-  relay: string;
-  /** Keys the encryption of TOTP secrets at rest (HKDF-derived); losing it disables every TOTP factor. */
-  mfa: string;
-}
+/** Signing and sealing keys (`platform/secrets.ts`); `mfa` keys TOTP secrets at rest: losing it disables them. */
+export type { Secrets };
 
 /**
  * Everything the composition root builds once at start-up. Modules take the few members they use;

@@ -1,7 +1,15 @@
 import { startApp } from './app.ts';
-import { ConfigError, loadConfig } from './config/config.ts';
+import { type Config, ConfigError, loadConfig, SETTINGS } from './config/config.ts';
 import { createLogger } from './platform/log.ts';
-import { loadOrCreateSecrets } from './platform/secrets.ts';
+import { loadOrCreateSecrets, SECRET_NAMES, type SecretName } from './platform/secrets.ts';
+
+/** The setting that supplies each signing secret (its env var and flag come from SETTINGS). */
+const SECRET_SETTING = {
+  sudo: 'sudoSecret',
+  mediaProxy: 'mediaProxySecret',
+  relay: 'relaySecret',
+  mfa: 'mfaSecret',
+} as const satisfies Record<SecretName, keyof Config>;
 
 /** The entrypoint: the only module that reads the environment and argv. */
 async function main(): Promise<void> {
@@ -16,22 +24,13 @@ async function main(): Promise<void> {
     throw error;
   }
   const log = createLogger(config.logLevel);
-  const { secrets, generated } = await loadOrCreateSecrets(config.dataDir, {
-    sudo: config.sudoSecret,
-    mediaProxy: config.mediaProxySecret,
-    relay: config.relaySecret,
-    mfa: config.mfaSecret,
-  });
-  const envNames = {
-    sudo: 'HEARTH_SUDO_SECRET',
-    mediaProxy: 'HEARTH_MEDIA_PROXY_SECRET',
-    relay: 'HEARTH_RELAY_SECRET',
-    mfa: 'HEARTH_MFA_SECRET',
-  } as const;
+  const { secrets, generated } = await loadOrCreateSecrets(
+    config.dataDir,
+    Object.fromEntries(SECRET_NAMES.map((name) => [name, config[SECRET_SETTING[name]]])),
+  );
   for (const name of generated) {
-    log.warn(
-      `${envNames[name]} is not set: using a development secret kept in the data directory; set it in production`,
-    );
+    const env = SETTINGS.find((setting) => setting.key === SECRET_SETTING[name])?.env;
+    log.warn(`${env} is not set: using a development secret kept in the data directory; set it in production`);
   }
   if (!config.databaseUrl) log.warn('DATABASE_URL is not set: using the embedded database in the data directory');
   if (config.testMode) log.warn('HEARTH_TEST_MODE is on: the /test harness is reachable and rate limits are relaxed');

@@ -2,7 +2,9 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBase64Url } from './crypto/tokens.ts';
 
-export type SecretName = 'sudo' | 'mediaProxy' | 'relay' | 'mfa';
+export const SECRET_NAMES = ['sudo', 'mediaProxy', 'relay', 'mfa'] as const;
+export type SecretName = (typeof SECRET_NAMES)[number];
+export type Secrets = Record<SecretName, string>;
 
 /**
  * Development default for signing secrets: generated once into `<dataDir>/secrets.json` (mode 0600) so they
@@ -11,9 +13,8 @@ export type SecretName = 'sudo' | 'mediaProxy' | 'relay' | 'mfa';
 export async function loadOrCreateSecrets(
   dataDir: string,
   given: Partial<Record<SecretName, string | undefined>>,
-): Promise<{ secrets: Record<SecretName, string>; generated: SecretName[] }> {
-  const names: SecretName[] = ['sudo', 'mediaProxy', 'relay', 'mfa'];
-  const missing = names.filter((name) => !given[name]);
+): Promise<{ secrets: Secrets; generated: SecretName[] }> {
+  const missing = SECRET_NAMES.filter((name) => !given[name]);
   const path = join(dataDir, 'secrets.json');
   let stored: Partial<Record<SecretName, string>> = {};
   if (missing.length > 0) {
@@ -34,9 +35,6 @@ export async function loadOrCreateSecrets(
     await mkdir(dataDir, { recursive: true });
     await writeFile(path, JSON.stringify(stored, null, 2), { mode: 0o600 });
   }
-  const secrets = Object.fromEntries(names.map((name) => [name, given[name] ?? stored[name]])) as Record<
-    SecretName,
-    string
-  >;
+  const secrets = Object.fromEntries(SECRET_NAMES.map((name) => [name, given[name] ?? stored[name]])) as Secrets;
   return { secrets, generated: missing };
 }
