@@ -12,7 +12,7 @@ import { GatewaySession, type SessionCredential, type SessionRegistry } from './
 
 export type IdentifyDeps = Pick<
   AppServices,
-  'config' | 'clock' | 'credentials' | 'mfa' | 'mfaView' | 'recordAuthFailure' | 'log'
+  'config' | 'clock' | 'credentials' | 'mfaView' | 'recordAuthFailure' | 'log'
 > & {
   chat: ChatReadModelPort;
 };
