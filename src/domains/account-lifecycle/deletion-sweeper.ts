@@ -1,4 +1,5 @@
 import type { AppServices } from '../../app-services.ts';
+import { PeriodicTask } from '../../platform/periodic-task.ts';
 import { IpAuthorization } from '../auth/ip-authorization.ts';
 import { USER_FLAGS } from '../users/flags.ts';
 
@@ -8,34 +9,27 @@ import { USER_FLAGS } from '../users/flags.ts';
  * pending tokens. Each account is claimed with one conditional UPDATE, so several processes can sweep.
  */
 export class DeletionSweeper {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private readonly task: PeriodicTask;
 
   constructor(
     private readonly services: AppServices,
-    private readonly intervalMs: number,
-  ) {}
-
-  start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.running = this.sweep()
-        .then(() => undefined)
-        .catch((error: unknown) =>
-          this.services.log.error('deletion sweep failed', { error: (error as Error).message }),
-        )
-        .finally(() => {
-          this.running = undefined;
-        });
-    }, this.intervalMs);
-    this.timer.unref();
+    intervalMs: number,
+  ) {
+    this.task = new PeriodicTask({
+      intervalMs,
+      run: async () => {
+        await this.sweep();
+      },
+      onError: (error) => this.services.log.error('deletion sweep failed', { error: (error as Error).message }),
+    });
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
+  start(): void {
+    this.task.start();
+  }
+
+  stop(): Promise<void> {
+    return this.task.stop();
   }
 
   /** Finalises every due deletion; returns how many accounts it finalised. */

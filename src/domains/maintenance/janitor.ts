@@ -1,6 +1,7 @@
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db/database.ts';
 import type { Logger } from '../../platform/log.ts';
+import { PeriodicTask } from '../../platform/periodic-task.ts';
 import type { ObjectStore } from '../../platform/storage/object-store.ts';
 import { UPLOAD_BUCKET } from '../media/routes.ts';
 import { MFA_FAILURE_WINDOW_MS } from '../mfa/mfa-attempts.ts';
@@ -42,9 +43,7 @@ export const JANITOR_GRACE_MS = 3600_000;
  * Every statement is a bounded batch and safe to run from several processes at once.
  */
 export class Janitor {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private readonly intervalMs: number;
+  private readonly task: PeriodicTask;
   private readonly graceMs: number;
   private readonly batchSize: number;
   private readonly maxBatches: number;
@@ -53,35 +52,29 @@ export class Janitor {
     private readonly deps: JanitorDeps,
     options: JanitorOptions = {},
   ) {
-    this.intervalMs = options.intervalMs ?? JANITOR_INTERVAL_MS;
     this.graceMs = options.graceMs ?? JANITOR_GRACE_MS;
     this.batchSize = options.batchSize ?? 500;
     this.maxBatches = options.maxBatches ?? 20;
+    this.task = new PeriodicTask({
+      intervalMs: options.intervalMs ?? JANITOR_INTERVAL_MS,
+      shouldRun: () => !this.clockRunsAhead(),
+      run: async () => {
+        const report = await this.sweep();
+        if (Object.values(report).some((n) => n > 0)) this.deps.log.info('janitor swept', { ...report });
+      },
+      onError: (error) => {
+        const causes = error instanceof AggregateError ? error.errors : [error];
+        this.deps.log.error('janitor sweep failed', { errors: causes.map((cause) => (cause as Error).message) });
+      },
+    });
   }
 
   start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => {
-      if (this.running || this.clockRunsAhead()) return;
-      this.running = this.sweep()
-        .then((report) => {
-          if (Object.values(report).some((n) => n > 0)) this.deps.log.info('janitor swept', { ...report });
-        })
-        .catch((error: unknown) => {
-          const causes = error instanceof AggregateError ? error.errors : [error];
-          this.deps.log.error('janitor sweep failed', { errors: causes.map((cause) => (cause as Error).message) });
-        })
-        .finally(() => {
-          this.running = undefined;
-        });
-    }, this.intervalMs);
-    this.timer.unref();
+    this.task.start();
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
+  stop(): Promise<void> {
+    return this.task.stop();
   }
 
   /**
