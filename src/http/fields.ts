@@ -14,8 +14,11 @@ export const snowflakeField = z.unknown().transform((value, ctx) => {
   return z.NEVER;
 });
 
-/** A 64-bit bitfield (flags, permissions) as a decimal string or a JSON integer. */
-export const bitfieldField = z.union([z.string().regex(/^\d{1,20}$/), z.number().int().min(0)]).transform((v, ctx) => {
+/** A non-negative integer as a decimal string of up to 20 digits or a JSON integer. */
+const unsignedInteger = z.union([z.string().regex(/^\d{1,20}$/), z.number().int().min(0)]);
+
+/** A 64-bit bitfield (flags) as a decimal string or a JSON integer; wider values are refused. */
+export const bitfieldField = unsignedInteger.transform((v, ctx) => {
   const value = BigInt(v);
   if (value >= 1n << 64n) {
     ctx.addIssue({ code: 'custom', message: 'Must fit in 64 bits' });
@@ -23,6 +26,9 @@ export const bitfieldField = z.union([z.string().regex(/^\d{1,20}$/), z.number()
   }
   return value;
 });
+
+/** Permission bits: like `bitfieldField`, but bits beyond the known ones (even beyond 64) are dropped later. */
+export const permissionBitsField = unsignedInteger.transform((v) => BigInt(v));
 
 /** `""` counts as null outside message bodies (api.md §1.1). */
 export const nullableText = (max: number) =>

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
+import { snowflakeField as snowflake } from '../../http/fields.ts';
 import type { RateLimitSpec } from '../../http/route.ts';
 import type { Access } from './access.ts';
 import type { ChatEvents } from './events.ts';
@@ -24,13 +25,8 @@ export const limits = {
   inviteAccept: { bucket: 'invites:accept', limit: 10, windowSeconds: 10 } satisfies RateLimitSpec,
 };
 
-import { snowflakeField as snowflake } from '../../http/fields.ts';
-
-export { nullableText } from '../../http/fields.ts';
+export { nullableText, permissionBitsField as bitfield } from '../../http/fields.ts';
 export { snowflake };
-
-/** A permission bitfield in a body: decimal string or integer; unknown bits are dropped later. */
-export const bitfield = z.union([z.string().regex(/^\d{1,20}$/), z.number().int().min(0)]).transform((v) => BigInt(v));
 
 /** Cursor pagination for lists ordered by snowflake. */
 export const cursorQuery = (maxLimit: number, defaultLimit: number) =>

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
+import type { Queryable } from '../../platform/db/database.ts';
 import { partialUser } from '../users/user-record.ts';
 import { pathId } from './access.ts';
 import { type ChatDeps, cursorQuery, limits, nullableText, snowflake } from './deps.ts';
@@ -11,6 +12,12 @@ import { guildView, roleView } from './views.ts';
 
 /** Guilds a user may belong to at once. */
 export const MAX_GUILDS_PER_USER = 200;
+
+/** Refuses with `MAX_GUILDS` a user who is already in as many guilds as allowed (create, join). */
+export async function requireRoomForAnotherGuild(db: Queryable, userId: string): Promise<void> {
+  const [count] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM members WHERE user_id = $1', [userId]);
+  if ((count?.n ?? 0) >= MAX_GUILDS_PER_USER) throw new ApiError('MAX_GUILDS');
+}
 
 const createGuildBody = z.object({
   name: z.string().trim().min(1).max(100),
@@ -71,10 +78,7 @@ export function guildRoutes(deps: ChatDeps): AnyRoute[] {
           ? await services.media.storeUserImage('icons', guildId, ctx.body.icon, 'icon')
           : null;
         await db.transaction(async (tx) => {
-          const [count] = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM members WHERE user_id = $1', [
-            userId,
-          ]);
-          if ((count?.n ?? 0) >= MAX_GUILDS_PER_USER) throw new ApiError('MAX_GUILDS');
+          await requireRoomForAnotherGuild(tx, userId);
           await tx.query(
             `INSERT INTO guilds (id, name, icon, owner_id, system_channel_id, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
             [guildId, ctx.body.name, icon, userId, channelId, new Date(ctx.now)],

@@ -7,7 +7,7 @@ import { partialUser, type UserRecord } from '../users/user-record.ts';
 import { pathId, requireChannel } from './access.ts';
 import { type ChatDeps, limits } from './deps.ts';
 import { buildGuildPayload } from './guild-payload.ts';
-import { MAX_GUILDS_PER_USER } from './guilds.ts';
+import { requireRoomForAnotherGuild } from './guilds.ts';
 import { MESSAGE_TYPES } from './message-service.ts';
 import { PERMISSIONS } from './permissions.ts';
 import {
@@ -241,10 +241,7 @@ export function inviteRoutes(deps: ChatDeps): AnyRoute[] {
         if (await store.isBanned(guildId, userId)) throw new ApiError('USER_BANNED_FROM_GUILD');
         if (await store.member(guildId, userId)) return (await render([bundle], false))[0];
         const joined = await db.transaction(async (tx) => {
-          const [count] = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM members WHERE user_id = $1', [
-            userId,
-          ]);
-          if ((count?.n ?? 0) >= MAX_GUILDS_PER_USER) throw new ApiError('MAX_GUILDS');
+          await requireRoomForAnotherGuild(tx, userId);
           const [member] = await tx.query<MemberRow>(
             `INSERT INTO members AS m (guild_id, user_id, joined_at) VALUES ($1, $2, $3)
              ON CONFLICT (guild_id, user_id) DO NOTHING RETURNING ${MEMBER_COLUMNS}`,
