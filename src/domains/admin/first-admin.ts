@@ -3,6 +3,7 @@ import { hashPassword } from '../../platform/crypto/passwords.ts';
 import type { SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
 import { randomBase62 } from '../../platform/crypto/tokens.ts';
 import type { Database } from '../../platform/db/database.ts';
+import { defaultAvatarColor } from '../users/user-record.ts';
 import { AdminApiKeys } from './admin-api-keys.ts';
 
 export interface FirstAdminInput {
@@ -72,7 +73,7 @@ export async function createOrPromoteFirstAdmin(
           passwordHash,
           new Date(now),
           [WILDCARD_ACL],
-          Number(BigInt(userId) % 0xffffffn),
+          defaultAvatarColor(userId),
         ],
       );
     }

@@ -9,7 +9,7 @@ import { ipKey as toIpKey } from '../../platform/net/cidr.ts';
 import { sendVerification } from '../account-lifecycle/email-verification.ts';
 import { mfaChallenge } from '../mfa/login-challenge.ts';
 import { hasFlag, USER_FLAGS } from '../users/flags.ts';
-import type { UserRecord } from '../users/user-record.ts';
+import { defaultAvatarColor, type UserRecord } from '../users/user-record.ts';
 import { tokenResponse } from '../users/views.ts';
 import {
   assertNotBot,
@@ -94,7 +94,7 @@ export function authRoutes(services: AppServices): AnyRoute[] {
                 body.date_of_birth ?? null,
                 (pending ? USER_FLAGS.PENDING_MANUAL_VERIFICATION : 0n).toString(),
                 pending,
-                Number(BigInt(id) % 0xffffffn),
+                defaultAvatarColor(id),
                 now,
               ],
             );

@@ -3,7 +3,7 @@ import { ApiError, fieldError } from '../../http/errors.ts';
 import { isUniqueViolation } from '../../platform/db/database.ts';
 import { assertNotBot, isDeleted } from '../auth/account-rules.ts';
 import type { SsoSettings } from '../instance/instance-settings.ts';
-import type { UserRecord } from '../users/user-record.ts';
+import { defaultAvatarColor, type UserRecord } from '../users/user-record.ts';
 import type { SsoIdentities } from './sso-identities.ts';
 
 export interface ProviderIdentity {
@@ -77,7 +77,7 @@ export async function resolveAccount(
           usernameFor(identity, id),
           identity.name?.slice(0, 32) || null,
           identity.email,
-          Number(BigInt(id) % 0xffffffn),
+          defaultAvatarColor(id),
           now,
         ],
       );

@@ -91,6 +91,11 @@ export function toUserRecord(row: UserRow): UserRecord {
   };
 }
 
+/** The avatar colour a new account starts with, derived from its id. */
+export function defaultAvatarColor(id: string): number {
+  return Number(BigInt(id) % 0xffffffn);
+}
+
 /** Public flag bits fit in 6 bits, so they are sent as a JSON number. */
 export function publicFlags(user: UserRecord): number {
   return Number(user.flags & PUBLIC_FLAGS_MASK);
