@@ -1,12 +1,15 @@
 import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
 import { ApiError, fieldError } from '../../http/errors.ts';
+import { nullableText } from '../../http/fields.ts';
 import { type AnyRoute, type RateLimitSpec, route } from '../../http/route.ts';
 import { digest } from '../../platform/crypto/tokens.ts';
 import { usernameField } from '../auth/account-rules.ts';
 import { pathId } from '../chat/access.ts';
 import { OAUTH_SCOPES } from '../oauth2/scopes.ts';
 import { USER_FLAGS } from '../users/flags.ts';
+import { USER_UPDATED_TOPIC } from '../users/mfa-status-view.ts';
+import { applyProfileChanges } from '../users/profile-changes.ts';
 import { partialUser, type UserRecord, type UserRow } from '../users/user-record.ts';
 import { type ApplicationRecord, ApplicationsRepository } from './applications-repository.ts';
 import { announceBotRevoked, newBotToken, newClientSecret } from './credentials.ts';
@@ -46,11 +49,7 @@ const patchBotBody = z.object({
   username: usernameField.optional(),
   avatar: imageField,
   banner: imageField,
-  bio: z
-    .string()
-    .max(320)
-    .nullish()
-    .transform((v) => (v === '' ? null : v)),
+  bio: nullableText(320),
   bot_flags: z.number().int().min(0).optional(),
 });
 
@@ -274,27 +273,17 @@ export function applicationRoutes(services: AppServices): AnyRoute[] {
         if (body.bot_flags !== undefined && (BigInt(body.bot_flags) & ~SETTABLE_BOT_FLAGS) !== 0n) {
           throw fieldError('bot_flags', 'INVALID_FORMAT', 'Only bits 4 and 5 may be set');
         }
-        const sets: string[] = [];
-        const values: unknown[] = [bot.id];
-        const set = (column: string, value: unknown) => {
-          values.push(value);
-          sets.push(`${column} = $${values.length}`);
-        };
-        if (body.username !== undefined) set('username', body.username);
-        if (body.bio !== undefined) set('bio', body.bio);
-        if (body.avatar !== undefined)
-          set('avatar', await services.media.storeUserImage('avatars', bot.id, body.avatar, 'avatar'));
-        if (body.banner !== undefined)
-          set('banner', await services.media.storeUserImage('banners', bot.id, body.banner, 'banner'));
-        if (body.bot_flags !== undefined) {
-          values.push(SETTABLE_BOT_FLAGS.toString(), BigInt(body.bot_flags).toString());
-          sets.push(`flags = (flags & ~($${values.length - 1}::bigint)) | $${values.length}::bigint`);
-        }
-        if (sets.length > 0) await db.query(`UPDATE users SET ${sets.join(', ')} WHERE id = $1`, values);
-        await credentials.invalidate({ userId: bot.id });
-        const updated = await users.findById(bot.id, { fresh: true });
+        const updated = await applyProfileChanges(services, bot.id, body, {
+          extraColumns(columns) {
+            if (body.bot_flags !== undefined) {
+              const mask = columns.param(SETTABLE_BOT_FLAGS.toString());
+              const bits = columns.param(BigInt(body.bot_flags).toString());
+              columns.assign('flags', `(flags & ~(${mask}::bigint)) | ${bits}::bigint`);
+            }
+          },
+        });
         if (!updated) throw new ApiError('UNKNOWN_APPLICATION');
-        await services.bus.publish('user.updated', { userId: updated.id });
+        await services.bus.publish(USER_UPDATED_TOPIC, { userId: updated.id });
         const { token: _token, mfa_enabled: _m, authenticator_types: _a, ...view } = botView(updated);
         return view;
       },

@@ -6,6 +6,8 @@ import { type AnyRoute, route } from '../../http/route.ts';
 import { hashPassword } from '../../platform/crypto/passwords.ts';
 import { parseSnowflake } from '../../platform/crypto/snowflake.ts';
 import { isCommonPassword, passwordField, usernameField } from '../auth/account-rules.ts';
+import { USER_UPDATED_TOPIC } from './mfa-status-view.ts';
+import { applyProfileChanges } from './profile-changes.ts';
 import { partialUser } from './user-record.ts';
 import { privateUserJson, privateUserView } from './views.ts';
 
@@ -35,7 +37,7 @@ export type PatchMeBody = z.infer<typeof patchMeBody>;
 export type EmailTokenApplier = (userId: string, emailToken: string, ctx: { ip: string; now: number }) => Promise<void>;
 
 export function userRoutes(services: AppServices, applyEmailToken: EmailTokenApplier): AnyRoute[] {
-  const { db, users, credentials, sessions } = services;
+  const { users, sessions } = services;
   return [
     route({
       method: 'GET',
@@ -70,33 +72,21 @@ export function userRoutes(services: AppServices, applyEmailToken: EmailTokenApp
         if (body.new_password !== undefined && isCommonPassword(body.new_password)) {
           throw fieldError('new_password', 'PASSWORD_IS_TOO_COMMON', 'Password is too common');
         }
-        const sets: string[] = [];
-        const values: unknown[] = [user.id];
-        const set = (column: string, value: unknown) => {
-          values.push(value);
-          sets.push(`${column} = $${values.length}`);
-        };
-        if (body.username !== undefined) set('username', body.username);
-        if (body.global_name !== undefined) set('global_name', body.global_name);
-        if (body.bio !== undefined) set('bio', body.bio);
-        if (body.pronouns !== undefined) set('pronouns', body.pronouns);
-        if (body.accent_color !== undefined) set('accent_color', body.accent_color);
-        if (body.avatar !== undefined)
-          set('avatar', await services.media.storeUserImage('avatars', user.id, body.avatar, 'avatar'));
-        if (body.banner !== undefined)
-          set('banner', await services.media.storeUserImage('banners', user.id, body.banner, 'banner'));
-        if (body.new_password !== undefined) {
-          set('password_hash', await hashPassword(body.new_password));
-          set('password_last_changed_at', new Date(ctx.now));
-        }
-        if (sets.length > 0) await db.query(`UPDATE users SET ${sets.join(', ')} WHERE id = $1`, values);
-        if (body.email_token !== undefined)
-          await applyEmailToken(user.id, body.email_token, { ip: ctx.ip, now: ctx.now });
-        await credentials.invalidate({ userId: user.id });
-        const updated = await users.findById(user.id, { fresh: true });
+        const updated = await applyProfileChanges(services, user.id, body, {
+          async extraColumns(columns) {
+            if (body.new_password !== undefined) {
+              columns.set('password_hash', await hashPassword(body.new_password));
+              columns.set('password_last_changed_at', new Date(ctx.now));
+            }
+          },
+          async afterWrite() {
+            if (body.email_token !== undefined)
+              await applyEmailToken(user.id, body.email_token, { ip: ctx.ip, now: ctx.now });
+          },
+        });
         if (!updated) throw new ApiError('UNKNOWN_USER');
         const view = await privateUserView(services, updated);
-        await services.bus.publish('user.updated', { userId: updated.id });
+        await services.bus.publish(USER_UPDATED_TOPIC, { userId: updated.id });
         if (body.new_password !== undefined && !updated.isBot) {
           // A password change ends every session, the caller's too, and hands back a fresh one.
           await sessions.revokeAll(user.id);
