@@ -3,6 +3,7 @@ import type { AppServices } from '../../app-services.ts';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import { type AnyRoute, type RateLimitSpec, route } from '../../http/route.ts';
 import { pathId } from '../chat/access.ts';
+import { USER_UPDATED_TOPIC } from '../users/mfa-status-view.ts';
 import { hasMfa } from './mfa-factors.ts';
 import { matchTotp, normaliseBase32 } from './totp.ts';
 import { parseTotpSecret } from './totp-factor.ts';
@@ -24,7 +25,7 @@ const renameBody = z.object({ name: credentialName });
 /** Multi-factor management (api.md §3.3): `user-only`, not `+S`; sudo as each route declares. */
 export function mfaRoutes(services: AppServices): AnyRoute[] {
   const { db, mfa, bus } = services;
-  const userChanged = (userId: string) => bus.publish('user.updated', { userId });
+  const userChanged = (userId: string) => bus.publish(USER_UPDATED_TOPIC, { userId });
 
   return [
     route({
