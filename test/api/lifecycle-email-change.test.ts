@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { harness, registerUser, request, type TestUser, uniqueEmail } from '../support/client.ts';
 import { assertFieldError, createBot, emailsTo, lastEmail, linkToken, login, setClock } from '../support/lifecycle.ts';
+import { enableTotp, SUDO_HEADER, sudoProofViaTotp } from '../support/mfa.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 const WEBAPP = 'https://app.hearth.test';
@@ -208,6 +209,39 @@ describe('email change', () => {
       assertFieldError(await step(user, 'verify-original', { ticket, code: wrong }), 'code', 'INVALID_CODE');
     assertFieldError(
       await step(user, 'verify-original', { ticket, code }),
+      'ticket',
+      'INVALID_OR_EXPIRED_EMAIL_CHANGE_TICKET',
+    );
+  });
+
+  it('counts parallel wrong codes: five are refused as wrong, the rest find the ticket dead', async () => {
+    // A TOTP account with a sudo proof: no password hash per request, so the ten guesses really overlap.
+    const user = await verifiedUser();
+    const { secret } = await enableTotp(server, user.token);
+    const sudo = await sudoProofViaTotp(server, user.token, secret);
+    const post = (name: string, body: Record<string, unknown>) =>
+      request(server, 'POST', `/v1/users/@me/email-change/${name}`, {
+        auth: user.token,
+        headers: { [SUDO_HEADER]: sudo },
+        body,
+      });
+    const start = await post('start', {});
+    assert.equal(start.status, 200, start.text);
+    const { ticket } = start.body;
+    const code = (await lastEmail(server, user.email, 'email_change_original')).metadata.code;
+    const wrong = code === '123456' ? '654321' : '123456';
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => post('verify-original', { ticket, code: wrong })),
+    );
+    const wrongCode = answers.filter((res) =>
+      res.body.errors?.some((e: { code: string }) => e.code === 'INVALID_CODE'),
+    );
+    assert.equal(wrongCode.length, 5);
+    for (const res of wrongCode) assertFieldError(res, 'code', 'INVALID_CODE');
+    for (const res of answers.filter((res) => !wrongCode.includes(res)))
+      assertFieldError(res, 'ticket', 'INVALID_OR_EXPIRED_EMAIL_CHANGE_TICKET');
+    assertFieldError(
+      await post('verify-original', { ticket, code }),
       'ticket',
       'INVALID_OR_EXPIRED_EMAIL_CHANGE_TICKET',
     );

@@ -66,11 +66,15 @@ export function emailChangeRoutes(services: AppServices): AnyRoute[] {
     await enforceAllowance(rateLimiter, ctx, `email-change-send:${ctx.user.id}`, 3, 15 * 60_000);
   }
 
-  /** Counts a wrong code; the fifth kills the ticket. */
-  async function recordFailure(ticket: string, data: ChangeTicket): Promise<never> {
-    const failures = data.failures + 1;
-    if (failures >= MAX_CODE_FAILURES) await tokens.expire('email_change_ticket', ticket);
-    else await tokens.update('email_change_ticket', ticket, { ...data, failures });
+  /**
+   * Counts a wrong code in one conditional UPDATE; the fifth kills the ticket, so parallel guesses cannot
+   * get past five. A guess that finds the ticket already dead gets the dead-ticket answer.
+   */
+  async function recordFailure(ticket: string): Promise<never> {
+    const charged = await tokens.chargeFailure('email_change_ticket', ticket, MAX_CODE_FAILURES, {
+      expireAtMax: true,
+    });
+    if (charged === undefined) throw invalidTicket();
     throw invalidCode();
   }
 
@@ -157,7 +161,7 @@ export function emailChangeRoutes(services: AppServices): AnyRoute[] {
         const data = live.data;
         if (!data.require_original || !data.original_code_hash) throw invalidCode();
         const fresh = (data.original_code_expires_at ?? 0) > clock.now();
-        if (!fresh || !codeMatches(digest(ticket), code, data.original_code_hash)) await recordFailure(ticket, data);
+        if (!fresh || !codeMatches(digest(ticket), code, data.original_code_hash)) await recordFailure(ticket);
         const proof = randomBase62(64);
         const { original_code_hash: _used, ...rest } = data;
         await tokens.update('email_change_ticket', ticket, {
@@ -205,7 +209,7 @@ export function emailChangeRoutes(services: AppServices): AnyRoute[] {
         if (!secretMatches(original_proof, data.original_proof_hash)) throw invalidProof();
         if (!data.new_email || !data.new_code_hash) throw invalidCode();
         const fresh = (data.new_code_expires_at ?? 0) > clock.now();
-        if (!fresh || !codeMatches(digest(ticket), code, data.new_code_hash)) await recordFailure(ticket, data);
+        if (!fresh || !codeMatches(digest(ticket), code, data.new_code_hash)) await recordFailure(ticket);
         if (!(await tokens.consume('email_change_ticket', ticket))) throw invalidTicket();
         const emailToken = await tokens.issue('email_change_token', ctx.user.id, EMAIL_TOKEN_TTL_MS, {
           new_email: data.new_email,

@@ -88,6 +88,31 @@ export class OneTimeTokens {
     ]);
   }
 
+  /**
+   * Charges one failure to a live token's `data.failures` in one conditional UPDATE, so parallel attempts
+   * cannot go past `max`. Returns the new count, or `undefined` when the token is unknown, expired, used or
+   * already at `max`. With `expireAtMax`, the charge that reaches `max` also ends the token.
+   */
+  async chargeFailure(
+    purpose: TokenPurpose,
+    token: string,
+    max: number,
+    options: { expireAtMax?: boolean } = {},
+  ): Promise<number | undefined> {
+    const now = this.clock.now();
+    const [row] = await this.db.query<{ failures: number }>(
+      `UPDATE one_time_tokens
+          SET data = jsonb_set(data, '{failures}', to_jsonb(COALESCE((data->>'failures')::int, 0) + 1)),
+              expires_at = CASE WHEN $4::boolean AND COALESCE((data->>'failures')::int, 0) + 1 >= $3
+                                THEN $6 ELSE expires_at END
+        WHERE token_hash = $1 AND purpose = $2 AND consumed_at IS NULL AND expires_at > $5
+          AND COALESCE((data->>'failures')::int, 0) < $3
+        RETURNING (data->>'failures')::int AS failures`,
+      [digest(token), purpose, max, options.expireAtMax ?? false, new Date(now), new Date(now - 1)],
+    );
+    return row?.failures;
+  }
+
   async expire(purpose: TokenPurpose, token: string): Promise<void> {
     await this.db.query('UPDATE one_time_tokens SET expires_at = $3 WHERE token_hash = $1 AND purpose = $2', [
       digest(token),

@@ -1,18 +1,20 @@
 import type { Clock } from '../../platform/clock.ts';
-import { digest } from '../../platform/crypto/tokens.ts';
 import type { Database } from '../../platform/db/database.ts';
 import { MFA_TICKET_MAX_FAILURES, MFA_TICKET_TTL_MS } from '../auth/login-mfa.ts';
 import type { OneTimeTokens } from '../auth/one-time-tokens.ts';
 
 /**
  * The MFA login ticket (api.md §1.4): 5 minutes, single use, dead after 5 bad codes. Each attempt is charged
- * to the ticket before the code is checked, in one conditional UPDATE, so parallel guesses cannot exceed 5.
+ * to the ticket before the code is checked (OneTimeTokens.chargeFailure, one conditional UPDATE), so parallel
+ * guesses cannot exceed 5.
  */
 export class MfaTickets {
+  // The store and clock arguments are no longer needed (OneTimeTokens charges the attempt); they stay until
+  // mfa-store.ts drops them from its call.
   constructor(
-    private readonly db: Database,
+    _db: Database,
     private readonly tokens: OneTimeTokens,
-    private readonly clock: Clock,
+    _clock: Clock,
   ) {}
 
   /** A fresh ticket with no failures charged (login, password reset, and the test harness's chosen ticket). */
@@ -37,15 +39,7 @@ export class MfaTickets {
   /** Charges one attempt; false when the ticket is unknown, expired, used or out of attempts. */
   async chargeAttempt(ticket: string): Promise<boolean> {
     if (!isTicketShaped(ticket)) return false;
-    const rows = await this.db.query(
-      `UPDATE one_time_tokens
-          SET data = jsonb_set(data, '{failures}', to_jsonb(COALESCE((data->>'failures')::int, 0) + 1))
-        WHERE token_hash = $1 AND purpose = 'mfa_ticket' AND consumed_at IS NULL AND expires_at > $2
-          AND COALESCE((data->>'failures')::int, 0) < $3
-        RETURNING 1`,
-      [digest(ticket), new Date(this.clock.now()), MFA_TICKET_MAX_FAILURES],
-    );
-    return rows.length === 1;
+    return (await this.tokens.chargeFailure('mfa_ticket', ticket, MFA_TICKET_MAX_FAILURES)) !== undefined;
   }
 
   /** Uses the ticket up; of two concurrent successful steps only one gets the account back. */
