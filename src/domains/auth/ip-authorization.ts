@@ -169,7 +169,7 @@ export class IpAuthorization {
    * Returns false when the token was already used (a concurrent follow won the race).
    */
   async complete(token: string, userId: string): Promise<boolean> {
-    const { tokens, sessions, db, clock } = this.services;
+    const { tokens, sessions, clock } = this.services;
     const used = await tokens.consume<TokenData>('ip_authorization_token', token);
     if (!used || used.userId !== userId) return false;
     const ticket = openUnder(token, TICKET_KEY_LABEL, used.data.sealed_ticket);
@@ -185,16 +185,8 @@ export class IpAuthorization {
       sealed_session: sealUnder(ticket, SESSION_KEY_LABEL, session.token),
     };
     // The ticket now only serves the poll window.
-    await db.query(
-      `UPDATE one_time_tokens SET data = $3, expires_at = LEAST(expires_at, $4)
-        WHERE token_hash = $1 AND purpose = $2`,
-      [
-        digest(ticket),
-        'ip_authorization_ticket',
-        JSON.stringify(completed),
-        new Date(now + IP_AUTHORIZATION_POLL_WINDOW_MS),
-      ],
-    );
+    const expiresBy = now + IP_AUTHORIZATION_POLL_WINDOW_MS;
+    await tokens.update('ip_authorization_ticket', ticket, { ...completed }, { expiresBy });
     return true;
   }
 
@@ -205,13 +197,9 @@ export class IpAuthorization {
 
   /** A fresh link for the same ticket; earlier links stop working. */
   async resend(ticket: string, userId: string, data: TicketData, expiresAt: Date): Promise<void> {
-    const { db, clock, emails } = this.services;
-    await db.query(
-      `UPDATE one_time_tokens SET consumed_at = $3
-        WHERE purpose = 'ip_authorization_token' AND user_id = $1 AND data->>'ticket_hash' = $2 AND consumed_at IS NULL`,
-      [userId, digest(ticket), new Date(clock.now())],
-    );
-    await this.services.tokens.update('ip_authorization_ticket', ticket, { ...data, resend_used: true });
+    const { tokens, clock, emails } = this.services;
+    await tokens.revokeByData('ip_authorization_token', userId, 'ticket_hash', digest(ticket));
+    await tokens.update('ip_authorization_ticket', ticket, { ...data, resend_used: true });
     const token = randomBase62(64);
     const ttl = Math.max(1, expiresAt.getTime() - clock.now());
     await this.issueToken(userId, ticket, data.ip, data.ip_key, ttl, token);
@@ -223,10 +211,7 @@ export class IpAuthorization {
     const { tokens } = this.services;
     if (ticket) {
       await tokens.expire('ip_authorization_ticket', ticket);
-      await this.services.db.query(
-        `UPDATE one_time_tokens SET expires_at = $2 WHERE purpose = 'ip_authorization_token' AND data->>'ticket_hash' = $1`,
-        [digest(ticket), new Date(this.services.clock.now() - 1)],
-      );
+      await tokens.expireByData('ip_authorization_token', 'ticket_hash', digest(ticket));
     }
     if (token) await tokens.expire('ip_authorization_token', token);
   }

@@ -80,12 +80,26 @@ export class OneTimeTokens {
       : undefined;
   }
 
-  async update(purpose: TokenPurpose, token: string, data: Record<string, unknown>): Promise<void> {
-    await this.db.query('UPDATE one_time_tokens SET data = $3 WHERE token_hash = $1 AND purpose = $2', [
-      digest(token),
-      purpose,
-      JSON.stringify(data),
-    ]);
+  /** Replaces a token's data; with `expiresBy`, the token also ends by then if it was to live longer. */
+  async update(
+    purpose: TokenPurpose,
+    token: string,
+    data: Record<string, unknown>,
+    options: { expiresBy?: number } = {},
+  ): Promise<void> {
+    if (options.expiresBy === undefined) {
+      await this.db.query('UPDATE one_time_tokens SET data = $3 WHERE token_hash = $1 AND purpose = $2', [
+        digest(token),
+        purpose,
+        JSON.stringify(data),
+      ]);
+      return;
+    }
+    await this.db.query(
+      `UPDATE one_time_tokens SET data = $3, expires_at = LEAST(expires_at, $4)
+        WHERE token_hash = $1 AND purpose = $2`,
+      [digest(token), purpose, JSON.stringify(data), new Date(options.expiresBy)],
+    );
   }
 
   /**
@@ -119,6 +133,25 @@ export class OneTimeTokens {
       purpose,
       new Date(this.clock.now() - 1),
     ]);
+  }
+
+  /** Ends now every token of a purpose whose `data[key]` is `value`, used or not. */
+  async expireByData(purpose: TokenPurpose, key: string, value: string): Promise<void> {
+    await this.db.query('UPDATE one_time_tokens SET expires_at = $4 WHERE purpose = $1 AND data->>$2::text = $3', [
+      purpose,
+      key,
+      value,
+      new Date(this.clock.now() - 1),
+    ]);
+  }
+
+  /** Invalidates a user's live tokens of a purpose whose `data[key]` is `value`. */
+  async revokeByData(purpose: TokenPurpose, userId: string, key: string, value: string): Promise<void> {
+    await this.db.query(
+      `UPDATE one_time_tokens SET consumed_at = $5
+        WHERE purpose = $1 AND user_id = $2 AND data->>$3::text = $4 AND consumed_at IS NULL`,
+      [purpose, userId, key, value, new Date(this.clock.now())],
+    );
   }
 
   /**
