@@ -35,7 +35,7 @@ export class MfaStore implements MfaFactors {
     this.totp = new TotpFactor(db, deps.secret);
     this.webauthn = new WebAuthnCredentials(db, tokens, deps.ids, deps.config);
     this.attempts = new MfaAttempts(db);
-    this.tickets = new MfaTickets(db, tokens, deps.clock);
+    this.tickets = new MfaTickets(tokens);
   }
 
   async status(userId: string): Promise<MfaStatus> {

@@ -1,5 +1,3 @@
-import type { Clock } from '../../platform/clock.ts';
-import type { Database } from '../../platform/db/database.ts';
 import { MFA_TICKET_MAX_FAILURES, MFA_TICKET_TTL_MS } from '../auth/login-mfa.ts';
 import type { OneTimeTokens } from '../auth/one-time-tokens.ts';
 
@@ -9,13 +7,7 @@ import type { OneTimeTokens } from '../auth/one-time-tokens.ts';
  * guesses cannot exceed 5.
  */
 export class MfaTickets {
-  // The store and clock arguments are no longer needed (OneTimeTokens charges the attempt); they stay until
-  // mfa-store.ts drops them from its call.
-  constructor(
-    _db: Database,
-    private readonly tokens: OneTimeTokens,
-    _clock: Clock,
-  ) {}
+  constructor(private readonly tokens: OneTimeTokens) {}
 
   /** A fresh ticket with no failures charged (login, password reset, and the test harness's chosen ticket). */
   issue(userId: string, options: { ttlMs?: number; token?: string } = {}): Promise<string> {
