@@ -37,6 +37,7 @@ import { InProcessRateLimiter, type RateLimiter } from './platform/state/rate-li
 import { openRedisState } from './platform/state/redis.ts';
 import { openObjectStore } from './platform/storage/open-object-store.ts';
 import { buildRoutes } from './routes.ts';
+import { registerWebClient } from './web/web-client.ts';
 
 export interface StartOptions {
   config: Config;
@@ -158,6 +159,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
 
   const routes = buildRoutes(services);
   const http = createHttpServer(services, routes);
+  registerWebClient(http, { config, log });
   const gateway = config.roles.has('gateway') ? new GatewayServer(services, options.gateway) : undefined;
   gateway?.attach(http.server);
   // Finalises self-deletions whose grace period ended; test mode sweeps often (36 s grace).

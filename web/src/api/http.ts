@@ -1,0 +1,80 @@
+import { HearthApiError, NetworkError } from './errors.ts';
+
+export interface RequestOptions {
+  body?: unknown;
+  query?: Record<string, string | undefined>;
+  /** Send the session token (default true when one is held). */
+  auth?: boolean;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+const SUDO_HEADER = 'X-Service-Sudo-Mode-JWT';
+
+/**
+ * The one place that talks HTTP to the API: JSON in and out, the session token in `Authorization`,
+ * the sudo proof header kept in memory (5 minutes, never stored) and errors turned into `HearthApiError`.
+ */
+export class HttpClient {
+  private sudoProof: string | undefined;
+
+  constructor(
+    /** `endpoints.api_client` + `/v1`, from discovery. */
+    readonly base: string,
+    private readonly token: () => string | null,
+  ) {}
+
+  forgetSudoProof(): void {
+    this.sudoProof = undefined;
+  }
+
+  async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    const url = new URL(`${this.base}${path}`);
+    for (const [name, value] of Object.entries(options.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(name, value);
+    }
+    const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+    const token = options.auth === false ? null : this.token();
+    if (token) headers.authorization = token;
+    if (token && this.sudoProof) headers[SUDO_HEADER] = this.sudoProof;
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(options.body);
+    }
+    let response: Response;
+    try {
+      response = await fetch(url, { method, headers, body, signal: options.signal, referrerPolicy: 'no-referrer' });
+    } catch (error) {
+      if ((error as Error).name === 'AbortError') throw error;
+      throw new NetworkError((error as Error).message);
+    }
+    const proof = response.headers.get(SUDO_HEADER);
+    if (proof) this.sudoProof = proof;
+    const text = await response.text();
+    const parsed: unknown = text ? safeJson(text) : undefined;
+    if (!response.ok) {
+      const data = (parsed && typeof parsed === 'object' ? parsed : {}) as Record<string, unknown>;
+      const retryAfter =
+        typeof data.retry_after === 'number'
+          ? data.retry_after
+          : Number(response.headers.get('retry-after')) || undefined;
+      throw new HearthApiError(
+        response.status,
+        typeof data.code === 'string' ? data.code : `HTTP_${response.status}`,
+        typeof data.message === 'string' ? data.message : response.statusText,
+        data,
+        retryAfter,
+      );
+    }
+    return parsed as T;
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,170 @@
+import {
+  createContext,
+  type FormEvent,
+  type ReactNode,
+  useCallback,
+  useContext,
+  useEffect,
+  useRef,
+  useState,
+} from 'react';
+import { useTranslation } from 'react-i18next';
+import { HearthApiError } from '../api/errors.ts';
+import type { SudoMethods, SudoProof } from '../api/types.ts';
+import { useApp } from '../app-context.tsx';
+import { getAssertion } from '../lib/webauthn.ts';
+import { Button } from './Button.tsx';
+import { ErrorNotice } from './ErrorNotice.tsx';
+import { Field } from './Field.tsx';
+
+/** Thrown when the person closes the sudo prompt instead of confirming. */
+export class SudoCancelled extends Error {
+  constructor() {
+    super('sudo cancelled');
+    this.name = 'SudoCancelled';
+  }
+}
+
+type Action<T> = (proof: SudoProof) => Promise<T>;
+type WithSudo = <T>(action: Action<T>) => Promise<T>;
+
+const SudoContext = createContext<WithSudo | null>(null);
+
+/**
+ * `withSudo(action)` runs a sudo-gated action; when it answers `SUDO_MODE_REQUIRED` a dialog asks for one of
+ * the methods the error lists (password, TOTP or backup code, passkey), then the action runs again with the
+ * proof. A minted proof (response header) is kept by the HTTP client for the next 5 minutes.
+ */
+export function useSudo(): WithSudo {
+  const value = useContext(SudoContext);
+  if (!value) throw new Error('useSudo outside <SudoProvider>');
+  return value;
+}
+
+interface Pending {
+  methods: SudoMethods;
+  // biome-ignore lint/suspicious/noExplicitAny: the pending action's result type is erased while the dialog is open
+  run: Action<any>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+export function SudoProvider({ children }: { children: ReactNode }) {
+  const [pending, setPending] = useState<Pending | null>(null);
+  const withSudo = useCallback<WithSudo>(async (action) => {
+    try {
+      return await action({});
+    } catch (error) {
+      if (!(error instanceof HearthApiError) || error.code !== 'SUDO_MODE_REQUIRED') throw error;
+      const methods = (error.body.methods ?? {}) as SudoMethods;
+      return new Promise((resolve, reject) => {
+        setPending({ methods, run: action, resolve: resolve as (value: unknown) => void, reject });
+      });
+    }
+  }, []);
+  return (
+    <SudoContext.Provider value={withSudo}>
+      {children}
+      {pending && <SudoDialog pending={pending} close={() => setPending(null)} />}
+    </SudoContext.Provider>
+  );
+}
+
+function SudoDialog({ pending, close }: { pending: Pending; close: () => void }) {
+  const { t } = useTranslation();
+  const { api } = useApp();
+  const dialog = useRef<HTMLDialogElement>(null);
+  const [password, setPassword] = useState('');
+  const [code, setCode] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const { methods } = pending;
+
+  useEffect(() => {
+    dialog.current?.showModal();
+  }, []);
+
+  const cancel = () => {
+    close();
+    pending.reject(new SudoCancelled());
+  };
+
+  const attempt = async (proof: () => Promise<SudoProof>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      const result = await pending.run(await proof());
+      close();
+      pending.resolve(result);
+    } catch (caught) {
+      setError(caught instanceof DOMException ? new HearthApiError(0, 'PASSKEY_CANCELLED', '', {}) : caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (methods.totp && code) void attempt(async () => ({ mfa_method: 'totp', mfa_code: code.trim() }));
+    else if (methods.password) void attempt(async () => ({ password }));
+  };
+
+  const passkey = () =>
+    attempt(async () => {
+      const { response, challenge } = await getAssertion(await api.users.sudoWebauthnOptions());
+      return { mfa_method: 'webauthn', webauthn_response: response, webauthn_challenge: challenge };
+    });
+
+  const usable = methods.password || methods.totp || methods.webauthn;
+  return (
+    <dialog
+      ref={dialog}
+      className="sudo-dialog"
+      aria-labelledby="sudo-title"
+      onCancel={(event) => {
+        event.preventDefault();
+        cancel();
+      }}
+    >
+      <form onSubmit={submit}>
+        <h2 id="sudo-title">{t('sudo.title')}</h2>
+        <p>{usable ? t('sudo.intro') : t('sudo.ssoOnly')}</p>
+        {methods.password && (
+          <Field
+            label={t('sudo.passwordLabel')}
+            type="password"
+            autoComplete="current-password"
+            value={password}
+            onChange={(event) => setPassword(event.target.value)}
+            required
+          />
+        )}
+        {methods.totp && (
+          <Field
+            label={t('sudo.totpLabel')}
+            inputMode="text"
+            autoComplete="one-time-code"
+            value={code}
+            onChange={(event) => setCode(event.target.value)}
+          />
+        )}
+        <ErrorNotice error={error} />
+        <div className="actions">
+          {(methods.password || methods.totp) && (
+            <Button type="submit" busy={busy}>
+              {t('sudo.confirm')}
+            </Button>
+          )}
+          {methods.webauthn && (
+            <Button variant="secondary" busy={busy} onClick={() => void passkey()}>
+              {t('sudo.passkey')}
+            </Button>
+          )}
+          <Button variant="link" onClick={cancel}>
+            {t('common.cancel')}
+          </Button>
+        </div>
+      </form>
+    </dialog>
+  );
+}

@@ -1,0 +1,23 @@
+import { currentLocale } from './index.ts';
+
+/** Dates, numbers and lists through Intl in the current locale; plurals go through i18next (Intl.PluralRules). */
+export function formatDate(value: string | number | Date, style: 'date' | 'dateTime' = 'date'): string {
+  const date = value instanceof Date ? value : new Date(value);
+  return new Intl.DateTimeFormat(
+    currentLocale(),
+    style === 'date' ? { dateStyle: 'long' } : { dateStyle: 'medium', timeStyle: 'short' },
+  ).format(date);
+}
+
+export function formatNumber(value: number): string {
+  return new Intl.NumberFormat(currentLocale()).format(value);
+}
+
+export function formatList(items: string[]): string {
+  return new Intl.ListFormat(currentLocale(), { style: 'long', type: 'conjunction' }).format(items);
+}
+
+/** Snowflake → creation time (bits 63–22 are ms since 2015-01-01Z, api.md §1.2). */
+export function snowflakeDate(id: string): Date {
+  return new Date(Number(BigInt(id) >> 22n) + 1420070400000);
+}

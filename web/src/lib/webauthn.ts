@@ -1,0 +1,108 @@
+/**
+ * WebAuthn ceremonies from the server's JSON options (base64url strings, the @simplewebauthn shape) to the
+ * browser API and back. Written out rather than relying on `parseRequestOptionsFromJSON`, which not every
+ * supported browser has yet.
+ */
+
+type Json = Record<string, unknown>;
+
+function fromBase64Url(value: string): ArrayBuffer {
+  const base64 = value
+    .replace(/-/g, '+')
+    .replace(/_/g, '/')
+    .padEnd(Math.ceil(value.length / 4) * 4, '=');
+  const binary = atob(base64);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes.buffer;
+}
+
+function toBase64Url(buffer: ArrayBuffer | null | undefined): string | undefined {
+  if (!buffer) return undefined;
+  const bytes = new Uint8Array(buffer);
+  let binary = '';
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+function descriptors(list: unknown): PublicKeyCredentialDescriptor[] | undefined {
+  if (!Array.isArray(list)) return undefined;
+  return (list as Json[]).map((item) => ({
+    type: 'public-key',
+    id: fromBase64Url(item.id as string),
+    transports: item.transports as AuthenticatorTransport[] | undefined,
+  }));
+}
+
+export function webauthnSupported(): boolean {
+  return typeof window.PublicKeyCredential === 'function' && !!navigator.credentials;
+}
+
+/** Runs `navigator.credentials.get` for request options; answers the JSON the server verifies. */
+export async function getAssertion(options: unknown): Promise<{ response: Json; challenge: string }> {
+  const json = options as Json;
+  const publicKey: PublicKeyCredentialRequestOptions = {
+    challenge: fromBase64Url(json.challenge as string),
+    rpId: json.rpId as string | undefined,
+    timeout: json.timeout as number | undefined,
+    userVerification: json.userVerification as UserVerificationRequirement | undefined,
+    allowCredentials: descriptors(json.allowCredentials),
+  };
+  const credential = (await navigator.credentials.get({ publicKey })) as PublicKeyCredential | null;
+  if (!credential) throw new DOMException('No credential', 'NotAllowedError');
+  const response = credential.response as AuthenticatorAssertionResponse;
+  return {
+    challenge: json.challenge as string,
+    response: {
+      id: credential.id,
+      rawId: toBase64Url(credential.rawId),
+      type: credential.type,
+      clientExtensionResults: credential.getClientExtensionResults(),
+      authenticatorAttachment: credential.authenticatorAttachment ?? undefined,
+      response: {
+        clientDataJSON: toBase64Url(response.clientDataJSON),
+        authenticatorData: toBase64Url(response.authenticatorData),
+        signature: toBase64Url(response.signature),
+        userHandle: toBase64Url(response.userHandle),
+      },
+    },
+  };
+}
+
+/** Runs `navigator.credentials.create` for creation options (the settings pages add passkeys with it). */
+export async function createCredential(options: unknown): Promise<{ response: Json; challenge: string }> {
+  const json = options as Json;
+  const user = json.user as Json;
+  const publicKey: PublicKeyCredentialCreationOptions = {
+    challenge: fromBase64Url(json.challenge as string),
+    rp: json.rp as PublicKeyCredentialRpEntity,
+    user: {
+      id: fromBase64Url(user.id as string),
+      name: user.name as string,
+      displayName: user.displayName as string,
+    },
+    pubKeyCredParams: json.pubKeyCredParams as PublicKeyCredentialParameters[],
+    timeout: json.timeout as number | undefined,
+    attestation: json.attestation as AttestationConveyancePreference | undefined,
+    authenticatorSelection: json.authenticatorSelection as AuthenticatorSelectionCriteria | undefined,
+    excludeCredentials: descriptors(json.excludeCredentials),
+  };
+  const credential = (await navigator.credentials.create({ publicKey })) as PublicKeyCredential | null;
+  if (!credential) throw new DOMException('No credential', 'NotAllowedError');
+  const response = credential.response as AuthenticatorAttestationResponse;
+  return {
+    challenge: json.challenge as string,
+    response: {
+      id: credential.id,
+      rawId: toBase64Url(credential.rawId),
+      type: credential.type,
+      clientExtensionResults: credential.getClientExtensionResults(),
+      authenticatorAttachment: credential.authenticatorAttachment ?? undefined,
+      response: {
+        clientDataJSON: toBase64Url(response.clientDataJSON),
+        attestationObject: toBase64Url(response.attestationObject),
+        transports: response.getTransports?.() ?? [],
+      },
+    },
+  };
+}

@@ -1,0 +1,126 @@
+import { Suspense, useCallback, useEffect, useMemo, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { HearthApi } from '../api/api.ts';
+import { HearthApiError } from '../api/errors.ts';
+import { SessionStore } from '../api/session-store.ts';
+import type { DiscoveryDocument, PrivateUser, TokenResponse } from '../api/types.ts';
+import { AppContext, type AppContextValue } from '../app-context.tsx';
+import { SudoProvider } from '../components/SudoPrompt.tsx';
+import { GatewayClient } from '../gateway/client.ts';
+import { pickLocale, setLocale } from '../i18n/index.ts';
+import { NotFoundPage } from './NotFoundPage.tsx';
+import { navigate, useLocation } from './router.tsx';
+import { findRoute } from './routes.ts';
+
+const sessions = new SessionStore();
+
+/** After signing in, go where the person was headed (`?next=` on /login), else home. */
+export function nextPath(): string {
+  const next = new URLSearchParams(window.location.search).get('next');
+  return next?.startsWith('/') && !next.startsWith('//') ? next : '/';
+}
+
+/** The app shell: holds the session and account, guards routes, and renders the current page. */
+export function App({ discovery }: { discovery: DiscoveryDocument }) {
+  const { t } = useTranslation();
+  const location = useLocation();
+  const api = useMemo(
+    () => new HearthApi(`${discovery.endpoints.api_client}/v1`, () => sessions.get()?.token ?? null),
+    [discovery],
+  );
+  const [user, setUser] = useState<PrivateUser | null>(null);
+  const [loadingUser, setLoadingUser] = useState(() => sessions.get() !== null);
+
+  const loadUser = useCallback(async () => {
+    if (!sessions.get()) {
+      setUser(null);
+      setLoadingUser(false);
+      return;
+    }
+    setLoadingUser(true);
+    try {
+      const me = await api.users.me();
+      setUser(me);
+      await setLocale(pickLocale(me.locale));
+    } catch (error) {
+      if (error instanceof HearthApiError && error.status === 401) sessions.clear();
+      setUser(null);
+    } finally {
+      setLoadingUser(false);
+    }
+  }, [api]);
+
+  useEffect(() => {
+    void loadUser();
+    return sessions.subscribe(() => void loadUser());
+  }, [loadUser]);
+
+  const signOutLocally = useCallback(() => {
+    api.http.forgetSudoProof();
+    sessions.clear();
+  }, [api]);
+
+  // One gateway connection while signed in: it ends the session here when the server revokes it.
+  const token = user ? sessions.get()?.token : undefined;
+  useEffect(() => {
+    if (!token) return;
+    const gateway = new GatewayClient({
+      url: discovery.endpoints.gateway,
+      token,
+      onInvalidSession: () => signOutLocally(),
+      onDispatch: (type, data) => {
+        if (type === 'USER_UPDATE')
+          setUser((current) => (current ? { ...current, ...(data as PrivateUser) } : current));
+      },
+    });
+    gateway.start();
+    return () => gateway.stop();
+  }, [token, discovery, signOutLocally]);
+
+  const value: AppContextValue = useMemo(
+    () => ({
+      discovery,
+      api,
+      sessions,
+      user,
+      navigate,
+      signOutLocally,
+      async signIn(response: TokenResponse) {
+        sessions.set({ token: response.token, userId: response.user_id });
+        await loadUser();
+      },
+    }),
+    [discovery, api, user, loadUser, signOutLocally],
+  );
+
+  const current = findRoute(location.pathname);
+  let redirect: string | undefined;
+  if (current && !loadingUser) {
+    if (current.access === 'signed-in' && !user) {
+      const here = location.pathname + location.search;
+      redirect = here === '/' ? '/login' : `/login?next=${encodeURIComponent(here)}`;
+    } else if (current.access === 'signed-out' && user) {
+      redirect = nextPath();
+    }
+  }
+  useEffect(() => {
+    if (redirect) navigate(redirect, { replace: true });
+  }, [redirect]);
+
+  const loading = (
+    <p className="loading" role="status">
+      {t('app.loading')}
+    </p>
+  );
+  let content = loading;
+  if (!current) content = <NotFoundPage />;
+  else if (!loadingUser && !redirect) content = <current.page />;
+
+  return (
+    <AppContext.Provider value={value}>
+      <SudoProvider>
+        <Suspense fallback={loading}>{content}</Suspense>
+      </SudoProvider>
+    </AppContext.Provider>
+  );
+}
