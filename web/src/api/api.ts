@@ -125,6 +125,18 @@ export class HearthApi {
       this.http.request<unknown>('POST', '/users/@me/sudo/webauthn/authentication-options', { body: {} }),
   };
 
+  readonly mfa = {
+    webauthnCredentials: () =>
+      this.http.request<{ id: string; name: string; created_at: string; last_used_at: string | null }[]>(
+        'GET',
+        '/users/@me/mfa/webauthn/credentials',
+      ),
+    webauthnRegistrationOptions: (proof: SudoProof = {}) =>
+      this.http.request<unknown>('POST', '/users/@me/mfa/webauthn/credentials/registration-options', { body: proof }),
+    addWebauthnCredential: (response: unknown, challenge: string, name: string) =>
+      this.http.request<void>('POST', '/users/@me/mfa/webauthn/credentials', { body: { response, challenge, name } }),
+  };
+
   readonly oauth2 = {
     application: (id: string) =>
       this.http.request<PublicApplication>('GET', `/oauth2/applications/${encodeURIComponent(id)}/public`),

@@ -6,6 +6,7 @@ import { SessionStore } from '../api/session-store.ts';
 import type { DiscoveryDocument, PrivateUser, TokenResponse } from '../api/types.ts';
 import { AppContext, type AppContextValue } from '../app-context.tsx';
 import { SudoProvider } from '../components/SudoPrompt.tsx';
+import { SuspiciousPage } from '../features/auth/SuspiciousPage.tsx';
 import { GatewayClient } from '../gateway/client.ts';
 import { pickLocale, setLocale } from '../i18n/index.ts';
 import { NotFoundPage } from './NotFoundPage.tsx';
@@ -30,10 +31,13 @@ export function App({ discovery }: { discovery: DiscoveryDocument }) {
   );
   const [user, setUser] = useState<PrivateUser | null>(null);
   const [loadingUser, setLoadingUser] = useState(() => sessions.get() !== null);
+  // Signed in, but the account must act first (verify its email…): /users/@me answers 403 until it does.
+  const [suspicious, setSuspicious] = useState(false);
 
   const loadUser = useCallback(async () => {
     if (!sessions.get()) {
       setUser(null);
+      setSuspicious(false);
       setLoadingUser(false);
       return;
     }
@@ -41,9 +45,11 @@ export function App({ discovery }: { discovery: DiscoveryDocument }) {
     try {
       const me = await api.users.me();
       setUser(me);
+      setSuspicious(false);
       await setLocale(pickLocale(me.locale));
     } catch (error) {
       if (error instanceof HearthApiError && error.status === 401) sessions.clear();
+      setSuspicious(error instanceof HearthApiError && error.code === 'ACCOUNT_SUSPICIOUS_ACTIVITY');
       setUser(null);
     } finally {
       setLoadingUser(false);
@@ -96,7 +102,7 @@ export function App({ discovery }: { discovery: DiscoveryDocument }) {
   const current = findRoute(location.pathname);
   let redirect: string | undefined;
   if (current && !loadingUser) {
-    if (current.access === 'signed-in' && !user) {
+    if (current.access === 'signed-in' && !user && !suspicious) {
       const here = location.pathname + location.search;
       redirect = here === '/' ? '/login' : `/login?next=${encodeURIComponent(here)}`;
     } else if (current.access === 'signed-out' && user) {
@@ -114,6 +120,7 @@ export function App({ discovery }: { discovery: DiscoveryDocument }) {
   );
   let content = loading;
   if (!current) content = <NotFoundPage />;
+  else if (!loadingUser && suspicious && current.access === 'signed-in') content = <SuspiciousPage />;
   else if (!loadingUser && !redirect) content = <current.page />;
 
   return (

@@ -8,6 +8,15 @@ import { type RouteDef, route } from './router.tsx';
 export const ROUTES: RouteDef[] = [
   route('/', 'signed-in', () => import('../features/home/HomePage.tsx')),
   route('/login', 'signed-out', () => import('../features/auth/SignInPage.tsx')),
+  route('/register', 'signed-out', () => import('../features/auth/RegisterPage.tsx')),
+  route('/forgot', 'any', () => import('../features/auth/ForgotPage.tsx')),
+  route('/reset', 'any', () => import('../features/auth/ResetPage.tsx')),
+  route('/verify', 'any', () => import('../features/auth/VerifyPage.tsx')),
+  route('/auth/email-revert', 'any', () => import('../features/auth/EmailRevertPage.tsx')),
+  route('/authorize-ip', 'any', () => import('../features/auth/AuthorizeIpPage.tsx')),
+  route('/auth/sso/callback', 'any', () => import('../features/auth/SsoCallbackPage.tsx')),
+  route('/oauth2/authorize', 'signed-in', () => import('../features/oauth2/ConsentPage.tsx')),
+  route('/oauth2/authorized', 'any', () => import('../features/oauth2/AuthorizedPage.tsx')),
 ];
 
 export function findRoute(pathname: string): RouteDef | undefined {

@@ -66,7 +66,7 @@ export function MfaStep({
   const labels: Record<Method, string> = {
     totp: t('signIn.useTotp'),
     backup: t('signIn.useBackup'),
-    webauthn: t('signIn.confirmWithPasskey'),
+    webauthn: t('signIn.usePasskey'),
   };
 
   return (

@@ -7,6 +7,7 @@ import { ErrorNotice, Notice } from '../../components/ErrorNotice.tsx';
 import { PageLayout } from '../../components/PageLayout.tsx';
 import { SudoCancelled, useSudo } from '../../components/SudoPrompt.tsx';
 import { formatDate, snowflakeDate } from '../../i18n/format.ts';
+import { PasskeySection } from './PasskeySection.tsx';
 
 /** The signed-in landing page (part 2 replaces it with chat): who you are, where you are signed in, sign out. */
 export default function HomePage() {
@@ -100,6 +101,7 @@ export default function HomePage() {
           </p>
         )}
       </section>
+      <PasskeySection />
       <section aria-labelledby="sessions-heading">
         <h2 id="sessions-heading">{t('home.sessionsTitle')}</h2>
         {sessions && (

@@ -1,0 +1,299 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { registerUser, request } from '../support/client.ts';
+import { totpCode } from '../support/mfa.ts';
+import type { TestServer } from '../support/server.ts';
+import {
+  assertAccessible,
+  CHROMIUM_PATH,
+  lastMail,
+  launchChromium,
+  mailLink,
+  newContext,
+  startWebServer,
+  warnNoChromium,
+} from './support/browser.ts';
+
+/**
+ * One person's whole life in the browser, step by step in one Chromium context: register, verify the email
+ * from the captured message, sign in, TOTP, backup code, passkeys (Chromium's virtual authenticator), a
+ * sudo-gated change through the prompt, OAuth2 consent to a client's redirect URI and a bot install.
+ */
+if (!CHROMIUM_PATH) {
+  warnNoChromium('test/browser/account-flows.test.ts');
+} else {
+  let server: TestServer & { origin: string };
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  const email = `flow.${Date.now()}@example.test`;
+  const username = `flow_${Date.now().toString(36)}`;
+  const password = 'a-long-browser-password';
+  let totpSecret = '';
+  let backupCodes: string[] = [];
+
+  const heading = (name: string) => page.getByRole('heading', { level: 1, name }).waitFor();
+  const storedToken = async () =>
+    JSON.parse((await page.evaluate(() => window.localStorage.getItem('hearth.session'))) ?? '{}').token as string;
+
+  async function signOut() {
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+    await heading('Sign in to Hearth');
+  }
+
+  async function fillCredentials() {
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password', { exact: true }).fill(password);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  }
+
+  before(async () => {
+    [server, browser] = await Promise.all([startWebServer(), launchChromium()]);
+    context = await newContext(browser);
+    page = await context.newPage();
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  describe('an account from registration to OAuth2 consent (Chromium)', () => {
+    it('registers through the form', async () => {
+      await page.goto(`${server.origin}/register`);
+      await heading('Create your account');
+      await assertAccessible(page, 'register page');
+      await page.getByLabel('Email').fill(email);
+      await page.getByLabel('Username').fill(username);
+      await page.getByLabel('Display name (optional)').fill('Flow Tester');
+      await page.getByLabel('Password', { exact: true }).fill(password);
+      await page.getByLabel('I agree to the terms of service and privacy policy').check();
+      await page.getByRole('button', { name: 'Create account' }).click();
+      await heading('Welcome, Flow Tester');
+      await page.getByText('Your email address is not verified yet.').waitFor();
+      await assertAccessible(page, 'landing page');
+    });
+
+    it('verifies the email from the link in the captured message', async () => {
+      const link = mailLink(await lastMail(server, email, 'email_verification'), server.origin, '/verify');
+      await page.goto(link);
+      await heading('Verify your email');
+      await page.getByRole('status').filter({ hasText: 'Your email address is verified. Thank you!' }).waitFor();
+      assert.equal(new URL(page.url()).hash, '', 'the token leaves the address bar');
+      await assertAccessible(page, 'verify page');
+      // The same link a second time (a fresh page load, as from the mail client) says it is used up.
+      await page.goto('about:blank');
+      await page.goto(link);
+      await page.getByRole('alert').filter({ hasText: 'This verification link is invalid or has expired.' }).waitFor();
+      await page.goto(`${server.origin}/`);
+      await heading('Welcome, Flow Tester');
+      assert.equal(await page.getByText('Your email address is not verified yet.').count(), 0);
+    });
+
+    it('signs out and back in with the password', async () => {
+      await signOut();
+      await fillCredentials();
+      await heading('Welcome, Flow Tester');
+    });
+
+    it('signs in with a TOTP code once TOTP is on', async () => {
+      const token = await storedToken();
+      const { enableTotp } = await import('../support/mfa.ts');
+      ({ secret: totpSecret, backupCodes } = await enableTotp(server, token));
+      await signOut();
+      await fillCredentials();
+      await heading('Two-factor authentication');
+      await assertAccessible(page, 'MFA step');
+      await page.getByLabel('Code from your authenticator app').fill('000000');
+      await page.getByRole('button', { name: 'Verify' }).click();
+      await page.getByRole('alert').filter({ hasText: 'This code is not right.' }).waitFor();
+      await page.getByLabel('Code from your authenticator app').fill(totpCode(totpSecret));
+      await page.getByRole('button', { name: 'Verify' }).click();
+      await heading('Welcome, Flow Tester');
+      await page.getByText('Two-factor authentication is on.').waitFor();
+    });
+
+    it('signs in with a backup code', async () => {
+      await signOut();
+      await fillCredentials();
+      await heading('Two-factor authentication');
+      await page.getByRole('button', { name: 'Use a backup code' }).click();
+      await page.getByLabel('Backup code').fill(backupCodes[0] as string);
+      await page.getByRole('button', { name: 'Verify' }).click();
+      await heading('Welcome, Flow Tester');
+    });
+
+    it('adds a passkey through the sudo prompt and signs in with it', async () => {
+      const cdp = await context.newCDPSession(page);
+      await cdp.send('WebAuthn.enable');
+      await cdp.send('WebAuthn.addVirtualAuthenticator', {
+        options: {
+          protocol: 'ctap2',
+          transport: 'internal',
+          hasResidentKey: true,
+          hasUserVerification: true,
+          isUserVerified: true,
+          automaticPresenceSimulation: true,
+        },
+      });
+      await page.getByText('You have 0 passkeys.').waitFor();
+      await page.getByLabel('Name for a new passkey').fill('Test laptop');
+      await page.getByRole('button', { name: 'Add a passkey' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Confirm it is you' });
+      await dialog.waitFor();
+      await assertAccessible(page, 'sudo prompt');
+      await dialog.getByLabel('Authenticator or backup code').fill(totpCode(totpSecret));
+      await dialog.getByRole('button', { name: 'Confirm', exact: true }).click();
+      await page.getByText('The passkey was added. You can now sign in with it.').waitFor();
+      await page.getByText('You have 1 passkey.').waitFor();
+
+      // Discoverable sign-in: no email, no password.
+      await signOut();
+      await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+      await heading('Welcome, Flow Tester');
+
+      // The passkey as the second factor after the password.
+      await signOut();
+      await fillCredentials();
+      await heading('Two-factor authentication');
+      await page.getByRole('button', { name: 'Use a passkey' }).click();
+      await page.getByRole('button', { name: 'Use my passkey' }).click();
+      await heading('Welcome, Flow Tester');
+    });
+
+    it('signs out every other session through the sudo prompt', async () => {
+      const other = await request(server, 'POST', '/v1/auth/login', { body: { email, password } });
+      assert.equal(other.status, 200);
+      const ticket = other.body.ticket as string;
+      const second = await request(server, 'POST', '/v1/auth/login/mfa/totp', {
+        body: { ticket, code: backupCodes[1] },
+      });
+      assert.equal(second.status, 200);
+      await page.reload();
+      await page.getByText(/\d+ active sessions/).waitFor();
+
+      await page.getByRole('button', { name: 'Sign out everywhere' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Confirm it is you' });
+      await dialog.getByLabel('Authenticator or backup code').fill('999999');
+      await dialog.getByRole('button', { name: 'Confirm', exact: true }).click();
+      await dialog.getByRole('alert').filter({ hasText: 'This code is not right.' }).waitFor();
+      await dialog.getByLabel('Authenticator or backup code').fill(totpCode(totpSecret));
+      await dialog.getByRole('button', { name: 'Confirm', exact: true }).click();
+      await page.getByText('Every other session was signed out.').waitFor();
+      await page.getByText('1 active session', { exact: true }).waitFor();
+      const revoked = await request(server, 'GET', '/v1/users/@me', { auth: second.body.token });
+      assert.equal(revoked.status, 401);
+    });
+
+    it('consents to an OAuth2 client and lands on its redirect URI with a code', async () => {
+      const token = await storedToken();
+      const redirectUri = 'http://127.0.0.1:9/callback';
+      const created = await request(server, 'POST', '/v1/oauth2/applications', {
+        auth: token,
+        body: { name: 'Photo Printer', redirect_uris: [redirectUri] },
+      });
+      assert.equal(created.status, 200, created.text);
+      const clientId = created.body.id as string;
+      await context.route(`${redirectUri}**`, (route) =>
+        route.fulfill({ status: 200, contentType: 'text/html', body: '<title>client</title><h1>client</h1>' }),
+      );
+      const query = new URLSearchParams({
+        response_type: 'code',
+        client_id: clientId,
+        redirect_uri: redirectUri,
+        scope: 'identify email',
+        state: 'st-123',
+      });
+      await page.goto(`${server.origin}/v1/oauth2/authorize?${query}`);
+      await heading('Photo Printer wants to access your account');
+      await page.getByText('Know your username, avatar and display name').waitFor();
+      await page.getByText('Know your email address').waitFor();
+      await assertAccessible(page, 'consent page');
+      await page.getByRole('button', { name: 'Authorise' }).click();
+      await page.waitForURL(`${redirectUri}?**`);
+      const landed = new URL(page.url());
+      assert.equal(landed.searchParams.get('state'), 'st-123');
+      const code = landed.searchParams.get('code');
+      assert.match(code ?? '', /^[A-Za-z0-9_-]{43}$/);
+      const exchanged = await fetch(`${server.url}/v1/oauth2/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code: code as string,
+          redirect_uri: redirectUri,
+          client_id: clientId,
+          client_secret: created.body.client_secret,
+        }),
+      });
+      assert.equal(exchanged.status, 200);
+      const me = await request(server, 'GET', '/v1/users/@me', {
+        auth: `Bearer ${((await exchanged.json()) as { access_token: string }).access_token}`,
+      });
+      assert.equal(me.body.username, username);
+
+      // Deny sends the refusal to the registered redirect URI.
+      await page.goto(`${server.origin}/v1/oauth2/authorize?${query}`);
+      await heading('Photo Printer wants to access your account');
+      await page.getByRole('button', { name: 'Cancel' }).click();
+      await page.waitForURL(`${redirectUri}?**`);
+      assert.equal(new URL(page.url()).searchParams.get('error'), 'access_denied');
+    });
+
+    it('adds a bot to a chosen community with the permissions listed', async () => {
+      await page.goto(`${server.origin}/`);
+      await heading('Welcome, Flow Tester');
+      const token = await storedToken();
+      const guild = await request(server, 'POST', '/v1/guilds', { auth: token, body: { name: 'Book Club' } });
+      assert.equal(guild.status, 200, guild.text);
+      const app = await request(server, 'POST', '/v1/oauth2/applications', {
+        auth: token,
+        body: { name: 'Helper Bot' },
+      });
+      const permissions = String((1n << 11n) | (1n << 6n)); // SEND_MESSAGES, ADD_REACTIONS
+      await page.goto(
+        `${server.origin}/v1/oauth2/authorize?${new URLSearchParams({ client_id: app.body.id, scope: 'bot', permissions })}`,
+      );
+      await heading('Helper Bot wants to access your account');
+      await page.getByText('Send messages', { exact: true }).waitFor();
+      await page.getByText('Add reactions', { exact: true }).waitFor();
+      assert.equal(await page.getByRole('button', { name: 'Authorise' }).isDisabled(), true);
+      await page.getByLabel('Add to community').selectOption({ label: 'Book Club' });
+      await assertAccessible(page, 'bot consent page');
+      await page.getByRole('button', { name: 'Authorise' }).click();
+      await heading('Authorised');
+      await assertAccessible(page, 'authorised page');
+      const members = await request(server, 'GET', `/v1/guilds/${guild.body.id}/members/${app.body.id}`, {
+        auth: token,
+      });
+      assert.equal(members.status, 200, members.text);
+    });
+  });
+
+  describe('new-location approval (Chromium, two contexts)', () => {
+    it('holds the sign-in from a new address until the emailed link is opened elsewhere, then continues by itself', async () => {
+      const user = await registerUser(server, { username: 'far_away' });
+      const away = await newContext(browser, { ip: '203.0.113.77' });
+      const awayPage = await away.newPage();
+      await awayPage.goto(`${server.origin}/login`);
+      await awayPage.getByLabel('Email').fill(user.email);
+      await awayPage.getByLabel('Password', { exact: true }).fill(user.password);
+      await awayPage.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await awayPage.getByRole('heading', { level: 1, name: 'Check your email' }).waitFor();
+      await awayPage.getByText(`We sent a link to ${user.email}.`, { exact: false }).waitFor();
+      await assertAccessible(awayPage, 'new-location waiting page');
+
+      const link = mailLink(await lastMail(server, user.email, 'ip_authorization'), server.origin, '/authorize-ip');
+      const home = await newContext(browser);
+      const homePage = await home.newPage();
+      await homePage.goto(link);
+      await homePage.getByRole('heading', { level: 1, name: 'Approve the new sign-in location' }).waitFor();
+      await homePage.getByRole('status').filter({ hasText: 'The new location is approved.' }).waitFor();
+      await assertAccessible(homePage, 'authorize-ip page');
+
+      await awayPage.getByRole('heading', { level: 1, name: 'Welcome, far_away' }).waitFor({ timeout: 15_000 });
+      await away.close();
+      await home.close();
+    });
+  });
+}

@@ -1,0 +1,81 @@
+import { type FormEvent, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { HearthApiError } from '../../api/errors.ts';
+import { useApp } from '../../app-context.tsx';
+import { Button } from '../../components/Button.tsx';
+import { ErrorNotice, Notice } from '../../components/ErrorNotice.tsx';
+import { fieldSentence } from '../../components/error-sentence.ts';
+import { Field } from '../../components/Field.tsx';
+import { Link } from '../../components/Link.tsx';
+import { PageLayout } from '../../components/PageLayout.tsx';
+import { takeFragmentParam } from '../../lib/fragment.ts';
+
+/**
+ * `/auth/email-revert#token=…` from the "your email was changed" message: restores the old address, sets a
+ * new password and drops every factor and session (the account may be in someone else's hands).
+ */
+export default function EmailRevertPage() {
+  const { t } = useTranslation();
+  const { api, signIn } = useApp();
+  const [token] = useState(() => takeFragmentParam('token'));
+  const [password, setPassword] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [done, setDone] = useState(false);
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    if (!token) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await signIn(await api.auth.emailRevert(token, password));
+      setDone(true);
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const passwordError = error instanceof HearthApiError ? fieldSentence(t, error.fieldCodes(), 'password') : undefined;
+  return (
+    <PageLayout title={t('revert.title')}>
+      {!token && (
+        <p role="alert" className="notice error">
+          {t('reset.missing')}
+        </p>
+      )}
+      {token && !done && (
+        <>
+          <p>{t('revert.intro')}</p>
+          <form onSubmit={submit} noValidate>
+            <Field
+              label={t('common.newPassword')}
+              hint={t('register.passwordHint')}
+              type="password"
+              autoComplete="new-password"
+              required
+              minLength={8}
+              value={password}
+              onChange={(event) => setPassword(event.target.value)}
+              error={passwordError}
+            />
+            <ErrorNotice error={passwordError ? null : error} />
+            <Button type="submit" busy={busy}>
+              {t('revert.submit')}
+            </Button>
+          </form>
+        </>
+      )}
+      {done && (
+        <>
+          <Notice tone="success">{t('revert.done')}</Notice>
+          <p>
+            <Link href="/">{t('app.backHome')}</Link>
+          </p>
+        </>
+      )}
+    </PageLayout>
+  );
+}
