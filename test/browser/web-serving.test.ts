@@ -16,8 +16,11 @@ after(async () => {
   await server.close();
 });
 
+/** The entry bundle (`index-<hash>.js`, the largest file) or the stylesheet. */
 function builtAsset(extension: string): string {
-  const name = readdirSync(`${DEFAULT_WEB_DIST}/assets`).find((file) => file.endsWith(extension));
+  const name = readdirSync(`${DEFAULT_WEB_DIST}/assets`).find(
+    (file) => file.startsWith('index-') && file.endsWith(extension),
+  );
   assert.ok(name, `web/dist/assets has a ${extension} file (run npm run build:web)`);
   return `/assets/${name}`;
 }
