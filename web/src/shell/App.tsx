@@ -41,7 +41,8 @@ export function App({ discovery }: { discovery: DiscoveryDocument }) {
       setLoadingUser(false);
       return;
     }
-    setLoadingUser(true);
+    // Only the first load shows "Loading…"; a reload after sign-in keeps the current page mounted (a page
+    // that just spent a one-time link must not start over).
     try {
       const me = await api.users.me();
       setUser(me);

@@ -32,8 +32,10 @@ export default function SignInPage() {
   const [error, setError] = useState<unknown>(null);
 
   const finish = async (response: TokenResponse) => {
+    // Read before signing in: the shell's guard may already move this tab to the same place.
+    const target = nextPath();
     await signIn(response);
-    navigate(nextPath(), { replace: true });
+    navigate(target, { replace: true });
   };
 
   const submit = async (event: FormEvent) => {

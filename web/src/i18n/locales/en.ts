@@ -304,6 +304,14 @@ const en = {
     INVALID_PROOF_TOKEN: 'The email change expired. Please start again.',
     INVALID_REDIRECT_URI: 'The application gave an address that is not registered.',
     INVALID_SCOPE: 'The application asked for a permission that does not exist.',
+    INVALID_SNOWFLAKE_FORMAT: 'This identifier is not valid.',
+    SNOWFLAKE_OUT_OF_RANGE: 'This identifier is not valid.',
+    USERNAME_ALREADY_TAKEN: 'This username is taken. Choose another one.',
+    PRIVATE_ADDRESS_NOT_ALLOWED: 'Addresses on a private network are not allowed here.',
+    EMAIL_MUST_BE_CHANGED_VIA_TOKEN: 'The email address is changed with the codes sent by email.',
+    UPLOADED_ATTACHMENT_NOT_FOUND: 'The uploaded file could not be found. Upload it again.',
+    FILE_NOT_FOUND: 'The file could not be found.',
+    UNKNOWN_ACL: 'One of these administrative rights does not exist.',
   },
 };
 

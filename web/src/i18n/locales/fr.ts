@@ -309,6 +309,14 @@ const fr: Messages = {
     INVALID_PROOF_TOKEN: 'Le changement d’adresse a expiré. Veuillez recommencer.',
     INVALID_REDIRECT_URI: 'L’application a donné une adresse qui n’est pas enregistrée.',
     INVALID_SCOPE: 'L’application a demandé une autorisation qui n’existe pas.',
+    INVALID_SNOWFLAKE_FORMAT: 'Cet identifiant n’est pas valide.',
+    SNOWFLAKE_OUT_OF_RANGE: 'Cet identifiant n’est pas valide.',
+    USERNAME_ALREADY_TAKEN: 'Ce nom d’utilisateur est déjà pris. Choisissez-en un autre.',
+    PRIVATE_ADDRESS_NOT_ALLOWED: 'Les adresses d’un réseau privé ne sont pas autorisées ici.',
+    EMAIL_MUST_BE_CHANGED_VIA_TOKEN: 'L’adresse e-mail se change avec les codes envoyés par e-mail.',
+    UPLOADED_ATTACHMENT_NOT_FOUND: 'Le fichier envoyé est introuvable. Envoyez-le à nouveau.',
+    FILE_NOT_FOUND: 'Le fichier est introuvable.',
+    UNKNOWN_ACL: 'L’un de ces droits d’administration n’existe pas.',
   },
 };
 

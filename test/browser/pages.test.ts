@@ -1,0 +1,220 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { setAcls } from '../support/admin.ts';
+import { registerUser, request } from '../support/client.ts';
+import type { TestServer } from '../support/server.ts';
+import {
+  assertAccessible,
+  CHROMIUM_PATH,
+  lastMail,
+  launchChromium,
+  mailLink,
+  newContext,
+  startWebServer,
+  warnNoChromium,
+} from './support/browser.ts';
+
+/** Every page once (axe-core, one <h1>), the locale switch, the reset flow, rate limits, and revocation. */
+if (!CHROMIUM_PATH) {
+  warnNoChromium('test/browser/pages.test.ts');
+} else {
+  let server: TestServer & { origin: string };
+  let browser: Browser;
+  before(async () => {
+    [server, browser] = await Promise.all([startWebServer(), launchChromium()]);
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  const h1 = (page: Page, name: string) => page.getByRole('heading', { level: 1, name }).waitFor();
+
+  async function signInAs(page: Page, user: { email: string; password: string }) {
+    await page.goto(`${server.origin}/login`);
+    await page.getByLabel('Email').fill(user.email);
+    await page.getByLabel('Password', { exact: true }).fill(user.password);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  }
+
+  describe('every page is accessible (axe-core in Chromium)', () => {
+    const signedOut: [string, string][] = [
+      ['/login', 'Sign in to Hearth'],
+      ['/register', 'Create your account'],
+      ['/forgot', 'Reset your password'],
+      ['/reset', 'Choose a new password'],
+      ['/reset#token=not-a-real-token', 'Choose a new password'],
+      ['/verify', 'Verify your email'],
+      ['/verify#token=not-a-real-token', 'Verify your email'],
+      ['/authorize-ip#token=not-a-real-token', 'Approve the new sign-in location'],
+      ['/auth/email-revert#token=not-a-real-token', 'Undo the email change'],
+      ['/auth/sso/callback?error=access_denied', 'Signing you in'],
+      ['/oauth2/authorized', 'Authorised'],
+      ['/no/such/page', 'Page not found'],
+    ];
+    for (const [path, title] of signedOut) {
+      it(`${path} has one <h1> "${title}" and no serious violation`, async () => {
+        const context = await newContext(browser);
+        const page = await context.newPage();
+        await page.goto(`${server.origin}${path}`);
+        await h1(page, title);
+        // Let the page settle into its final state (link checks, failures) before judging it.
+        await page.waitForLoadState('networkidle');
+        assert.equal(await page.locator('h1').count(), 1);
+        assert.equal(await page.title(), `${title} · Hearth`);
+        await assertAccessible(page, path);
+        await context.close();
+      });
+    }
+
+    it('sends a signed-out visitor of the consent page to sign in, then back to the consent page', async () => {
+      const user = await registerUser(server);
+      const app = await request(server, 'POST', '/v1/oauth2/applications', {
+        auth: user.token,
+        body: { name: 'Calendar', redirect_uris: ['https://calendar.example/cb'] },
+      });
+      const context = await newContext(browser);
+      const page = await context.newPage();
+      const query = `client_id=${app.body.id}&scope=identify&redirect_uri=${encodeURIComponent('https://calendar.example/cb')}`;
+      await page.goto(`${server.origin}/oauth2/authorize?${query}`);
+      await h1(page, 'Sign in to Hearth');
+      await page.getByLabel('Email').fill(user.email);
+      await page.getByLabel('Password', { exact: true }).fill(user.password);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await h1(page, 'Calendar wants to access your account');
+      assert.equal(new URL(page.url()).search, `?${query}`);
+      await context.close();
+    });
+  });
+
+  describe('locales', () => {
+    it('follows the browser language, switches with the picker and remembers the choice', async () => {
+      const context = await newContext(browser, { locale: 'fr-FR' });
+      const page = await context.newPage();
+      await page.goto(`${server.origin}/login`);
+      await h1(page, 'Connexion à Hearth');
+      assert.equal(await page.evaluate(() => document.documentElement.lang), 'fr');
+      await page.getByLabel('Adresse e-mail').waitFor();
+      await assertAccessible(page, 'sign-in page in French');
+
+      await page.getByLabel('Langue').selectOption('en');
+      await h1(page, 'Sign in to Hearth');
+      assert.equal(await page.evaluate(() => document.documentElement.lang), 'en');
+      await page.reload();
+      await h1(page, 'Sign in to Hearth');
+
+      await page.getByLabel('Language').selectOption('fr');
+      await h1(page, 'Connexion à Hearth');
+      // Errors, plurals and dates follow the locale too.
+      await page.getByLabel('Adresse e-mail').fill('nobody@example.test');
+      await page.getByLabel('Mot de passe', { exact: true }).fill('wrong-password');
+      await page.getByRole('button', { name: 'Se connecter', exact: true }).click();
+      await page.getByRole('alert').filter({ hasText: 'L’adresse e-mail ou le mot de passe est incorrect.' }).waitFor();
+
+      const user = await registerUser(server, { username: 'marie' });
+      await page.getByLabel('Adresse e-mail').fill(user.email);
+      await page.getByLabel('Mot de passe', { exact: true }).fill(user.password);
+      await page.getByRole('button', { name: 'Se connecter', exact: true }).click();
+      await h1(page, 'Bienvenue, marie');
+      await page.getByText(/^\d+ sessions actives$/).waitFor();
+      const year = new Date().getFullYear();
+      await page.getByText(new RegExp(`^Membre depuis le \\d{1,2} \\p{L}+ ${year}$`, 'u')).waitFor();
+      await context.close();
+    });
+
+    it('uses the account locale over the browser language when no choice was made here', async () => {
+      const user = await registerUser(server);
+      await server.app.services.db.query(`UPDATE users SET locale = 'fr' WHERE id = $1`, [user.id]);
+      const context = await newContext(browser, { locale: 'en-US' });
+      const page = await context.newPage();
+      await signInAs(page, user);
+      await h1(page, `Bienvenue, ${user.username}`);
+      await context.close();
+    });
+  });
+
+  describe('password reset', () => {
+    it('mails a link, sets the new password on the page the link opens, and signs in', async () => {
+      const user = await registerUser(server);
+      const context = await newContext(browser);
+      const page = await context.newPage();
+      await page.goto(`${server.origin}/login`);
+      await page.getByRole('link', { name: 'Forgot your password?' }).click();
+      await h1(page, 'Reset your password');
+      await page.getByLabel('Email').fill(user.email);
+      await page.getByRole('button', { name: 'Send the link' }).click();
+      await h1(page, 'Check your email');
+      await assertAccessible(page, 'reset link sent');
+
+      const link = mailLink(await lastMail(server, user.email, 'password_reset'), server.origin, '/reset');
+      await page.goto(link);
+      await h1(page, 'Choose a new password');
+      await page.getByLabel('New password').fill('the-new-password-1');
+      await page.getByRole('button', { name: 'Change password' }).click();
+      await page.getByText('Your password was changed and every other session was signed out.').waitFor();
+      await assertAccessible(page, 'reset done');
+      const old = await request(server, 'GET', '/v1/users/@me', { auth: user.token });
+      assert.equal(old.status, 401);
+      const login = await request(server, 'POST', '/v1/auth/login', {
+        body: { email: user.email, password: 'the-new-password-1' },
+      });
+      assert.equal(login.status, 200);
+      await context.close();
+    });
+  });
+
+  describe('rate limits', () => {
+    it('shows RATE_LIMITED as a countdown', async () => {
+      const strict = await newContext(browser);
+      await strict.setExtraHTTPHeaders({ 'X-Test-Strict': 'true', 'X-Forwarded-For': '198.51.100.23' });
+      const page = await strict.newPage();
+      await page.goto(`${server.origin}/forgot`);
+      // forgot: 5 per 60 s per IP; the sixth answers 429.
+      for (let attempt = 0; attempt < 6; attempt++) {
+        await page.getByLabel('Email').fill(`limit${attempt}@example.test`);
+        await page.getByRole('button', { name: 'Send the link' }).click();
+        const outcome = await Promise.race([
+          page
+            .getByRole('heading', { level: 1, name: 'Check your email' })
+            .waitFor()
+            .then(() => 'sent'),
+          page
+            .getByTestId('rate-limit')
+            .waitFor()
+            .then(() => 'limited'),
+        ]);
+        if (outcome === 'limited') break;
+        await page.goto(`${server.origin}/forgot`);
+      }
+      const countdown = page.getByTestId('rate-limit');
+      await countdown.waitFor();
+      assert.match((await countdown.textContent()) ?? '', /^Too many attempts\. Try again in \d+ seconds?\.$/);
+      assert.equal(await countdown.getAttribute('role'), 'alert');
+      await assertAccessible(page, 'rate-limited form');
+      await strict.close();
+    });
+  });
+
+  describe('revocation', () => {
+    it('signs the open tab out when an administrator disables the account', async () => {
+      const user = await registerUser(server, { username: 'to_be_disabled' });
+      const admin = await registerUser(server);
+      await setAcls(server, admin.id, ['admin:authenticate', 'user:update:flags']);
+      const context = await newContext(browser);
+      const page = await context.newPage();
+      await signInAs(page, user);
+      await h1(page, 'Welcome, to_be_disabled');
+      // Give the gateway connection time to identify before the account goes away.
+      await page.waitForTimeout(500);
+      const disabled = await request(server, 'POST', '/v1/admin/users/update-flags', {
+        auth: admin.token,
+        body: { user_id: user.id, add_flags: String(1n << 38n) },
+      });
+      assert.equal(disabled.status, 200, disabled.text);
+      await h1(page, 'Sign in to Hearth');
+      assert.equal(await page.evaluate(() => window.localStorage.getItem('hearth.session')), null);
+      await context.close();
+    });
+  });
+}
