@@ -5,6 +5,7 @@ import argon2 from 'argon2';
 import autocannon from 'autocannon';
 import { hashPassword, PASSWORD_HASH_CONCURRENCY, PASSWORD_HASH_OPTIONS } from '../src/platform/crypto/passwords.ts';
 import { formatGatewayResult, gatewayTable, runGatewayBench } from './gateway.ts';
+import { runWebBench, webTable } from './web.ts';
 
 /**
  * `npm run bench` (add `-- --write` to update docs/performance.md). Starts the server in a child process and
@@ -253,13 +254,24 @@ async function main(): Promise<void> {
     child.kill('SIGTERM');
   }
 
-  if (process.env.BENCH_SKIP_GATEWAY === '1') return;
-  const gateway = await runGatewayBench(process.env.BENCH_DATABASE_URL);
-  console.log(`\n${formatGatewayResult(gateway)}`);
+  if (process.env.BENCH_SKIP_GATEWAY !== '1') {
+    const gateway = await runGatewayBench(process.env.BENCH_DATABASE_URL);
+    console.log(`\n${formatGatewayResult(gateway)}`);
+    if (write) {
+      const storage = process.env.BENCH_DATABASE_URL ? 'PostgreSQL' : 'PGlite (embedded)';
+      const context = `${new Date().toISOString().slice(0, 10)}, ${storage}, ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, Node ${process.version}`;
+      writeBlock(process.env.BENCH_DATABASE_URL ? 'gateway-pg' : 'gateway', `${context}\n\n${gatewayTable(gateway)}`);
+    }
+  }
+
+  if (process.env.BENCH_SKIP_WEB === '1') return;
+  const web = await runWebBench();
+  if (!web) return;
+  const table = webTable(web);
+  console.log(`\n${table}\n`);
   if (write) {
-    const storage = process.env.BENCH_DATABASE_URL ? 'PostgreSQL' : 'PGlite (embedded)';
-    const context = `${new Date().toISOString().slice(0, 10)}, ${storage}, ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, Node ${process.version}`;
-    writeBlock(process.env.BENCH_DATABASE_URL ? 'gateway-pg' : 'gateway', `${context}\n\n${gatewayTable(gateway)}`);
+    const context = `${new Date().toISOString().slice(0, 10)}, ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, Node ${process.version}`;
+    writeBlock('web', `${context}\n\n${table}`);
   }
 }
 

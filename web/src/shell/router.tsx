@@ -6,6 +6,8 @@ export interface RouteDef {
   page: LazyExoticComponent<ComponentType>;
   /** Who may see it: `signed-out` pages send a signed-in person home, `signed-in` ones to sign-in. */
   access: 'any' | 'signed-in' | 'signed-out';
+  /** Starts loading the page's chunk (boot calls it for the first page, in parallel with discovery). */
+  preload: () => Promise<unknown>;
 }
 
 export function route(
@@ -13,7 +15,7 @@ export function route(
   access: RouteDef['access'],
   load: () => Promise<{ default: ComponentType }>,
 ): RouteDef {
-  return { path, access, page: lazy(load) };
+  return { path, access, page: lazy(load), preload: load };
 }
 
 export interface Location {
