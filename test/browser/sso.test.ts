@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import type { TestUser } from '../support/client.ts';
+import { startTestIdp, type TestIdp } from '../support/oidc-idp.ts';
+import type { TestServer } from '../support/server.ts';
+import { adminSession, configureSso } from '../support/sso.ts';
+import {
+  assertAccessible,
+  CHROMIUM_PATH,
+  launchChromium,
+  newContext,
+  startWebServer,
+  warnNoChromium,
+} from './support/browser.ts';
+
+/** Single sign-on in the browser against a real OpenID provider (oidc-provider on loopback). */
+if (!CHROMIUM_PATH) {
+  warnNoChromium('test/browser/sso.test.ts');
+} else {
+  const CLIENT_SECRET = 'browser-sso-client-secret-0123456789';
+  let server: TestServer & { origin: string };
+  let browser: Browser;
+  let idp: TestIdp;
+  let admin: TestUser;
+
+  const sso = (patch: Record<string, unknown>) =>
+    configureSso(server, admin, {
+      enabled: true,
+      display_name: 'Example ID',
+      issuer: idp.issuer,
+      client_id: 'hearth',
+      client_secret: CLIENT_SECRET,
+      allow_private_issuer: true,
+      auto_provision: true,
+      ...patch,
+    });
+
+  /**
+   * The provider's login screen, played by the test: when the browser reaches the provider's interaction
+   * page, sign in there as `subject` (the provider's cookies are the browser's own).
+   */
+  async function signInAtProvider(page: Page, subject: string) {
+    await page.waitForURL((url) => url.origin === idp.issuer && /^\/interaction\/[^/]+$/.test(url.pathname));
+    await page.goto(`${page.url()}/login?account=${encodeURIComponent(subject)}`);
+  }
+
+  before(async () => {
+    [server, browser] = await Promise.all([startWebServer(), launchChromium()]);
+    const redirectUri = `${server.origin}/auth/sso/callback`;
+    idp = await startTestIdp(
+      [{ client_id: 'hearth', client_secret: CLIENT_SECRET, redirect_uris: [redirectUri] }],
+      redirectUri,
+    );
+    idp.accounts.set('alice', {
+      email: 'alice.sso@example.test',
+      email_verified: true,
+      name: 'Alice Liddell',
+      preferred_username: 'alice',
+    });
+    admin = await adminSession(server);
+  });
+  after(async () => {
+    await browser?.close();
+    await idp?.close();
+    await server?.close();
+  });
+
+  describe('single sign-on (Chromium)', () => {
+    it('offers SSO next to the password form and signs in through the provider', async () => {
+      await sso({ enforced: false });
+      const context = await newContext(browser);
+      const page = await context.newPage();
+      await page.goto(`${server.origin}/login`);
+      await page.getByRole('heading', { level: 1, name: 'Sign in to Hearth' }).waitFor();
+      await page.getByLabel('Email').waitFor();
+      await assertAccessible(page, 'sign-in page with SSO');
+      await page.getByRole('button', { name: 'Sign in with Example ID' }).click();
+      await signInAtProvider(page, 'alice');
+      await page.getByRole('heading', { level: 1, name: /^Welcome, / }).waitFor({ timeout: 15_000 });
+      assert.equal(new URL(page.url()).pathname, '/');
+      assert.equal(new URL(page.url()).search, '', 'the single-use code and state leave the address bar');
+      await page.getByText('alice.sso@example.test').waitFor();
+      await context.close();
+    });
+
+    it('shows only SSO when it is enforced', async () => {
+      await sso({ enforced: true });
+      const context = await newContext(browser);
+      const page = await context.newPage();
+      await page.goto(`${server.origin}/login`);
+      await page.getByText('This server signs people in through Example ID only.').waitFor();
+      assert.equal(await page.getByLabel('Email').count(), 0);
+      assert.equal(await page.getByLabel('Password', { exact: true }).count(), 0);
+      await assertAccessible(page, 'SSO-only sign-in page');
+      await page.getByRole('button', { name: 'Sign in with Example ID' }).click();
+      await signInAtProvider(page, 'alice');
+      await page.getByRole('heading', { level: 1, name: /^Welcome, / }).waitFor({ timeout: 15_000 });
+      await context.close();
+      await sso({ enabled: false, enforced: false });
+    });
+  });
+}
