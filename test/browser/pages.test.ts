@@ -164,6 +164,54 @@ if (!CHROMIUM_PATH) {
     });
   });
 
+  describe('email revert', () => {
+    it('restores the old address from the link sent to it, with a new password, and signs in', async () => {
+      const user = await registerUser(server);
+      const verifyToken = (await lastMail(server, user.email, 'email_verification')).metadata.token;
+      assert.equal((await request(server, 'POST', '/v1/auth/verify', { body: { token: verifyToken } })).status, 204);
+      const step = (name: string, body: Record<string, unknown> = {}) =>
+        request(server, 'POST', `/v1/users/@me/email-change/${name}`, {
+          auth: user.token,
+          body: { password: user.password, ...body },
+        });
+      const start = await step('start');
+      assert.equal(start.status, 200, start.text);
+      const ticket = start.body.ticket;
+      const code = (await lastMail(server, user.email, 'email_change_original')).metadata.code;
+      const proof = (await step('verify-original', { ticket, code })).body.original_proof;
+      const newEmail = `moved.${Date.now()}@example.test`;
+      assert.equal((await step('request-new', { ticket, new_email: newEmail, original_proof: proof })).status, 200);
+      const newCode = (await lastMail(server, newEmail, 'email_change_new')).metadata.code;
+      const done = await step('verify-new', { ticket, code: newCode, original_proof: proof });
+      const patched = await request(server, 'PATCH', '/v1/users/@me', {
+        auth: user.token,
+        body: { email_token: done.body.email_token, password: user.password },
+      });
+      assert.equal(patched.status, 200, patched.text);
+      assert.equal(patched.body.email, newEmail);
+
+      const link = mailLink(
+        await lastMail(server, user.email, 'email_change_revert'),
+        server.origin,
+        '/auth/email-revert',
+      );
+      const context = await newContext(browser);
+      const page = await context.newPage();
+      await page.goto(link);
+      await h1(page, 'Undo the email change');
+      await page.getByLabel('New password').fill('reverted-password-1');
+      await page.getByRole('button', { name: 'Restore my email and secure my account' }).click();
+      await page
+        .getByText('Your old email address is restored and your account is secured. You are signed in.')
+        .waitFor();
+      await assertAccessible(page, 'email revert done');
+      await page.getByRole('link', { name: 'Go to the start page' }).click();
+      await h1(page, `Welcome, ${user.username}`);
+      await page.getByText(user.email).waitFor();
+      await context.close();
+    });
+  });
+
   describe('rate limits', () => {
     it('shows RATE_LIMITED as a countdown', async () => {
       const strict = await newContext(browser);
