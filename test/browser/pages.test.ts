@@ -244,6 +244,27 @@ if (!CHROMIUM_PATH) {
     });
   });
 
+  describe('suspicious activity', () => {
+    it('tells a flagged account what to do instead of showing its pages', async () => {
+      const user = await registerUser(server, { username: 'flagged_one' });
+      const flagged = await request(server, 'POST', `/v1/test/users/${user.id}/security-flags`, {
+        harness: true,
+        body: { suspicious_activity_flags: 1 },
+      });
+      assert.equal(flagged.status, 200, flagged.text);
+      const context = await newContext(browser);
+      const page = await context.newPage();
+      await signInAs(page, user);
+      await h1(page, 'Your account needs attention');
+      await assertAccessible(page, 'suspicious-activity page');
+      await page.getByRole('button', { name: 'Send a new verification email' }).click();
+      await page.getByText('We sent a new verification email.').waitFor();
+      await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+      await h1(page, 'Sign in to Hearth');
+      await context.close();
+    });
+  });
+
   describe('revocation', () => {
     it('signs the open tab out when an administrator disables the account', async () => {
       const user = await registerUser(server, { username: 'to_be_disabled' });

@@ -6,15 +6,16 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 import { harness } from '../../support/client.ts';
 import { startTestServer, type TestServer } from '../../support/server.ts';
 
-/** Debian's package first; CHROMIUM_PATH overrides. Never a downloaded browser. */
-const CANDIDATES = [
-  process.env.CHROMIUM_PATH,
-  '/usr/bin/chromium',
-  '/usr/bin/chromium-browser',
-  '/usr/bin/google-chrome',
-];
+/**
+ * Debian's package first. CHROMIUM_PATH, when set, is the only candidate (so `CHROMIUM_PATH=/none npm test`
+ * shows what a machine without Chromium does). Never a downloaded browser.
+ */
+const CANDIDATES =
+  process.env.CHROMIUM_PATH !== undefined
+    ? [process.env.CHROMIUM_PATH]
+    : ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
 
-export const CHROMIUM_PATH = CANDIDATES.find((path): path is string => !!path && existsSync(path));
+export const CHROMIUM_PATH = CANDIDATES.find((path) => !!path && existsSync(path));
 
 /** Says loudly, once per file, that the browser suite did not run (the caller then defines no browser test). */
 export function warnNoChromium(file: string): void {
