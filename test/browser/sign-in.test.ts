@@ -80,3 +80,41 @@ if (!CHROMIUM_PATH) {
     });
   });
 }
+
+if (CHROMIUM_PATH) {
+  describe('API on another origin (Chromium)', () => {
+    let server: TestServer & { origin: string };
+    let browser: Browser;
+    before(async () => {
+      [server, browser] = await Promise.all([startWebServer({}, { apiHost: '127.0.0.1' }), launchChromium()]);
+    });
+    after(async () => {
+      await browser?.close();
+      await server?.close();
+    });
+
+    it('finds the API and the gateway through discovery, not on its own origin', async () => {
+      const user = await registerUser(server, { username: 'elsewhere' });
+      const context = await newContext(browser);
+      const page = await context.newPage();
+      const apiCalls: string[] = [];
+      page.on('request', (request) => {
+        const url = new URL(request.url());
+        if (url.pathname.startsWith('/v1/') || url.pathname === '/gateway') apiCalls.push(url.origin);
+      });
+      const sockets: string[] = [];
+      page.on('websocket', (socket) => sockets.push(new URL(socket.url()).origin));
+      await page.goto(`${server.origin}/login`);
+      await page.getByLabel('Email').fill(user.email);
+      await page.getByLabel('Password', { exact: true }).fill(user.password);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await page.getByRole('heading', { level: 1, name: 'Welcome, elsewhere' }).waitFor();
+      await page.waitForLoadState('networkidle');
+      const apiOrigin = server.origin.replace('localhost', '127.0.0.1');
+      assert.ok(apiCalls.length >= 3, `API calls seen: ${apiCalls.length}`);
+      assert.deepEqual([...new Set(apiCalls)], [apiOrigin]);
+      assert.deepEqual([...new Set(sockets)], [apiOrigin.replace('http', 'ws')]);
+      await context.close();
+    });
+  });
+}

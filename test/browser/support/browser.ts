@@ -57,12 +57,17 @@ async function freePort(): Promise<number> {
  * A test server whose public and webapp URL is `http://localhost:<port>`: a secure context for WebAuthn
  * with a valid RP ID (`localhost`), the same origin the browser opens.
  */
-export async function startWebServer(env: Record<string, string> = {}): Promise<TestServer & { origin: string }> {
+export async function startWebServer(
+  env: Record<string, string> = {},
+  options: { apiHost?: string } = {},
+): Promise<TestServer & { origin: string }> {
   const port = await freePort();
   const origin = `http://localhost:${port}`;
   const server = await startTestServer({
     PORT: String(port),
-    HEARTH_PUBLIC_URL: origin,
+    // With `apiHost` the API is announced on another origin than the page's (same process, other name).
+    HEARTH_PUBLIC_URL: options.apiHost ? `http://${options.apiHost}:${port}` : origin,
+    HEARTH_WEBAPP_URL: origin,
     HEARTH_TRUSTED_PROXIES: '127.0.0.1/32,::1/128',
     ...env,
   });
