@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { registerUser } from '../support/client.ts';
+import { registerUser, request } from '../support/client.ts';
 import type { TestServer } from '../support/server.ts';
 import {
   assertAccessible,
@@ -59,6 +59,47 @@ if (!CHROMIUM_PATH) {
         errors.filter((e) => !e.startsWith('Failed to load resource')),
         [],
       );
+      await context.close();
+    });
+
+    it('shares the sign-in between tabs and signs every tab out together', async () => {
+      const user = await registerUser(server, { username: 'two_tabs' });
+      const context = await newContext(browser);
+      const first = await context.newPage();
+      await first.goto(`${server.origin}/login`);
+      await first.getByLabel('Email').fill(user.email);
+      await first.getByLabel('Password', { exact: true }).fill(user.password);
+      await first.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await first.getByRole('heading', { level: 1, name: 'Welcome, two_tabs' }).waitFor();
+      const second = await context.newPage();
+      await second.goto(`${server.origin}/`);
+      await second.getByRole('heading', { level: 1, name: 'Welcome, two_tabs' }).waitFor();
+
+      await first.getByRole('button', { name: 'Sign out', exact: true }).click();
+      await first.getByRole('heading', { level: 1, name: 'Sign in to Hearth' }).waitFor();
+      await second.getByRole('heading', { level: 1, name: 'Sign in to Hearth' }).waitFor();
+      await context.close();
+    });
+
+    it('signs out when the session is revoked elsewhere and the next API call is refused', async () => {
+      const user = await registerUser(server, { username: 'revoked_tab' });
+      const context = await newContext(browser);
+      await context.routeWebSocket(/\/gateway/, (socket) => socket.close());
+      const page = await context.newPage();
+      await page.goto(`${server.origin}/login`);
+      await page.getByLabel('Email').fill(user.email);
+      await page.getByLabel('Password', { exact: true }).fill(user.password);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await page.getByRole('heading', { level: 1, name: 'Welcome, revoked_tab' }).waitFor();
+      const token = JSON.parse(
+        (await page.evaluate(() => window.localStorage.getItem('hearth.session'))) ?? '{}',
+      ).token;
+      // The session is revoked over the API; only the HTTP path (no gateway socket here) can notice.
+      const logout = await request(server, 'POST', '/v1/auth/logout', { auth: token });
+      assert.equal(logout.status, 204);
+      await page.getByLabel('Name for a new passkey').waitFor();
+      await page.getByRole('button', { name: 'Add a passkey' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Sign in to Hearth' }).waitFor();
       await context.close();
     });
 

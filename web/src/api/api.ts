@@ -37,8 +37,8 @@ export interface ConsentRequest {
 export class HearthApi {
   readonly http: HttpClient;
 
-  constructor(base: string, token: () => string | null) {
-    this.http = new HttpClient(base, token);
+  constructor(base: string, token: () => string | null, onSessionRejected?: () => void) {
+    this.http = new HttpClient(base, token, onSessionRejected);
   }
 
   readonly auth = {

@@ -22,6 +22,8 @@ export class HttpClient {
     /** `endpoints.api_client` + `/v1`, from discovery. */
     readonly base: string,
     private readonly token: () => string | null,
+    /** A request that carried the session token was refused as signed out: the session is gone. */
+    private readonly onSessionRejected: () => void = () => {},
   ) {}
 
   forgetSudoProof(): void {
@@ -54,6 +56,7 @@ export class HttpClient {
     const text = await response.text();
     const parsed: unknown = text ? safeJson(text) : undefined;
     if (!response.ok) {
+      if (response.status === 401 && token) this.onSessionRejected();
       const data = (parsed && typeof parsed === 'object' ? parsed : {}) as Record<string, unknown>;
       const retryAfter =
         typeof data.retry_after === 'number'

@@ -26,7 +26,13 @@ export function App({ discovery }: { discovery: DiscoveryDocument }) {
   const { t } = useTranslation();
   const location = useLocation();
   const api = useMemo(
-    () => new HearthApi(`${discovery.endpoints.api_client}/v1`, () => sessions.get()?.token ?? null),
+    () =>
+      new HearthApi(
+        `${discovery.endpoints.api_client}/v1`,
+        () => sessions.get()?.token ?? null,
+        // Any 401 to a request made with the session token means it was revoked: sign this tab out.
+        () => sessions.clear(),
+      ),
     [discovery],
   );
   const [user, setUser] = useState<PrivateUser | null>(null);
