@@ -53,6 +53,9 @@ const DRAIN_GRACE_MS = 2_000;
  * The Gateway (api.md §6): WebSocket upgrades on the HTTP server at `/gateway`, one `Connection` per socket,
  * sessions that survive sockets for the resume window, and fan-out of bus dispatches.
  */
+/** Ours (`1`) and the versions stock discord.js and `@discordjs/ws` ask for (`10`, `9`): one protocol serves all three. */
+const GATEWAY_VERSIONS = new Set(['1', '9', '10']);
+
 export class GatewayServer implements ConnectionHandlers {
   readonly registry = new SessionRegistry();
   private readonly wss = new WebSocketServer({
@@ -139,7 +142,7 @@ export class GatewayServer implements ConnectionHandlers {
       const connection = new Connection(ws, ip, ipKey, strict, this, monotonicNow);
       const open = this.socketsPerIp.get(ipKey) ?? 0;
       if (open >= this.maxSocketsPerIp) return connection.fail(CLOSE.TOO_MANY_CONNECTIONS);
-      if (url.searchParams.get('v') !== '1') return connection.fail(CLOSE.INVALID_VERSION);
+      if (!GATEWAY_VERSIONS.has(url.searchParams.get('v') ?? '')) return connection.fail(CLOSE.INVALID_VERSION);
       const encoding = url.searchParams.get('encoding');
       if (encoding !== null && encoding !== 'json') return connection.fail(CLOSE.DECODE_FAILED);
       // `compress` is ignored: Node 20 has no zstd, and plain text frames are what every client parses anyway.

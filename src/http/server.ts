@@ -56,6 +56,7 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
       querystringParser: (text: string) => Object.fromEntries(new URLSearchParams(text)),
     },
     genReqId: () => randomUUID(),
+    rewriteUrl: (request) => canonicalApiUrl(request.url ?? '/'),
     clientErrorHandler: answerClientError,
   });
 
@@ -351,6 +352,20 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
   );
   if (socket.writable) socket.write(rawErrorResponse(apiError));
   socket.destroy();
+}
+
+/**
+ * Stock Discord libraries address the API as `/v10/…` or `/v9/…` (discord.js's default REST version) and encode
+ * `@me` as `%40me` (`Routes.user('@me')`). Both mean the `/v1` route, so only the path is rewritten; the query
+ * string is left as it came.
+ */
+export function canonicalApiUrl(url: string): string {
+  const queryAt = url.indexOf('?');
+  const path = queryAt === -1 ? url : url.slice(0, queryAt);
+  let canonical = path.replace(/^\/v(?:9|10)(?=\/|$)/, '/v1');
+  if (canonical.includes('%40')) canonical = canonical.replace(/\/%40me(?=\/|$)/g, '/@me');
+  if (canonical === path) return url;
+  return queryAt === -1 ? canonical : canonical + url.slice(queryAt);
 }
 
 function singleHeader(value: string | string[] | undefined): string | undefined {

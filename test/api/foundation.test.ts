@@ -35,6 +35,21 @@ describe('HTTP conventions', () => {
     assert.deepEqual(res.body, { code: 'NOT_FOUND', message: 'Not found' });
   });
 
+  it('answers /v10 and /v9 (discord.js defaults) and /users/%40me as the /v1 @me route, credential checks included', async () => {
+    const user = await registerUser(server);
+    for (const path of ['/v10/users/@me', '/v9/users/@me', '/v1/users/%40me', '/v10/users/%40me']) {
+      const res = await request(server, 'GET', path, { auth: user.token });
+      assert.equal(res.status, 200, `${path}: ${res.text}`);
+      assert.equal(res.body.id, user.id);
+      const anonymous = await request(server, 'GET', path);
+      assert.equal(anonymous.status, 401, path);
+      assert.equal(anonymous.body.code, 'UNAUTHORIZED');
+    }
+    const other = await request(server, 'GET', '/v2/users/@me', { auth: user.token });
+    assert.equal(other.status, 404);
+    assert.equal(other.body.code, 'NOT_FOUND');
+  });
+
   it('is strict about trailing slashes', async () => {
     const res = await request(server, 'GET', '/v1/users/@me/');
     assert.equal(res.status, 404);

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Client, Events, GatewayIntentBits, type Message } from 'discord.js';
+import { Client, Events, GatewayIntentBits, type Message, Routes, type TextChannel, WebhookClient } from 'discord.js';
 import { registerUser, request, type TestUser } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { type GatewayClient, readyClient } from './gateway-client.ts';
 
 /**
- * An unmodified discord.js 14 client against Hearth: only the REST base and the API/gateway version are
- * configured, exactly as a bot author would.
+ * An unmodified discord.js 14 client against Hearth: only the REST base is configured, exactly as a bot author
+ * would (discord.js then speaks REST at `/v10/…` and asks the gateway for `v=10`).
  */
 
 let server: TestServer;
@@ -33,7 +33,13 @@ before(async () => {
   botId = app.body.bot.id;
   const consent = await request(server, 'POST', '/v1/oauth2/authorize/consent', {
     auth: owner.token,
-    body: { client_id: app.body.id, scope: 'bot', guild_id: guildId, permissions: String((1 << 10) | (1 << 11)) },
+    // VIEW_CHANNEL, SEND_MESSAGES, READ_MESSAGE_HISTORY, PIN_MESSAGES
+    body: {
+      client_id: app.body.id,
+      scope: 'bot',
+      guild_id: guildId,
+      permissions: String((1n << 10n) | (1n << 11n) | (1n << 16n) | (1n << 51n)),
+    },
   });
   assert.equal(consent.status, 200, consent.text);
 });
@@ -48,8 +54,7 @@ test('discord.js logs in with a bot token, gets READY and GUILD_CREATE, and repl
   const raw: string[] = [];
   client = new Client({
     intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.MessageContent],
-    rest: { api: server.url, version: '1' },
-    ws: { version: 1 },
+    rest: { api: server.url },
   });
   client.on(Events.Raw, (packet: { t?: string | null }) => {
     if (packet.t) raw.push(packet.t);
@@ -83,6 +88,49 @@ test('discord.js logs in with a bot token, gets READY and GUILD_CREATE, and repl
   assert.equal(reply.d.channel_id, channelId);
   assert.equal(reply.d.message_reference?.message_id, sent.body.id);
   assert.equal(reply.d.type, 19);
+});
+
+test('discord.js pins and unpins through its current routes, lists pins, and reads @me as it encodes it', async () => {
+  assert.ok(client, 'the first test logged the client in');
+  const channel = (await client.channels.fetch(channelId)) as TextChannel;
+  const message = await channel.send('pin me');
+  await message.pin();
+  const pins = await channel.messages.fetchPins();
+  assert.deepEqual(
+    pins.items.map((item) => item.message.id),
+    [message.id],
+  );
+  assert.equal(pins.hasMore, false);
+  await message.unpin();
+  assert.equal((await channel.messages.fetchPins()).items.length, 0);
+
+  // Routes.user('@me') is `/users/%40me` on the wire.
+  const me = (await client.rest.get(Routes.user('@me'))) as { id: string; bot: boolean };
+  assert.equal(me.id, botId);
+  assert.equal(me.bot, true);
+});
+
+test('a webhook carries its execute url, and WebhookClient sends, edits and deletes through it', async () => {
+  const created = await request(server, 'POST', `/v1/channels/${channelId}/webhooks`, {
+    auth: owner.token,
+    body: { name: 'Hook' },
+  });
+  assert.equal(created.status, 200, created.text);
+  assert.equal(created.body.url, `${server.url}/v1/webhooks/${created.body.id}/${created.body.token}`);
+  const [id, token] = new URL(created.body.url).pathname.split('/').slice(-2);
+  assert.equal(id, created.body.id);
+
+  const hook = new WebhookClient({ id: String(id), token: String(token) }, { rest: { api: server.url } });
+  const sent = await hook.send({ content: 'from the hook', username: 'Hooky' });
+  assert.equal(sent.content, 'from the hook');
+  assert.equal(sent.webhook_id, created.body.id);
+  const edited = await hook.editMessage(sent.id, { content: 'edited by the hook' });
+  assert.equal(edited.content, 'edited by the hook');
+  await hook.deleteMessage(sent.id);
+  const gone = await request(server, 'GET', `/v1/channels/${channelId}/messages/${sent.id}`, { auth: owner.token });
+  assert.equal(gone.status, 404, gone.text);
+  assert.equal(gone.body.code, 'UNKNOWN_MESSAGE');
+  hook.destroy();
 });
 
 async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {

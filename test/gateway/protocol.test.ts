@@ -40,13 +40,23 @@ describe('connect and hello', () => {
   for (const [label, query] of [
     ['missing', '?encoding=json'],
     ['2', '?v=2&encoding=json'],
-    ['10', '?v=10&encoding=json'],
+    ['8', '?v=8&encoding=json'],
+    ['11', '?v=11&encoding=json'],
   ] as const) {
     test(`version ${label} closes 4012 before Hello`, async () => {
       const client = GatewayClient.connect(server, query);
       const closed = await client.closed;
       assert.deepEqual(closed, { code: 4012, reason: 'Invalid API version' });
       assert.deepEqual(client.raw, []);
+    });
+  }
+
+  for (const version of ['9', '10']) {
+    test(`version ${version} (what stock discord.js and @discordjs/ws ask for) gets Hello`, async () => {
+      const client = GatewayClient.connect(server, `?v=${version}&encoding=json`);
+      const hello = await client.hello();
+      assert.equal(hello.op, 10);
+      await client.close();
     });
   }
 

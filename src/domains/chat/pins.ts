@@ -45,41 +45,43 @@ export function pinRoutes(deps: ChatDeps): AnyRoute[] {
   }
 
   return [
-    route({
-      method: 'PUT',
-      path: '/channels/:channelId/pins/:messageId',
-      policy: 'user',
-      rateLimit: limits.write('channels:pins'),
-      async handler(ctx) {
-        const { channelAccess, message } = await pinnable(ctx);
-        if (message.pinned_at !== null) return undefined;
-        const [count] = await db.query<{ n: number }>(
-          'SELECT count(*)::int AS n FROM messages WHERE channel_id = $1 AND pinned_at IS NOT NULL',
-          [channelAccess.channel.id],
-        );
-        if ((count?.n ?? 0) >= MAX_PINS) throw new ApiError('MAX_PINS');
-        await db.query('UPDATE messages SET pinned_at = $2 WHERE id = $1 AND pinned_at IS NULL', [
-          message.id,
-          new Date(ctx.now),
-        ]);
-        await pinsChanged(channelAccess);
-        return undefined;
-      },
-    }),
+    ...['/channels/:channelId/pins/:messageId', '/channels/:channelId/messages/pins/:messageId'].flatMap((path) => [
+      route({
+        method: 'PUT',
+        path,
+        policy: 'user',
+        rateLimit: limits.write('channels:pins'),
+        async handler(ctx) {
+          const { channelAccess, message } = await pinnable(ctx);
+          if (message.pinned_at !== null) return undefined;
+          const [count] = await db.query<{ n: number }>(
+            'SELECT count(*)::int AS n FROM messages WHERE channel_id = $1 AND pinned_at IS NOT NULL',
+            [channelAccess.channel.id],
+          );
+          if ((count?.n ?? 0) >= MAX_PINS) throw new ApiError('MAX_PINS');
+          await db.query('UPDATE messages SET pinned_at = $2 WHERE id = $1 AND pinned_at IS NULL', [
+            message.id,
+            new Date(ctx.now),
+          ]);
+          await pinsChanged(channelAccess);
+          return undefined;
+        },
+      }),
 
-    route({
-      method: 'DELETE',
-      path: '/channels/:channelId/pins/:messageId',
-      policy: 'user',
-      rateLimit: limits.write('channels:pins'),
-      async handler(ctx) {
-        const { channelAccess, message } = await pinnable(ctx);
-        if (message.pinned_at === null) return undefined;
-        await db.query('UPDATE messages SET pinned_at = NULL WHERE id = $1', [message.id]);
-        await pinsChanged(channelAccess);
-        return undefined;
-      },
-    }),
+      route({
+        method: 'DELETE',
+        path,
+        policy: 'user',
+        rateLimit: limits.write('channels:pins'),
+        async handler(ctx) {
+          const { channelAccess, message } = await pinnable(ctx);
+          if (message.pinned_at === null) return undefined;
+          await db.query('UPDATE messages SET pinned_at = NULL WHERE id = $1', [message.id]);
+          await pinsChanged(channelAccess);
+          return undefined;
+        },
+      }),
+    ]),
 
     route({
       method: 'GET',

@@ -63,7 +63,10 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
       name: row.name,
       avatar: row.avatar,
       application_id: null,
-      ...(options.token ? { token: options.token } : {}),
+      // The execute URL, like the token itself shown only when the token is known (the create response).
+      ...(options.token
+        ? { token: options.token, url: `${services.config.publicUrl}/v1/webhooks/${row.id}/${options.token}` }
+        : {}),
     };
   }
 
