@@ -295,5 +295,50 @@ if (!CHROMIUM_PATH) {
       await away.close();
       await home.close();
     });
+
+    it('offers to send the email again once its cooldown has passed, and the new link works', async () => {
+      const user = await registerUser(server, { username: 'resender' });
+      const away = await newContext(browser, { ip: '203.0.113.78' });
+      const page = await away.newPage();
+      await page.clock.install();
+      await page.goto(`${server.origin}/login`);
+      await page.getByLabel('Email').fill(user.email);
+      await page.getByLabel('Password', { exact: true }).fill(user.password);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await page.getByRole('heading', { level: 1, name: 'Check your email' }).waitFor();
+      const resend = page.getByRole('button', { name: 'Send the email again' });
+      assert.equal(await resend.isDisabled(), true);
+      await page.getByText(/^You can ask for another email in \d+ seconds\.$/).waitFor();
+      const firstLink = mailLink(
+        await lastMail(server, user.email, 'ip_authorization'),
+        server.origin,
+        '/authorize-ip',
+      );
+
+      // 31 s later for the page and for the server (the test clock moves every expiry and cooldown).
+      const clock = await request(server, 'POST', '/v1/test/clock', { harness: true, body: { offset_ms: 31_000 } });
+      assert.equal(clock.status, 200);
+      try {
+        await page.clock.fastForward(31_000);
+        await page.getByRole('button', { name: 'Send the email again', disabled: false }).click();
+        await page.getByText('We sent the email again.').waitFor();
+        const secondLink = mailLink(
+          await lastMail(server, user.email, 'ip_authorization'),
+          server.origin,
+          '/authorize-ip',
+        );
+        assert.notEqual(secondLink, firstLink);
+        const home = await newContext(browser);
+        const homePage = await home.newPage();
+        await homePage.goto(secondLink);
+        await homePage.getByRole('status').filter({ hasText: 'The new location is approved.' }).waitFor();
+        await page.clock.fastForward(2_500);
+        await page.getByRole('heading', { level: 1, name: 'Welcome, resender' }).waitFor({ timeout: 15_000 });
+        await home.close();
+      } finally {
+        await request(server, 'POST', '/v1/test/clock', { harness: true, body: { offset_ms: 0 } });
+        await away.close();
+      }
+    });
   });
 }
