@@ -103,6 +103,30 @@ if (!CHROMIUM_PATH) {
       await context.close();
     });
 
+    it('keeps the session when the server cannot be reached, and recovers on retry', async () => {
+      const user = await registerUser(server, { username: 'patient' });
+      const context = await newContext(browser);
+      const page = await context.newPage();
+      await page.goto(`${server.origin}/login`);
+      await page.getByLabel('Email').fill(user.email);
+      await page.getByLabel('Password', { exact: true }).fill(user.password);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await page.getByRole('heading', { level: 1, name: 'Welcome, patient' }).waitFor();
+      await context.route('**/v1/users/@me', (route) => route.abort('connectionrefused'));
+      await page.reload();
+      await page.getByRole('heading', { level: 1, name: 'Hearth is not answering' }).waitFor();
+      await page
+        .getByRole('alert')
+        .filter({ hasText: 'The server could not be reached. Check your connection and try again.' })
+        .waitFor();
+      await assertAccessible(page, 'server unreachable page');
+      assert.notEqual(await page.evaluate(() => window.localStorage.getItem('hearth.session')), null);
+      await context.unroute('**/v1/users/@me');
+      await page.getByRole('button', { name: 'Try again' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Welcome, patient' }).waitFor();
+      await context.close();
+    });
+
     it('is usable from the keyboard alone', async () => {
       const user = await registerUser(server);
       const context = await newContext(browser);

@@ -12,6 +12,7 @@ import { pickLocale, setLocale } from '../i18n/index.ts';
 import { NotFoundPage } from './NotFoundPage.tsx';
 import { navigate, useLocation } from './router.tsx';
 import { findRoute } from './routes.ts';
+import { UnavailablePage } from './UnavailablePage.tsx';
 
 const sessions = new SessionStore();
 
@@ -39,11 +40,14 @@ export function App({ discovery }: { discovery: DiscoveryDocument }) {
   const [loadingUser, setLoadingUser] = useState(() => sessions.get() !== null);
   // Signed in, but the account must act first (verify its email…): /users/@me answers 403 until it does.
   const [suspicious, setSuspicious] = useState(false);
+  // The account could not be loaded for another reason (server unreachable, 5xx): the session may be fine.
+  const [loadError, setLoadError] = useState<unknown>(null);
 
   const loadUser = useCallback(async () => {
     if (!sessions.get()) {
       setUser(null);
       setSuspicious(false);
+      setLoadError(null);
       setLoadingUser(false);
       return;
     }
@@ -53,10 +57,14 @@ export function App({ discovery }: { discovery: DiscoveryDocument }) {
       const me = await api.users.me();
       setUser(me);
       setSuspicious(false);
+      setLoadError(null);
       await setLocale(pickLocale(me.locale));
     } catch (error) {
       if (error instanceof HearthApiError && error.status === 401) sessions.clear();
-      setSuspicious(error instanceof HearthApiError && error.code === 'ACCOUNT_SUSPICIOUS_ACTIVITY');
+      const flagged = error instanceof HearthApiError && error.code === 'ACCOUNT_SUSPICIOUS_ACTIVITY';
+      setSuspicious(flagged);
+      const signedOut = error instanceof HearthApiError && error.status === 401;
+      setLoadError(flagged || signedOut ? null : error);
       setUser(null);
     } finally {
       setLoadingUser(false);
@@ -109,7 +117,7 @@ export function App({ discovery }: { discovery: DiscoveryDocument }) {
   const current = findRoute(location.pathname);
   let redirect: string | undefined;
   if (current && !loadingUser) {
-    if (current.access === 'signed-in' && !user && !suspicious) {
+    if (current.access === 'signed-in' && !user && !suspicious && !loadError) {
       const here = location.pathname + location.search;
       redirect = here === '/' ? '/login' : `/login?next=${encodeURIComponent(here)}`;
     } else if (current.access === 'signed-out' && user) {
@@ -128,6 +136,8 @@ export function App({ discovery }: { discovery: DiscoveryDocument }) {
   let content = loading;
   if (!current) content = <NotFoundPage />;
   else if (!loadingUser && suspicious && current.access === 'signed-in') content = <SuspiciousPage />;
+  else if (!loadingUser && loadError && current.access === 'signed-in')
+    content = <UnavailablePage error={loadError} retry={() => void loadUser()} />;
   else if (!loadingUser && !redirect) content = <current.page />;
 
   return (

@@ -10,6 +10,8 @@ const en = {
     notFoundTitle: 'Page not found',
     notFoundBody: 'There is nothing at this address.',
     backHome: 'Go to the start page',
+    unavailableTitle: 'Hearth is not answering',
+    retry: 'Try again',
   },
   common: {
     email: 'Email',

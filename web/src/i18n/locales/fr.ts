@@ -12,6 +12,8 @@ const fr: Messages = {
     notFoundTitle: 'Page introuvable',
     notFoundBody: 'Il n’y a rien à cette adresse.',
     backHome: 'Aller à la page d’accueil',
+    unavailableTitle: 'Hearth ne répond pas',
+    retry: 'Réessayer',
   },
   common: {
     email: 'Adresse e-mail',
