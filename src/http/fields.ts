@@ -37,3 +37,17 @@ export const nullableText = (max: number) =>
     .max(max)
     .nullish()
     .transform((v) => (v === '' ? null : v));
+
+/** `YYYY-MM-DD` naming a day that exists (no month 13, no 29 February outside leap years, no year 0). */
+export const calendarDateField = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, { error: 'Expected YYYY-MM-DD' })
+  .refine(isCalendarDate, { error: 'Not a calendar date' });
+
+export function isCalendarDate(text: string): boolean {
+  const [year, month, day] = text.split('-').map(Number) as [number, number, number];
+  if (year < 1 || month < 1 || month > 12 || day < 1) return false;
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}

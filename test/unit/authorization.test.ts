@@ -21,7 +21,10 @@ const CASES: [string | undefined, ParsedCredential, ParsedCredential?][] = [
   [`Bearer flx_${'a'.repeat(35)}-`, { kind: 'bearer', token: `flx_${'a'.repeat(35)}-` }],
   ['Bearer abcDEF123-_', { kind: 'bearer', token: 'abcDEF123-_' }],
   ['Bot 123.abc-_XYZ', { kind: 'bot', token: '123.abc-_XYZ', applicationId: '123' }],
-  [`Bot ${'9'.repeat(20)}.s`, { kind: 'bot', token: `${'9'.repeat(20)}.s`, applicationId: '9'.repeat(20) }],
+  ['Bot 9223372036854775807.s', { kind: 'bot', token: '9223372036854775807.s', applicationId: '9223372036854775807' }],
+  // An application id past 2^63−1 names nothing: malformed, never sent to SQL.
+  ['Bot 9223372036854775808.s', { kind: 'invalid' }],
+  [`Bot ${'9'.repeat(20)}.s`, { kind: 'invalid' }],
   [`Bot ${'9'.repeat(21)}.s`, { kind: 'invalid' }],
   ['Bot 123.', { kind: 'invalid' }],
   ['Bot .abc', { kind: 'invalid' }],
@@ -156,10 +159,18 @@ describe('parseAuthorization: properties', () => {
     );
   });
 
+  it('Bot tokens past 2^63−1 are malformed', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 1n << 63n, max: 10n ** 20n - 1n }), (id) => {
+        assert.deepEqual(parseAuthorization(`Bot ${id}.secret`, OUTSIDE), { kind: 'invalid' });
+      }),
+    );
+  });
+
   it('Bot tokens carry the application id before the dot', () => {
     fc.assert(
       fc.property(
-        fc.bigInt({ min: 0n, max: 10n ** 20n - 1n }),
+        fc.bigInt({ min: 0n, max: (1n << 63n) - 1n }),
         fc.stringMatching(/^[A-Za-z0-9_-]{1,60}$/),
         (id, secret) => {
           const token = `${id}.${secret}`;

@@ -3,6 +3,7 @@ import type { AppServices } from '../../app-services.ts';
 import type { Principal } from '../../http/auth/principal.ts';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import type { AnyRoute, RequestContext } from '../../http/route.ts';
+import { isSnowflake } from '../../platform/crypto/snowflake.ts';
 import type { Queryable } from '../../platform/db/database.ts';
 import { ALL_SUSPICIOUS_FLAGS, USER_FLAGS } from '../users/flags.ts';
 import { toUserRecord, type UserRecord, type UserRow } from '../users/user-record.ts';
@@ -110,7 +111,7 @@ export function userRoutes(services: AppServices, deps: { audit: AuditLog }): An
             query,
             LOOKUP_LIMIT,
           ]);
-        } else if (/^\d{1,19}$/.test(query)) {
+        } else if (/^\d{1,20}$/.test(query) && isSnowflake(query)) {
           rows = await db.query<UserRow>(
             'SELECT * FROM users WHERE id = $1::bigint OR lower(username) = lower($2) ORDER BY id LIMIT $3',
             [query, query, LOOKUP_LIMIT],

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
 import { enforceAllowance } from '../../http/allowance.ts';
 import { ApiError, fieldError, formError } from '../../http/errors.ts';
+import { calendarDateField } from '../../http/fields.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
 import { burnPasswordVerify, hashPassword, verifyPassword } from '../../platform/crypto/passwords.ts';
 import { isUniqueViolation } from '../../platform/db/database.ts';
@@ -27,10 +28,7 @@ const registerBody = z.object({
   username: usernameField.optional(),
   global_name: z.string().trim().min(1).max(32).nullish(),
   password: passwordField.optional(),
-  date_of_birth: z
-    .string()
-    .regex(/^\d{4}-\d{2}-\d{2}$/, { error: 'Expected YYYY-MM-DD' })
-    .nullish(),
+  date_of_birth: calendarDateField.nullish(),
   consent: z.boolean().nullish(),
   invite_code: z.string().max(64).nullish(),
 });

@@ -1,5 +1,6 @@
 import { TtlCache } from '../../platform/cache/ttl-cache.ts';
 import type { Clock } from '../../platform/clock.ts';
+import { isSnowflake } from '../../platform/crypto/snowflake.ts';
 import type { EventBus } from '../../platform/state/event-bus.ts';
 import { subjectFor, toOverwrites } from './access.ts';
 import { CHAT_INVALIDATE_TOPIC, type ChatInvalidation } from './events.ts';
@@ -142,7 +143,7 @@ export class ChatReadModel implements ChatReadModelPort {
     const params: unknown[] = [guildId];
     let filter = '';
     if (options.userIds && options.userIds.length > 0) {
-      params.push(options.userIds.filter((id) => /^\d{1,20}$/.test(id)));
+      params.push(options.userIds.filter(isSnowflake));
       filter = ` AND m.user_id = ANY($${params.length}::bigint[])`;
     } else if (options.query) {
       params.push(`${options.query.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`);

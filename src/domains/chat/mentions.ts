@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isSnowflake } from '../../platform/crypto/snowflake.ts';
 
 export const allowedMentionsSchema = z.object({
   parse: z
@@ -32,8 +33,11 @@ const EVERYONE = /@(everyone|here)\b/;
 export function parseMentions(content: string): ParsedMentions {
   const users = new Set<string>();
   const roles = new Set<string>();
-  for (const match of content.matchAll(USER_MENTION)) users.add(BigInt(match[1] as string).toString());
-  for (const match of content.matchAll(ROLE_MENTION)) roles.add(BigInt(match[1] as string).toString());
+  // A mention of an id past 2^63−1 names nobody: it stays text.
+  for (const match of content.matchAll(USER_MENTION))
+    if (isSnowflake(match[1] as string)) users.add(BigInt(match[1] as string).toString());
+  for (const match of content.matchAll(ROLE_MENTION))
+    if (isSnowflake(match[1] as string)) roles.add(BigInt(match[1] as string).toString());
   return { users: [...users], roles: [...roles], everyone: EVERYONE.test(content) };
 }
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ApiError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
+import { isSnowflake } from '../../platform/crypto/snowflake.ts';
 import { partialUser } from '../users/user-record.ts';
 import { type ChannelAccess, pathId, requireChannel } from './access.ts';
 import { type ChatDeps, limits, snowflake } from './deps.ts';
@@ -25,6 +26,7 @@ export function parseEmoji(raw: string | undefined): ParsedEmoji {
   const text = raw ?? '';
   const custom = CUSTOM_EMOJI.exec(text);
   if (custom) {
+    if (!isSnowflake(custom[3] as string)) throw new ApiError('UNKNOWN_EMOJI');
     const id = BigInt(custom[3] as string).toString();
     return { key: id, id, name: custom[2] as string, animated: custom[1] !== undefined };
   }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
 import { ApiError } from '../../http/errors.ts';
+import { snowflakeField } from '../../http/fields.ts';
 import { type AnyRoute, type RequestContext, route } from '../../http/route.ts';
 import { validate } from '../../http/validation.ts';
 import { digest, randomBase62 } from '../../platform/crypto/tokens.ts';
@@ -25,10 +26,7 @@ const patchBody = z.object({
     .string()
     .max(10 * 1024 * 1024)
     .nullish(),
-  channel_id: z
-    .string()
-    .regex(/^\d{1,20}$/)
-    .optional(),
+  channel_id: snowflakeField.optional(),
 });
 const tokenPatchBody = patchBody.omit({ channel_id: true });
 const executeExtras = z.object({

@@ -1,3 +1,4 @@
+import { isSnowflake } from '../../platform/crypto/snowflake.ts';
 import { SESSION_TOKEN_PATTERN } from '../../platform/crypto/tokens.ts';
 
 /**
@@ -31,7 +32,10 @@ export function parseAuthorization(header: string | undefined, options: { adminA
   switch (scheme) {
     case 'Bot': {
       const match = BOT_TOKEN_PATTERN.exec(token);
-      return match ? { kind: 'bot', token, applicationId: match[1] as string } : { kind: 'invalid' };
+      // An application id past 2^63−1 names nothing: refused here, like any malformed token, never sent to SQL.
+      return match && isSnowflake(match[1] as string)
+        ? { kind: 'bot', token, applicationId: match[1] as string }
+        : { kind: 'invalid' };
     }
     case 'Bearer':
       return SESSION_TOKEN_PATTERN.test(token) ? { kind: 'session', token } : { kind: 'bearer', token };

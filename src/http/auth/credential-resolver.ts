@@ -2,6 +2,7 @@ import type { UserRecord, UserRow } from '../../domains/users/user-record.ts';
 import type { UsersRepository } from '../../domains/users/users-repository.ts';
 import { TtlCache } from '../../platform/cache/ttl-cache.ts';
 import type { Clock } from '../../platform/clock.ts';
+import { isSnowflake } from '../../platform/crypto/snowflake.ts';
 import { constantTimeEqual, digest } from '../../platform/crypto/tokens.ts';
 import type { Database } from '../../platform/db/database.ts';
 import type { EventBus } from '../../platform/state/event-bus.ts';
@@ -195,7 +196,7 @@ export class CredentialResolver {
       }
       case 'admin': {
         const match = ADMIN_API_KEY_PATTERN.exec(credential.token);
-        if (!match) return undefined;
+        if (!match || !isSnowflake(match[1] as string)) return undefined;
         const [row] = await this.db.query<{
           owner_id: string;
           secret_hash: string;

@@ -42,6 +42,11 @@ export function snowflakeTimestamp(id: string): number {
 
 export type SnowflakeCheck = { ok: true; value: string } | { ok: false; reason: 'format' | 'range' };
 
+/** True for a decimal id that fits a snowflake (≤ 2^63−1): the check every id takes before it reaches SQL. */
+export function isSnowflake(text: string): boolean {
+  return parseSnowflake(text).ok;
+}
+
 /** Accepts a digit string or a JSON integer, as api.md §1.2 allows. */
 export function parseSnowflake(input: unknown): SnowflakeCheck {
   let text: string;
