@@ -44,6 +44,7 @@ export const ERRORS = {
   IP_AUTHORIZATION_RESEND_COOLDOWN: { status: 429, message: 'Please wait before requesting another email' },
   IP_AUTHORIZATION_RESEND_LIMIT_EXCEEDED: { status: 400, message: 'Resend limit exceeded' },
   ACCOUNT_SUSPENDED_TEMPORARILY: { status: 403, message: 'This account is temporarily suspended' },
+  ACCOUNT_PENDING_APPROVAL: { status: 403, message: 'This account is waiting for approval' },
   ACCOUNT_SUSPENDED_PERMANENTLY: { status: 403, message: 'This account is suspended' },
   NO_PASSKEYS_REGISTERED: { status: 400, message: 'No passkeys registered' },
   PASSKEY_AUTHENTICATION_FAILED: { status: 401, message: 'Passkey authentication failed' },

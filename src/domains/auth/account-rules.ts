@@ -53,6 +53,8 @@ export function isDeleted(user: UserRecord): boolean {
 
 /** Login refusals for suspended accounts (admin temp ban, suspicious-activity disable). */
 export function assertNotSuspended(user: UserRecord, now: number): void {
+  // Registered in approval mode and not approved yet: no session of any kind until an admin clears the flag.
+  if (hasFlag(user.flags, USER_FLAGS.PENDING_MANUAL_VERIFICATION)) throw new ApiError('ACCOUNT_PENDING_APPROVAL');
   if (hasFlag(user.flags, USER_FLAGS.DISABLED_SUSPICIOUS_ACTIVITY)) throw new ApiError('ACCOUNT_SUSPENDED_PERMANENTLY');
   // A deletion an operator scheduled (no SELF_DELETED flag) is not cancelled by signing in, unlike a self-deletion.
   if (user.pendingDeletionAt && !hasFlag(user.flags, USER_FLAGS.SELF_DELETED))

@@ -264,6 +264,8 @@ const en = {
     IP_AUTHORIZATION_RESEND_COOLDOWN: 'Please wait a little before asking for another email.',
     IP_AUTHORIZATION_RESEND_LIMIT_EXCEEDED: 'The email was already sent again. Sign in again to get a new one.',
     ACCOUNT_SUSPENDED_TEMPORARILY: 'This account is suspended for now.',
+    ACCOUNT_PENDING_APPROVAL:
+      'This account is waiting for an administrator to approve it. You can sign in once it is approved.',
     ACCOUNT_SUSPENDED_PERMANENTLY: 'This account is suspended.',
     NO_PASSKEYS_REGISTERED: 'This account has no passkey yet.',
     PASSKEY_AUTHENTICATION_FAILED: 'The passkey was not accepted. Try again or use another method.',

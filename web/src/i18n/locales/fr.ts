@@ -269,6 +269,8 @@ const fr: Messages = {
     IP_AUTHORIZATION_RESEND_LIMIT_EXCEEDED:
       'L’e-mail a déjà été renvoyé. Reconnectez-vous pour en recevoir un nouveau.',
     ACCOUNT_SUSPENDED_TEMPORARILY: 'Ce compte est suspendu pour le moment.',
+    ACCOUNT_PENDING_APPROVAL:
+      'Ce compte attend l’approbation d’un administrateur. Vous pourrez vous connecter une fois qu’il sera approuvé.',
     ACCOUNT_SUSPENDED_PERMANENTLY: 'Ce compte est suspendu.',
     NO_PASSKEYS_REGISTERED: 'Ce compte n’a pas encore de clé d’accès.',
     PASSKEY_AUTHENTICATION_FAILED: 'La clé d’accès n’a pas été acceptée. Réessayez ou choisissez une autre méthode.',
