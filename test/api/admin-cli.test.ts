@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -134,6 +134,41 @@ describe('hearth admin create', () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'hearth-cli-'));
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
     await bootstrapScenario({ HEARTH_DATA_DIR: dataDir }, true);
+  });
+
+  it('refuses to open an embedded data directory another process holds, naming that process', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'hearth-cli-'));
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    const app = await startServer({ HEARTH_DATA_DIR: dataDir });
+    try {
+      const run = await runCli(
+        ['admin', 'create', '--email', 'locked@example.test', '--password', 'a long password here'],
+        { HEARTH_DATA_DIR: dataDir },
+      );
+      assert.equal(run.code, 1, run.stderr);
+      assert.match(run.stderr, new RegExp(`in use by process ${process.pid} `));
+      assert.match(run.stderr, /pglite\.lock/);
+      // A second server in the same process is refused the same way.
+      await assert.rejects(startServer({ HEARTH_DATA_DIR: dataDir }), /in use by process/);
+    } finally {
+      await app.close();
+    }
+    // Closed: the lock is gone and the directory opens again.
+    const reopened = await startServer({ HEARTH_DATA_DIR: dataDir });
+    await reopened.close();
+  });
+
+  it('takes over a lock left by a process that is gone', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'hearth-cli-'));
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    const gone = spawn(process.execPath, ['-e', '0']);
+    const pid = gone.pid as number;
+    await new Promise((resolve) => gone.on('exit', resolve));
+    await writeFile(join(dataDir, 'pglite.lock'), JSON.stringify({ pid, boot_id: '', started_at: 'earlier' }));
+    const app = await startServer({ HEARTH_DATA_DIR: dataDir });
+    const lock = JSON.parse(await readFile(join(dataDir, 'pglite.lock'), 'utf8'));
+    assert.equal(lock.pid, process.pid);
+    await app.close();
   });
 
   // Registered only when PostgreSQL is configured (TEST_DATABASE_URL), like the rest of the PostgreSQL matrix.
