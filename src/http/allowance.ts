@@ -1,6 +1,6 @@
 import type { RateLimiter } from '../platform/state/rate-limiter.ts';
+import { allowanceExceeded } from './errors.ts';
 import type { RequestContext } from './route.ts';
-import { rateLimited } from './server.ts';
 
 /**
  * Handler-level allowances (api.md §5.2: per email, per IP, per account). Same 429 body as the route
@@ -15,5 +15,5 @@ export async function enforceAllowance(
 ): Promise<void> {
   if (!ctx.request.hearth.strict) return;
   const decision = await limiter.consume(`allowance:${key}`, limit, windowMs, ctx.now);
-  if (!decision.allowed) throw rateLimited(decision.retryAfterMs, false, { 'X-RateLimit-Scope': 'user' });
+  if (!decision.allowed) throw allowanceExceeded(limit, decision.retryAfterMs, decision.resetAfterMs, ctx.now);
 }

@@ -1,3 +1,4 @@
+import type { IpBan } from '../platform/state/ip-bans.ts';
 /**
  * The one catalogue of error codes. Every `code` the server can put on the wire is listed here with its
  * HTTP status and default message; `docs/errors.md` documents the same set and a test keeps the two in sync.
@@ -223,3 +224,43 @@ export const INTERNAL_ERROR_BODY = Object.freeze({
   code: 'INTERNAL_SERVER_ERROR',
   message: 'Internal server error',
 });
+
+/** A 429 with api.md §5.1's body and headers (`headers` adds the `X-RateLimit-*` set that applies). */
+export function rateLimited(retryAfterMs: number, global: boolean, headers: Record<string, string> = {}): ApiError {
+  const retryAfter = Math.max(retryAfterMs / 1000, 0.001);
+  return new ApiError('RATE_LIMITED', {
+    extra: { global, retry_after: Math.round(retryAfter * 1000) / 1000 },
+    headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfter))), ...headers },
+  });
+}
+
+/** The 403 a banned address gets on every request and gateway upgrade (api.md §5.3). */
+export function bannedError(ban: IpBan, ip: string, now: number): ApiError {
+  const permanent = ban.expiresAt === null;
+  const headers: Record<string, string> = {};
+  if (!permanent) headers['Retry-After'] = String(Math.max(1, Math.ceil(((ban.expiresAt as number) - now) / 1000)));
+  return new ApiError(permanent ? 'GLOBAL_IP_BANNED' : 'GLOBAL_IP_TEMPORARILY_BANNED', {
+    extra: {
+      ip_address: ip,
+      appeal_email: null,
+      appeals_supported: false,
+      ban_kind: permanent ? 'permanent' : 'temporary',
+      expires_at: permanent ? null : new Date(ban.expiresAt as number).toISOString(),
+    },
+    headers,
+  });
+}
+
+/**
+ * A handler-level allowance ran out (api.md §5.1: the same 429 as a route bucket, with `X-RateLimit-Limit`,
+ * `-Remaining`, `-Reset` and `-Reset-After`, without `-Bucket`).
+ */
+export function allowanceExceeded(limit: number, retryAfterMs: number, resetAfterMs: number, now: number): ApiError {
+  return rateLimited(retryAfterMs, false, {
+    'X-RateLimit-Scope': 'user',
+    'X-RateLimit-Limit': String(limit),
+    'X-RateLimit-Remaining': '0',
+    'X-RateLimit-Reset': String(Math.ceil((now + resetAfterMs) / 1000)),
+    'X-RateLimit-Reset-After': (resetAfterMs / 1000).toFixed(3),
+  });
+}

@@ -9,7 +9,7 @@ import type { IpBan } from '../platform/state/ip-bans.ts';
 import { type ParsedCredential, parseAuthorization } from './auth/authorization.ts';
 import type { Principal } from './auth/principal.ts';
 import { clientIp } from './client-ip.ts';
-import { ApiError, fieldError, INTERNAL_ERROR_BODY, wireText } from './errors.ts';
+import { ApiError, bannedError, fieldError, INTERNAL_ERROR_BODY, rateLimited, wireText } from './errors.ts';
 import { policyDenial, suspiciousDenial } from './policy.ts';
 import { rawErrorResponse } from './raw-response.ts';
 import { type AnyRoute, JsonText, REPLY_SENT, type RequestContext } from './route.ts';
@@ -311,30 +311,6 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
   }
 
   return app;
-}
-
-export function rateLimited(retryAfterMs: number, global: boolean, headers: Record<string, string> = {}): ApiError {
-  const retryAfter = Math.max(retryAfterMs / 1000, 0.001);
-  return new ApiError('RATE_LIMITED', {
-    extra: { global, retry_after: Math.round(retryAfter * 1000) / 1000 },
-    headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfter))), ...headers },
-  });
-}
-
-export function bannedError(ban: IpBan, ip: string, now: number): ApiError {
-  const permanent = ban.expiresAt === null;
-  const headers: Record<string, string> = {};
-  if (!permanent) headers['Retry-After'] = String(Math.max(1, Math.ceil(((ban.expiresAt as number) - now) / 1000)));
-  return new ApiError(permanent ? 'GLOBAL_IP_BANNED' : 'GLOBAL_IP_TEMPORARILY_BANNED', {
-    extra: {
-      ip_address: ip,
-      appeal_email: null,
-      appeals_supported: false,
-      ban_kind: permanent ? 'permanent' : 'temporary',
-      expires_at: permanent ? null : new Date(ban.expiresAt as number).toISOString(),
-    },
-    headers,
-  });
 }
 
 /**

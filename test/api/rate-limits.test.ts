@@ -224,6 +224,13 @@ describe('handler-level allowances', () => {
     assert.equal(denied.headers.get('x-ratelimit-scope'), 'user');
     assert.equal(denied.headers.get('x-ratelimit-bucket'), null);
     assert.equal(denied.headers.get('x-ratelimit-global'), null);
+    // The limit headers api.md gives every 429: limit, nothing remaining, when the allowance refills.
+    assert.equal(denied.headers.get('x-ratelimit-limit'), '5');
+    assert.equal(denied.headers.get('x-ratelimit-remaining'), '0');
+    const resetAfter = Number(denied.headers.get('x-ratelimit-reset-after'));
+    assert.ok(resetAfter >= retryAfter && resetAfter <= 15 * 60, `reset-after ${resetAfter}`);
+    const reset = Number(denied.headers.get('x-ratelimit-reset'));
+    assert.ok(Math.abs(reset - (Date.now() / 1000 + resetAfter)) < 30, `reset ${reset}`);
     // Another email is still served.
     const other = await request(server, 'POST', '/v1/auth/login', {
       body: { email: uniqueEmail('allowance'), password: 'not-the-password' },

@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
 import { enforceAllowance } from '../../http/allowance.ts';
-import { ApiError, fieldError } from '../../http/errors.ts';
+import { ApiError, allowanceExceeded, fieldError } from '../../http/errors.ts';
 import { type AnyRoute, type RequestContext, route } from '../../http/route.ts';
-import { rateLimited } from '../../http/server.ts';
 import { digest, randomBase62 } from '../../platform/crypto/tokens.ts';
 import { isUniqueViolation } from '../../platform/db/database.ts';
 import { emailField } from '../auth/account-rules.ts';
@@ -80,7 +79,7 @@ export function emailChangeRoutes(services: AppServices): AnyRoute[] {
 
   function checkCooldown(sentAt: number | undefined): void {
     const wait = (sentAt ?? 0) + EMAIL_CHANGE_RESEND_COOLDOWN_MS - clock.now();
-    if (wait > 0) throw rateLimited(wait, false, { 'X-RateLimit-Scope': 'user' });
+    if (wait > 0) throw allowanceExceeded(1, wait, wait, clock.now());
   }
 
   async function mailOriginalCode(ticket: string, data: ChangeTicket, to: string): Promise<ChangeTicket> {

@@ -1,4 +1,4 @@
-import { rateLimited } from '../../http/server.ts';
+import { allowanceExceeded } from '../../http/errors.ts';
 import type { Database } from '../../platform/db/database.ts';
 
 /** Failed MFA: 10 per account per 15 min, shared by login steps and sudo verification (api.md §3.3, §4). */
@@ -36,7 +36,9 @@ export class MfaAttempts {
     if (Number(row?.count ?? 0) > MFA_FAILURE_LIMIT) {
       await refund();
       const oldest = row?.oldest ? new Date(row.oldest).getTime() : now;
-      throw rateLimited(Math.max(1, oldest + MFA_FAILURE_WINDOW_MS - now), false, { 'X-RateLimit-Scope': 'user' });
+      const retryAfterMs = Math.max(1, oldest + MFA_FAILURE_WINDOW_MS - now);
+      // The newest counted failure leaves the window last: about a whole window from now.
+      throw allowanceExceeded(MFA_FAILURE_LIMIT, retryAfterMs, MFA_FAILURE_WINDOW_MS, now);
     }
     return refund;
   }
