@@ -118,6 +118,33 @@ describe('accounts and sessions', () => {
     assert.equal(sessions.status, 200);
     assert.equal(sessions.body.length, 2);
     assert.equal(sessions.body.filter((s: any) => s.current).length, 1);
+    for (const session of sessions.body) {
+      assert.match(session.id, /^[A-Za-z0-9_-]{43}$/);
+      assert.equal(session.id_hash, session.id, 'id_hash is an alias of id');
+      assert.equal(session.client_os, session.client_info.os);
+      assert.equal(session.client_platform, session.client_info.platform);
+      assert.equal(session.client_location, session.client_info.location);
+      for (const key of ['client_os', 'client_platform', 'client_location']) assert.ok(key in session, key);
+    }
+  });
+
+  it('refuses an empty or malformed session hash with 400, and ignores a well-formed unknown one', async () => {
+    const user = await registerUser(server);
+    for (const bad of ['', 'abc', 'x'.repeat(42), `${'a'.repeat(42)}=`, 'a'.repeat(44)]) {
+      const res = await request(server, 'POST', '/v1/auth/sessions/logout', {
+        auth: user.token,
+        body: { session_id_hashes: [bad], password: user.password },
+      });
+      assert.equal(res.status, 400, `${JSON.stringify(bad)}: ${res.text}`);
+      assert.equal(res.body.code, 'INVALID_FORM_BODY');
+      assert.equal(res.body.errors[0].path, 'session_id_hashes.0');
+    }
+    const gone = await request(server, 'POST', '/v1/auth/sessions/logout', {
+      auth: user.token,
+      body: { session_id_hashes: ['A'.repeat(43)], password: user.password },
+    });
+    assert.equal(gone.status, 204, gone.text);
+    assert.equal((await request(server, 'GET', '/v1/users/@me', { auth: user.token })).status, 200);
   });
 
   it('answers @me from a warm cache yet shows a profile change at once', async () => {

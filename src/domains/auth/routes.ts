@@ -40,7 +40,9 @@ const loginBody = z.object({
 });
 
 const sessionsLogoutBody = z.object({
-  session_id_hashes: z.array(z.string().max(64)).max(100),
+  // A session hash is unpadded base64url of a SHA-256 (43 characters): anything else names no session and is
+  // refused (400); a well-formed hash of a session already gone stays an idempotent no-op.
+  session_id_hashes: z.array(z.string().regex(/^[A-Za-z0-9_-]{43}$/, { error: 'Not a session hash' })).max(100),
 });
 
 function usernameFrom(email: string | undefined, globalName: string | null | undefined, fallback: string): string {
@@ -170,12 +172,17 @@ export function authRoutes(services: AppServices): AnyRoute[] {
         const current = ctx.principal?.kind === 'session' ? ctx.principal.sessionIdHash : undefined;
         const rows = await sessions.list(ctx.user.id);
         return rows.map((row) => ({
+          // `id` is what the platform's own clients read; `id_hash` is kept as an alias.
+          id: row.token_hash,
           id_hash: row.token_hash,
           client_info: {
             os: row.client_info.os ?? null,
             platform: row.client_info.platform ?? null,
             location: row.client_info.location ?? null,
           },
+          client_os: row.client_info.os ?? null,
+          client_platform: row.client_info.platform ?? null,
+          client_location: row.client_info.location ?? null,
           masked_ip: maskIp(row.ip),
           approx_last_used_at: roundToHour(row.last_used_at).toISOString(),
           current: row.token_hash === current,
