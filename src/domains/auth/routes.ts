@@ -124,10 +124,17 @@ export function authRoutes(services: AppServices): AnyRoute[] {
       body: loginBody,
       async handler(ctx) {
         const { email, password } = ctx.body;
+        const account = email.toLowerCase();
+        // Throttles (docs/accounts.md "Login throttling"): per address; per account and address; and per
+        // account only for addresses the account has never used, so strangers guessing from anywhere cannot
+        // lock the owner out of the addresses it signs in from, while brute force stays as slow as before.
         await enforceAllowance(rateLimiter, ctx, `login:ip:${ctx.ipKey}`, 10, 30 * 60_000);
-        await enforceAllowance(rateLimiter, ctx, `login:email:${email.toLowerCase()}`, 5, 15 * 60_000);
+        await enforceAllowance(rateLimiter, ctx, `login:email-ip:${account}:${ctx.ipKey}`, 5, 15 * 60_000);
         const found = await services.users.findByEmail(email);
         const user = found && !isDeleted(found) ? found : undefined;
+        // Asked for unknown emails too (with an id no account has), so the answer takes the same work.
+        const knownAddress = await ipAuthorization.isKnown(user?.id ?? '0', ctx.ipKey);
+        if (!knownAddress) await enforceAllowance(rateLimiter, ctx, `login:email:${account}`, 5, 15 * 60_000);
         if (user) assertNotBot(user);
         const ok = user?.passwordHash
           ? await verifyPassword(user.passwordHash, password)
