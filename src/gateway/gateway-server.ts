@@ -4,6 +4,8 @@ import { WebSocketServer } from 'ws';
 import type { AppServices } from '../app-services.ts';
 import { CREDENTIALS_REVOKED_TOPIC, type CredentialsRevoked } from '../domains/auth/sessions.ts';
 import { DISPATCH_TOPIC, type Dispatch, type Dispatcher } from '../domains/events/dispatch.ts';
+import { effectiveSuspiciousFlags } from '../domains/users/flags.ts';
+import { AUTH_INVALIDATION_TOPIC, type AuthInvalidation } from '../http/auth/credential-resolver.ts';
 import { clientIp } from '../http/client-ip.ts';
 import { ApiError, bannedError } from '../http/errors.ts';
 import { rawErrorResponse } from '../http/raw-response.ts';
@@ -39,7 +41,7 @@ export interface GatewayOptions {
 }
 
 export type GatewayDeps = IdentifyDeps &
-  Pick<AppServices, 'banCheck'> & {
+  Pick<AppServices, 'banCheck' | 'users'> & {
     bus: EventBus;
     dispatcher: Dispatcher;
   };
@@ -89,6 +91,9 @@ export class GatewayServer implements ConnectionHandlers {
     this.unsubscribe.push(
       deps.bus.subscribe<Dispatch>(DISPATCH_TOPIC, (dispatch) => this.fanout.onDispatch(dispatch)),
       deps.bus.subscribe<CredentialsRevoked>(CREDENTIALS_REVOKED_TOPIC, (message) => this.fanout.onRevoked(message)),
+      deps.bus.subscribe<AuthInvalidation>(AUTH_INVALIDATION_TOPIC, (message) => {
+        if (message.userId) this.recheckRestriction(message.userId).catch(() => {});
+      }),
     );
     this.restartSweep();
   }
@@ -213,6 +218,23 @@ export class GatewayServer implements ConnectionHandlers {
     // purpose (Discord's rule, which discord.js relies on); otherwise it stays for the resume window.
     if (session.starting || code === 1000 || code === 1001) this.registry.remove(session);
     else this.registry.detach(session, this.deps.clock.now());
+  }
+
+  /**
+   * A user changed (flags, verification, …): when suspicious-activity flags now apply, the account's full
+   * sessions end with op 9 and close 4000; the client identifies again and gets a restricted session.
+   */
+  private async recheckRestriction(userId: string): Promise<void> {
+    const sessions = [...(this.registry.ofUser(userId) ?? [])].filter((s) => !s.isBot && !s.restricted);
+    if (sessions.length === 0) return;
+    const user = await this.deps.users.findById(userId, { fresh: true });
+    if (!user || effectiveSuspiciousFlags(user.suspiciousActivityFlags, user.emailVerified) === 0) return;
+    for (const session of sessions) {
+      if (this.registry.get(session.id) !== session) continue;
+      const socket = session.socket;
+      this.registry.remove(session);
+      socket?.closeWith(CLOSE.RESTRICTED.code, CLOSE.RESTRICTED.reason, FRAMES.invalidSession);
+    }
   }
 
   private restartSweep(): void {

@@ -12,12 +12,13 @@ import { GatewaySession, type SessionCredential, type SessionRegistry } from './
 
 export type IdentifyDeps = Pick<
   AppServices,
-  'config' | 'clock' | 'credentials' | 'mfaView' | 'recordAuthFailure' | 'log'
+  'config' | 'clock' | 'credentials' | 'mfaView' | 'recordAuthFailure' | 'log' | 'rateLimiter'
 > & {
   chat: ChatReadModelPort;
 };
 
 export interface SessionLimits {
+  /** Resumable sessions (attached or inside their resume window) one account may hold. */
   maxSessionsPerUser: number;
   /** Guilds a single bot shard may carry before 4011. */
   maxGuildsPerShard: number;
@@ -26,6 +27,12 @@ export interface SessionLimits {
 type GatewayPrincipal = Extract<Principal, { kind: 'session' | 'bot' }>;
 
 const BOT_TOKEN_SHAPE = /^\d{1,20}\./;
+/**
+ * Identify allowances (docs/gateway.md): per address before the credential is even resolved, and per
+ * account after, so one token cannot open thousands of sessions. Test mode applies them to strict upgrades only.
+ */
+const IDENTIFY_PER_ADDRESS = { limit: 60, windowMs: 60_000 };
+const IDENTIFY_PER_ACCOUNT = { limit: 20, windowMs: 60_000 };
 const RESUMED_PREFIX = dispatchPrefix('RESUMED', {});
 
 /**
@@ -40,11 +47,11 @@ export class SessionStarter {
   ) {}
 
   async identify(connection: Connection, payload: IdentifyPayload): Promise<void> {
+    if (!(await this.admitIdentify(connection, `gw-identify:ip:${connection.ipKey}`, IDENTIFY_PER_ADDRESS))) return;
     const principal = await this.resolveCredential(connection, payload.token);
     if (!principal || !connection.isOpen) return;
-    const isBot = principal.kind === 'bot';
-    if (!isBot && this.registry.attachedCount(principal.user.id) >= this.limits.maxSessionsPerUser)
-      return connection.fail(CLOSE.TOO_MANY_SESSIONS);
+    if (!(await this.admitIdentify(connection, `gw-identify:user:${principal.user.id}`, IDENTIFY_PER_ACCOUNT))) return;
+    if (!this.makeRoomForSession(principal)) return connection.fail(CLOSE.TOO_MANY_SESSIONS);
 
     const session = this.openSession(connection, principal);
     try {
@@ -79,6 +86,11 @@ export class SessionStarter {
     }
     if (!sameCredential(session.credential, principal) || session.userId !== principal.user.id)
       return this.rejectToken(connection);
+    // Flags set while the socket was away end the full session: the client identifies again, restricted.
+    if (!session.restricted && isRestricted(principal)) {
+      this.registry.remove(session);
+      return this.invalidSession(connection);
+    }
     if (payload.seq > session.seq || payload.seq < session.acknowledged) return connection.fail(CLOSE.INVALID_SEQUENCE);
     const frames = session.replayAfter(payload.seq);
     if (!frames) {
@@ -112,6 +124,34 @@ export class SessionStarter {
     return undefined;
   }
 
+  /** `false` (and the socket closed 4008) when the allowance is spent. */
+  private async admitIdentify(
+    connection: Connection,
+    key: string,
+    allowance: { limit: number; windowMs: number },
+  ): Promise<boolean> {
+    if (!connection.strict) return true;
+    const decision = await this.deps.rateLimiter.consume(key, allowance.limit, allowance.windowMs, this.deps.clock.now());
+    if (decision.allowed) return true;
+    connection.fail(CLOSE.RATE_LIMITED);
+    return false;
+  }
+
+  /**
+   * Keeps an account under its cap of resumable sessions: at the cap the session detached longest ago is
+   * dropped (it could only have been resumed); when every session has a socket the new one is refused.
+   */
+  private makeRoomForSession(principal: GatewayPrincipal): boolean {
+    // Bots shard across many sessions; their identify allowance and the per-address socket cap bound them.
+    if (principal.kind === 'bot') return true;
+    const userId = principal.user.id;
+    if (this.registry.sessionCount(userId) < this.limits.maxSessionsPerUser) return true;
+    const oldest = this.registry.oldestDetached(userId);
+    if (!oldest) return false;
+    this.registry.remove(oldest);
+    return true;
+  }
+
   private rejectToken(connection: Connection): void {
     this.deps.recordAuthFailure(connection.ip, connection.strict).catch(() => {});
     connection.fail(CLOSE.INVALID_TOKEN);
@@ -127,10 +167,13 @@ export class SessionStarter {
       principal.kind === 'session'
         ? { kind: 'session', sessionIdHash: principal.sessionIdHash }
         : { kind: 'bot', applicationId: principal.applicationId };
-    const user = principal.user;
-    const restricted =
-      principal.kind === 'session' && effectiveSuspiciousFlags(user.suspiciousActivityFlags, user.emailVerified) !== 0;
-    const session = new GatewaySession(randomBase62(32), user.id, principal.kind === 'bot', credential, restricted);
+    const session = new GatewaySession(
+      randomBase62(32),
+      principal.user.id,
+      principal.kind === 'bot',
+      credential,
+      isRestricted(principal),
+    );
     this.registry.add(session);
     this.registry.attach(session, connection);
     connection.session = session;
@@ -194,6 +237,14 @@ export class SessionStarter {
     if (principal.kind === 'bot') payload.application = { id: principal.applicationId, flags: 0 };
     return { payload, botBurst: session.isBot ? guilds : [] };
   }
+}
+
+/** Suspicious-flagged user sessions see only events addressed to them (docs/gateway.md). */
+function isRestricted(principal: GatewayPrincipal): boolean {
+  const user = principal.user;
+  return (
+    principal.kind === 'session' && effectiveSuspiciousFlags(user.suspiciousActivityFlags, user.emailVerified) !== 0
+  );
 }
 
 function sameCredential(credential: SessionCredential, principal: GatewayPrincipal): boolean {

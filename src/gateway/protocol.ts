@@ -45,6 +45,8 @@ export const CLOSE = {
   INVALID_SHARD: close(4010, 'Invalid shard'),
   SHARDING_REQUIRED: close(4011, 'Sharding required'),
   INVALID_VERSION: close(4012, 'Invalid API version'),
+  /** Suspicious-activity flags appeared: identify again to get a restricted session. */
+  RESTRICTED: close(4000, 'Session restricted'),
 } as const;
 
 export const MAX_INBOUND_BYTES = 4096;

@@ -127,10 +127,17 @@ export class SessionRegistry {
     return this.byGuild.get(guildId);
   }
 
-  attachedCount(userId: string): number {
-    let count = 0;
-    for (const session of this.byUser.get(userId) ?? []) if (session.socket) count++;
-    return count;
+  /** Sessions of the account that could still be used: attached, or detached inside the resume window. */
+  sessionCount(userId: string): number {
+    return this.byUser.get(userId)?.size ?? 0;
+  }
+
+  oldestDetached(userId: string): GatewaySession | undefined {
+    let oldest: GatewaySession | undefined;
+    for (const session of this.byUser.get(userId) ?? [])
+      if (session.detachedAt !== undefined && (!oldest || session.detachedAt < (oldest.detachedAt as number)))
+        oldest = session;
+    return oldest;
   }
 
   joinGuild(session: GatewaySession, guildId: string): void {
