@@ -131,7 +131,12 @@ export class SessionStarter {
     allowance: { limit: number; windowMs: number },
   ): Promise<boolean> {
     if (!connection.strict) return true;
-    const decision = await this.deps.rateLimiter.consume(key, allowance.limit, allowance.windowMs, this.deps.clock.now());
+    const decision = await this.deps.rateLimiter.consume(
+      key,
+      allowance.limit,
+      allowance.windowMs,
+      this.deps.clock.now(),
+    );
     if (decision.allowed) return true;
     connection.fail(CLOSE.RATE_LIMITED);
     return false;
