@@ -182,10 +182,29 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
       await deletionSweeper.stop();
       await services.janitor.stop();
       await gateway?.drain();
-      await http.close();
+      await closeHttp(http);
       await credentials.close();
       await closeState();
       await db.close();
     },
   };
+}
+
+/** How long requests in flight may finish at shutdown before their connections are cut. */
+const SHUTDOWN_GRACE_MS = 5_000;
+
+/**
+ * Stops accepting, closes idle keep-alive sockets at once, lets requests in flight finish, and after the grace
+ * period cuts what is left (a client trickling a body would otherwise hold shutdown forever).
+ */
+async function closeHttp(http: FastifyInstance): Promise<void> {
+  const closing = http.close();
+  http.server.closeIdleConnections();
+  const cut = setTimeout(() => http.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+  cut.unref();
+  try {
+    await closing;
+  } finally {
+    clearTimeout(cut);
+  }
 }

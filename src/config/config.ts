@@ -31,6 +31,12 @@ export interface Config {
   ipAuthorization: boolean;
   rateLimitOverrides: Record<string, { limit: number; windowSeconds: number }>;
   gatewayResumeWindowMs: number;
+  /** Time a client has to send its request headers. */
+  httpHeadersTimeoutMs: number;
+  /** Time a client has to send a whole request, body included. */
+  httpRequestTimeoutMs: number;
+  /** A socket silent this long (mid-headers, mid-body, or idle between requests) is closed. */
+  httpIdleTimeoutMs: number;
   adminOAuth2ClientSecret: string | undefined;
   adminOAuth2RedirectUris: string[];
   webauthnRpId: string;
@@ -414,6 +420,30 @@ export const SETTINGS = [
     describe: 'How long a closed gateway session can be resumed (default 60000; 10000 in test mode)',
     parse: integer(1000, 3_600_000),
     fallback: (partial) => (partial.testMode ? 10_000 : 60_000),
+  }),
+  setting({
+    key: 'httpHeadersTimeoutMs',
+    env: 'HEARTH_HTTP_HEADERS_TIMEOUT_MS',
+    flag: '--http-headers-timeout-ms',
+    describe: 'Time a client has to send its request headers (default 20000)',
+    parse: integer(500, 600_000),
+    fallback: () => 20_000,
+  }),
+  setting({
+    key: 'httpRequestTimeoutMs',
+    env: 'HEARTH_HTTP_REQUEST_TIMEOUT_MS',
+    flag: '--http-request-timeout-ms',
+    describe: 'Time a client has to send a whole request, body included (default 300000)',
+    parse: integer(1000, 3_600_000),
+    fallback: () => 300_000,
+  }),
+  setting({
+    key: 'httpIdleTimeoutMs',
+    env: 'HEARTH_HTTP_IDLE_TIMEOUT_MS',
+    flag: '--http-idle-timeout-ms',
+    describe: 'A socket that sends nothing this long, mid-request or between requests, is closed (default 30000)',
+    parse: integer(500, 600_000),
+    fallback: () => 30_000,
   }),
   setting({
     key: 'adminOAuth2ClientSecret',

@@ -34,6 +34,8 @@ export interface RequestContext<B = unknown, Q = unknown> {
   params: Record<string, string>;
   principal: Principal | undefined;
   credential: ParsedCredential;
+  /** What the route's `preflight` returned (undefined without one). */
+  preflight: unknown;
   ip: string;
   ipKey: string;
   requestId: string;
@@ -74,6 +76,12 @@ export interface RouteSpec<B = unknown, Q = unknown> {
   root?: boolean;
   /** Also served without the `/v1` prefix (test harness, health). */
   alsoAtRoot?: boolean;
+  /**
+   * Runs after authentication and policy and before the body is read (`body`, `rawBody` and `query` are not
+   * set yet): checks that need only the path and the principal (a webhook token, channel permissions), so a
+   * refused request is answered without reading its body. The result is `ctx.preflight` in the handler.
+   */
+  preflight?(ctx: RequestContext<unknown, unknown>): Promise<unknown> | unknown;
   handler(ctx: RequestContext<B, Q>): Promise<unknown> | unknown;
 }
 

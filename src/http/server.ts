@@ -3,11 +3,13 @@ import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { AppServices } from '../app-services.ts';
 import { SUDO_HEADER } from '../domains/sudo/sudo-mode.ts';
+import { ConcurrencyGate } from '../platform/concurrency-gate.ts';
 import { sha256Hex } from '../platform/crypto/tokens.ts';
 import { ipKey as toIpKey } from '../platform/net/cidr.ts';
 import type { IpBan } from '../platform/state/ip-bans.ts';
 import { type ParsedCredential, parseAuthorization } from './auth/authorization.ts';
 import type { Principal } from './auth/principal.ts';
+import { discardRestOfBody, limitBodyTime } from './body-discard.ts';
 import { clientIp } from './client-ip.ts';
 import { ApiError, bannedError, fieldError, INTERNAL_ERROR_BODY, rateLimited, wireText } from './errors.ts';
 import { policyDenial, suspiciousDenial } from './policy.ts';
@@ -16,6 +18,16 @@ import { type AnyRoute, JsonText, REPLY_SENT, type RequestContext } from './rout
 import { validate } from './validation.ts';
 
 const JSON_BODY_LIMIT = 1024 * 1024;
+const UPLOADS_TOTAL = 32;
+const UPLOADS_PER_CALLER = 3;
+
+/** What the header-only steps established; the body is read only after them. */
+interface Admission {
+  credential: ParsedCredential;
+  principal: Principal | undefined;
+  now: number;
+  preflight: unknown;
+}
 const CORS_ALLOW_HEADERS =
   'Authorization, Content-Type, X-Service-Sudo-Mode-JWT, X-Audit-Log-Reason, X-Captcha-Token, X-Captcha-Type, X-Request-ID';
 const CORS_EXPOSE_HEADERS =
@@ -25,7 +37,15 @@ const HIGH_GLOBAL_LIMIT = 1200;
 
 declare module 'fastify' {
   interface FastifyRequest {
-    hearth: { requestId: string; ip: string; ipKey: string; startedAt: bigint; strict: boolean };
+    hearth: {
+      requestId: string;
+      ip: string;
+      ipKey: string;
+      startedAt: bigint;
+      strict: boolean;
+      /** Set once the route admitted the request from its headers, before the body was read. */
+      admission?: Admission;
+    };
   }
   interface FastifyContextConfig {
     hearthRoute?: AnyRoute;
@@ -48,6 +68,14 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
     logger: false,
     bodyLimit: JSON_BODY_LIMIT,
     return503OnClosing: true,
+    // A client trickling headers or a body cannot hold a socket forever (docs/configuration.md).
+    connectionTimeout: config.httpIdleTimeoutMs,
+    requestTimeout: config.httpRequestTimeoutMs,
+    http: {
+      headersTimeout: config.httpHeadersTimeoutMs,
+      // How often Node checks the header and request deadlines (its default, 30 s, would let them overrun).
+      connectionsCheckingInterval: Math.min(1000, config.httpHeadersTimeoutMs),
+    },
     routerOptions: {
       caseSensitive: true,
       ignoreTrailingSlash: false,
@@ -63,6 +91,7 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
+  const uploads = new ConcurrencyGate(UPLOADS_TOTAL, UPLOADS_PER_CALLER);
   app.decorateRequest('hearth', undefined as unknown as FastifyRequest['hearth']);
 
   // Callback style, not async: most requests finish this hook synchronously (in-process ban store).
@@ -78,6 +107,7 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
       strict: !config.testMode || request.headers['x-test-strict'] === 'true',
     };
     reply.header('X-Request-ID', requestId);
+    if (!request.raw.complete) limitBodyTime(request.raw, config.httpRequestTimeoutMs, () => reply.raw.headersSent);
     applyCors(request, reply);
     if (request.method === 'OPTIONS') {
       reply.code(204).send();
@@ -95,7 +125,15 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
     else done();
   }
 
+  // A reply sent before its body was read (a refusal from the headers, a 413) keeps the connection: the rest of
+  // the body is read and dropped up to a bound, so the client reads the answer instead of a broken pipe.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (!request.raw.complete) reply.removeHeader('connection');
+    done(null, payload);
+  });
+
   app.addHook('onResponse', async (request, reply) => {
+    if (!request.raw.complete) discardRestOfBody(request.raw);
     const hearth = request.hearth;
     if (!hearth) return;
     const latencyMs = Number(process.hrtime.bigint() - hearth.startedAt) / 1e6;
@@ -155,6 +193,20 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
         url,
         bodyLimit: spec.bodyLimit ?? JSON_BODY_LIMIT,
         config: { hearthRoute: spec },
+        // Authentication, rate limits, policy, CAPTCHA and the route's own preflight run from the headers,
+        // before Fastify reads a byte of the body: an unauthenticated upload is refused unread.
+        preParsing: (request, reply, payload, done) => {
+          admit(spec, request, reply).then(
+            () => done(null, payload),
+            (error) => {
+              if (error instanceof ApiError && !reply.sent) {
+                sendError(reply, error);
+                return done(null, payload);
+              }
+              done(error as Error);
+            },
+          );
+        },
         handler: async (request, reply) => {
           try {
             return await runRoute(spec, request, reply);
@@ -168,7 +220,7 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
     }
   }
 
-  async function runRoute(spec: AnyRoute, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  async function admit(spec: AnyRoute, request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const hearth = request.hearth;
     const now = clock.now();
 
@@ -195,7 +247,7 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
       policyDenial(spec, principal) ??
       (spec.localAuth && !ssoFirst && services.settings.ssoEnforced() ? new ApiError('SSO_REQUIRED') : undefined) ??
       suspiciousDenial(spec, principal);
-    if (denial) return sendError(reply, denial);
+    if (denial) throw denial;
     // A credential that resolved is proof enough of a person (contract §5.6); test mode waives it unless strict.
     if (spec.captcha && !principal && hearth.strict) {
       await services.captcha.verify({
@@ -204,6 +256,64 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
         remoteIp: hearth.ip,
       });
     }
+    holdUploadSlot(spec, request, reply, principal);
+    const admission: Admission = { credential, principal, now, preflight: undefined };
+    hearth.admission = admission;
+    if (spec.preflight) admission.preflight = await spec.preflight(contextFor(request, reply, admission, {}));
+  }
+
+  /**
+   * A body above the JSON limit is buffered while it arrives: at most UPLOADS_TOTAL of them at once in this
+   * process and UPLOADS_PER_CALLER per user (or address), else 429 before a byte is read.
+   */
+  function holdUploadSlot(
+    spec: AnyRoute,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    principal: Principal | undefined,
+  ): void {
+    if ((spec.bodyLimit ?? JSON_BODY_LIMIT) <= JSON_BODY_LIMIT || request.raw.complete) return;
+    const declared = Number(request.headers['content-length']);
+    if (Number.isFinite(declared) && declared <= JSON_BODY_LIMIT) return;
+    const release = uploads.tryEnter(principal ? `user:${principal.user.id}` : `ip:${request.hearth.ipKey}`);
+    if (!release) throw rateLimited(1000, false, { 'X-RateLimit-Scope': 'user' });
+    reply.raw.once('close', release);
+  }
+
+  function contextFor(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    admission: Admission,
+    input: { body?: unknown; rawBody?: unknown; query?: unknown },
+  ): RequestContext {
+    const { principal } = admission;
+    const hearth = request.hearth;
+    return {
+      body: input.body,
+      rawBody: input.rawBody,
+      query: input.query ?? request.query,
+      params: (request.params ?? {}) as Record<string, string>,
+      principal,
+      credential: admission.credential,
+      preflight: admission.preflight,
+      ip: hearth.ip,
+      ipKey: hearth.ipKey,
+      requestId: hearth.requestId,
+      now: admission.now,
+      request,
+      reply,
+      get user() {
+        if (!principal) throw new ApiError('UNAUTHORIZED');
+        return principal.user;
+      },
+    };
+  }
+
+  async function runRoute(spec: AnyRoute, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+    const hearth = request.hearth;
+    const admission = hearth.admission;
+    if (!admission) throw new ApiError('INTERNAL_SERVER_ERROR');
+    const { principal } = admission;
 
     const rawBody = readBody(spec, request.body);
     const body = spec.body ? validate(spec.body, rawBody) : rawBody;
@@ -222,24 +332,7 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
       if (outcome.responseProof) reply.header('X-Service-Sudo-Mode-JWT', outcome.responseProof);
     }
 
-    const ctx: RequestContext = {
-      body,
-      rawBody,
-      query,
-      params: (request.params ?? {}) as Record<string, string>,
-      principal,
-      credential,
-      ip: hearth.ip,
-      ipKey: hearth.ipKey,
-      requestId: hearth.requestId,
-      now,
-      request,
-      reply,
-      get user() {
-        if (!principal) throw new ApiError('UNAUTHORIZED');
-        return principal.user;
-      },
-    };
+    const ctx = contextFor(request, reply, admission, { body, rawBody, query });
     const pending = spec.handler(ctx);
     const result = pending instanceof Promise ? await pending : pending;
     if (result === REPLY_SENT || reply.sent) return reply;

@@ -147,9 +147,11 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
       bodyKind: 'raw',
       bodyLimit: MESSAGE_BODY_LIMIT,
       rateLimit: limits.write('channels:messages'),
+      // Who may post here is known from the path and the credential: decided before the body is read.
+      preflight: (ctx) => access.channelOf(ctx, PERMISSIONS.SEND_MESSAGES),
       async handler(ctx) {
         const { body, files } = await readCreateMessageBody(ctx);
-        const channelAccess = await access.channelOf(ctx, PERMISSIONS.SEND_MESSAGES);
+        const channelAccess = ctx.preflight as ChannelAccess;
         const { channel, permissions } = channelAccess;
         if (body.embeds?.length) requireChannel(channelAccess, PERMISSIONS.EMBED_LINKS);
         const attachmentRefs = body.attachments ?? [];
@@ -202,9 +204,10 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
       bodyKind: 'raw',
       bodyLimit: MESSAGE_BODY_LIMIT,
       rateLimit: limits.write('channels:messages'),
+      preflight: (ctx) => access.channelOf(ctx),
       async handler(ctx) {
         const { body, files } = await readEditMessageBody(ctx);
-        const channelAccess = await access.channelOf(ctx);
+        const channelAccess = ctx.preflight as ChannelAccess;
         const row = await messages.require(channelAccess.channel.id, pathId(ctx.params.messageId, 'UNKNOWN_MESSAGE'));
         if (row.author_id !== ctx.user.id || row.webhook_id !== null)
           throw new ApiError('CANNOT_EDIT_OTHER_USER_MESSAGE');

@@ -1,8 +1,9 @@
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
-import { ApiError } from '../../http/errors.ts';
+import { ApiError, rateLimited } from '../../http/errors.ts';
 import { type AnyRoute, REPLY_SENT, type RequestContext, route } from '../../http/route.ts';
+import { ConcurrencyGate } from '../../platform/concurrency-gate.ts';
 import { OutboundRefused, safeFetch } from '../../platform/net/ssrf-guard.ts';
 import { isSafeKey } from '../../platform/storage/object-store.ts';
 import { verifyCapability } from './capability.ts';
@@ -70,6 +71,8 @@ function checkSegments(...segments: (string | undefined)[]): void {
  */
 export function mediaRoutes(services: AppServices): AnyRoute[] {
   const { objects, secrets, config } = services;
+  // Each fetch holds up to EXTERNAL_MAX_BYTES in memory: 16 at once per process, 4 per client address.
+  const externalFetches = new ConcurrencyGate(16, 4);
 
   async function serveHashedImage(ctx: RequestContext<unknown, ImageQuery>, key: string, file: string) {
     const match = HASHED_FILE.exec(file);
@@ -186,6 +189,8 @@ export function mediaRoutes(services: AppServices): AnyRoute[] {
         const target = ctx.params['*'] ?? '';
         const url = verifyExternalPath(secrets.mediaProxy, ctx.params.signature ?? '', target);
         if (!url) throw new ApiError('UNAUTHORIZED');
+        const release = externalFetches.tryEnter(ctx.ipKey);
+        if (!release) throw rateLimited(1000, false, { 'X-RateLimit-Scope': 'user' });
         let fetched: Awaited<ReturnType<typeof safeFetch>>;
         try {
           fetched = await safeFetch(url, {
@@ -201,6 +206,8 @@ export function mediaRoutes(services: AppServices): AnyRoute[] {
             if (error.reason === 'too_large') throw new ApiError('PAYLOAD_TOO_LARGE');
           }
           throw new ApiError('NOT_FOUND', { message: 'Upstream media unavailable' });
+        } finally {
+          release();
         }
         if (fetched.status < 200 || fetched.status >= 300)
           throw new ApiError('NOT_FOUND', { message: 'Upstream media unavailable' });

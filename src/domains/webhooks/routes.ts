@@ -266,8 +266,10 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
       bodyLimit: 11 * 25 * 1024 * 1024,
       rateLimit: executeLimit,
       query: executeQuery,
+      // The token is checked before the (up to 275 MiB) body is read.
+      preflight: byToken,
       async handler(ctx) {
-        const row = await byToken(ctx);
+        const row = ctx.preflight as WebhookRow;
         const request = await readMessageRequest(ctx);
         const body = validate(createMessageSchema, request.payload);
         const extras = validate(executeExtras, request.payload);
@@ -314,8 +316,9 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
       bodyKind: 'raw',
       bodyLimit: 11 * 25 * 1024 * 1024,
       rateLimit: tokenLimit,
+      preflight: byToken,
       async handler(ctx) {
-        const row = await byToken(ctx);
+        const row = ctx.preflight as WebhookRow;
         const { message, channel } = await webhookMessage(ctx, row);
         const request = await readMessageRequest(ctx);
         const body = validate(editMessageSchema, request.payload);
