@@ -13,6 +13,7 @@ export const ERRORS = {
   CONFLICT: { status: 409, message: 'Conflict' },
   REQUEST_TIMEOUT: { status: 408, message: 'Request timeout' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'Payload too large' },
+  URI_TOO_LONG: { status: 414, message: 'URI too long' },
   REQUEST_HEADER_FIELDS_TOO_LARGE: { status: 431, message: 'Request header fields too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported media type' },
   GENERAL_ERROR: { status: 400, message: 'General error' },

@@ -86,6 +86,13 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
     genReqId: () => randomUUID(),
     rewriteUrl: (request) => canonicalApiUrl(request.url ?? '/'),
     clientErrorHandler: answerClientError,
+    // Router refusals go through the catalogue too, and never echo the path (it may carry a token).
+    frameworkErrors: (error, _request, reply) => {
+      sendError(
+        reply,
+        new ApiError((error as { code?: string }).code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'URI_TOO_LONG' : 'BAD_REQUEST'),
+      );
+    },
   });
 
   app.removeAllContentTypeParsers();

@@ -239,3 +239,13 @@ describe('timeouts', () => {
     assert.ok(ms < 9000, `shutdown took ${ms} ms`);
   });
 });
+
+describe('over-long path segment', () => {
+  test('414 URI_TOO_LONG from the catalogue, without echoing the path', async () => {
+    const secret = 'S'.repeat(5000);
+    const res = await request(server, 'GET', `/v1/webhooks/123/${secret}`);
+    assert.equal(res.status, 414);
+    assert.deepEqual(res.body, { code: 'URI_TOO_LONG', message: 'URI too long' });
+    assert.ok(!res.text.includes('SSSS'));
+  });
+});

@@ -6,10 +6,12 @@ import {
   enableTotp,
   errorCodes,
   jwtClaims,
+  newTotpSecret,
   RP_ID,
   RP_ORIGIN,
   SUDO_HEADER,
   setClock,
+  totpCode,
   WEBAUTHN_ENV,
 } from '../support/mfa.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -423,13 +425,50 @@ describe('login with WebAuthn as second factor', () => {
     const user = await registerUser(server);
     const authenticator = new SoftwareAuthenticator(RP_ORIGIN);
     await addFirstPasskey(user, authenticator);
-    await enableTotp(server, user.token);
+    await enableTotp(server, user.token, await webauthnSudo(user.token, authenticator));
     const login = await request(server, 'POST', '/v1/auth/login', {
       body: { email: user.email, password: user.password },
     });
     assert.deepEqual(login.body.allowed_methods, ['totp', 'webauthn']);
     const me = await request(server, 'GET', '/v1/users/@me', { auth: user.token });
     assert.deepEqual(me.body.authenticator_types, [0, 2]);
+  });
+});
+
+describe('adding TOTP as a second factor', () => {
+  it('needs sudo mode on a passkey account: a stolen session cannot add a factor it controls', async () => {
+    const user = await registerUser(server);
+    const authenticator = new SoftwareAuthenticator(RP_ORIGIN);
+    await addFirstPasskey(user, authenticator);
+    const secret = newTotpSecret();
+    const refused = await request(server, 'POST', '/v1/users/@me/mfa/totp/enable', {
+      auth: user.token,
+      body: { secret, code: totpCode(secret) },
+    });
+    assert.equal(refused.status, 403);
+    assert.deepEqual(refused.body, {
+      code: 'SUDO_MODE_REQUIRED',
+      message: 'Sudo mode required',
+      has_mfa: true,
+      methods: { totp: false, webauthn: true, password: false },
+    });
+    // The password is not enough once a passkey exists.
+    const byPassword = await request(server, 'POST', '/v1/users/@me/mfa/totp/enable', {
+      auth: user.token,
+      body: { secret, code: totpCode(secret), password: user.password },
+    });
+    assert.equal(byPassword.status, 403);
+    assert.equal(byPassword.body.code, 'SUDO_MODE_REQUIRED');
+    const me = await request(server, 'GET', '/v1/users/@me', { auth: user.token });
+    assert.deepEqual(me.body.authenticator_types, [2]);
+
+    const ok = await request(server, 'POST', '/v1/users/@me/mfa/totp/enable', {
+      auth: user.token,
+      body: { secret, code: totpCode(secret), ...(await webauthnSudo(user.token, authenticator)) },
+    });
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal(ok.body.backup_codes.length, 10);
+    assert.ok(ok.headers.get(SUDO_HEADER));
   });
 });
 

@@ -61,7 +61,7 @@ describe('web client strings', () => {
     const clientCodes = new Set(Object.keys(en.errors));
     // Codes no browser session can meet: bot-, guild-content- and test-harness-only answers.
     const unreachable =
-      /^(MAX_(GUILD|INVITES|REACTIONS|GROUP|WEBHOOKS|PINS)|UNKNOWN_(CHANNEL|MESSAGE|ROLE|MEMBER|INVITE|WEBHOOK|BAN|ATTACHMENT|EMOJI|USER_FLAG|SUSPICIOUS_FLAG)|CANNOT_|SLOWMODE|USER_BANNED|TEST_HARNESS|ADMIN_API_KEY|METHOD_NOT|REQUEST_|UNSUPPORTED_MEDIA)/;
+      /^(MAX_(GUILD|INVITES|REACTIONS|GROUP|WEBHOOKS|PINS)|UNKNOWN_(CHANNEL|MESSAGE|ROLE|MEMBER|INVITE|WEBHOOK|BAN|ATTACHMENT|EMOJI|USER_FLAG|SUSPICIOUS_FLAG)|CANNOT_|SLOWMODE|USER_BANNED|TEST_HARNESS|ADMIN_API_KEY|METHOD_NOT|REQUEST_|UNSUPPORTED_MEDIA|URI_TOO_LONG)/;
     const missing = catalogue.filter((code) => !clientCodes.has(code) && !unreachable.test(code));
     assert.deepEqual(
       missing,

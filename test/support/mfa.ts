@@ -40,11 +40,16 @@ export interface TotpAccount {
   backupCodes: string[];
 }
 
-export async function enableTotp(server: Pick<TestServer, 'url'>, token: string): Promise<TotpAccount> {
+/** Enables TOTP; `sudo` carries the sudo fields needed when the account already has a passkey. */
+export async function enableTotp(
+  server: Pick<TestServer, 'url'>,
+  token: string,
+  sudo: Record<string, unknown> = {},
+): Promise<TotpAccount> {
   const secret = newTotpSecret();
   const res = await request(server, 'POST', '/v1/users/@me/mfa/totp/enable', {
     auth: token,
-    body: { secret, code: totpCode(secret) },
+    body: { secret, code: totpCode(secret), ...sudo },
   });
   if (res.status !== 200) throw new Error(`enable totp: ${res.status} ${res.text}`);
   return { secret, backupCodes: res.body.backup_codes.map((c: { code: string }) => c.code) };

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
 import { ApiError, fieldError } from '../../http/errors.ts';
-import { type AnyRoute, type RateLimitSpec, route } from '../../http/route.ts';
+import { type AnyRoute, type RateLimitSpec, type RequestContext, route } from '../../http/route.ts';
 import { pathId } from '../chat/access.ts';
+import { SUDO_HEADER } from '../sudo/sudo-mode.ts';
 import { USER_UPDATED_TOPIC } from '../users/mfa-status-view.ts';
 import { hasMfa } from './mfa-factors.ts';
 import { matchTotp, normaliseBase32 } from './totp.ts';
@@ -27,6 +28,21 @@ export function mfaRoutes(services: AppServices): AnyRoute[] {
   const { db, mfa, bus } = services;
   const userChanged = (userId: string) => bus.publish(USER_UPDATED_TOPIC, { userId });
 
+  async function requireSudo(ctx: RequestContext): Promise<void> {
+    const principal = ctx.principal;
+    if (!principal) throw new ApiError('UNAUTHORIZED');
+    const proofHeader = ctx.request.headers[SUDO_HEADER];
+    const strict = ctx.request.hearth.strict;
+    const outcome = await services.sudo.require(principal, {
+      rawBody: ctx.rawBody,
+      headerProof: typeof proofHeader === 'string' ? proofHeader : undefined,
+      noProof: false,
+      strict,
+      onFailure: () => services.recordAuthFailure(ctx.ip, strict),
+    });
+    if (outcome.responseProof) ctx.reply.header('X-Service-Sudo-Mode-JWT', outcome.responseProof);
+  }
+
   return [
     route({
       method: 'POST',
@@ -39,6 +55,9 @@ export function mfaRoutes(services: AppServices): AnyRoute[] {
         const key = parseTotpSecret(ctx.body.secret);
         if (!key) throw fieldError('secret', 'INVALID_FORMAT', 'Secret must be base32, 80 to 512 bits');
         if (await mfa.totp.isEnabled(user.id)) throw new ApiError('TWO_FA_ALREADY_ENABLED');
+        // TOTP as a second factor (passkeys already registered) needs sudo mode: a stolen session must not add a
+        // factor it controls and then pass every sudo check with it. The first factor needs only the code.
+        if (hasMfa(await mfa.status(user.id))) await requireSudo(ctx);
         // The code proves the client holds the secret it made; without it nothing is stored.
         if (matchTotp(key, ctx.body.code.trim(), ctx.now) === undefined)
           throw fieldError('code', 'INVALID_CODE', 'Invalid two-factor code');

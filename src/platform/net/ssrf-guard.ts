@@ -20,12 +20,18 @@ const BLOCKED = [
   '203.0.113.0/24',
   '224.0.0.0/4',
   '240.0.0.0/4',
-  '::/128',
-  '::1/128',
+  // IPv4-compatible (::a.b.c.d, deprecated), which also covers :: and ::1. IPv4-mapped (::ffff:a.b.c.d) is
+  // matched by the IPv4 ranges above: cidr.ts reads it as the IPv4 address.
+  '::/96',
+  // 6to4 (2002:aabb:ccdd::) and Teredo (2001:0::/32) embed an IPv4 address a relay may route to.
+  '2002::/16',
+  '2001::/32',
+  '100::/64',
   'fc00::/7',
   'fe80::/10',
   'ff00::/8',
   '64:ff9b::/96',
+  '64:ff9b:1::/48',
   '2001:db8::/32',
 ].map(parseCidr);
 
