@@ -88,9 +88,10 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
 
   const users = new UsersRepository(db);
   const credentials = new CredentialResolver(db, users, bus, clock);
-  const settings = new InstanceSettings(db, bus);
+  const settings = new InstanceSettings(db, bus, secrets.mfa);
   const ids = new SnowflakeGenerator(config.workerId, () => clock.now());
   await ensureAdminApplication({ db, ids, config, now: clock.now() });
+  if (await settings.sealPlainSecret()) log.info('sealed the plain-text SSO client secret');
   await settings.reload();
   const manualIpBans = new ManualIpBans(db, bus);
   await manualIpBans.reload();

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { harness, registerUser, request, type TestUser } from '../support/client.ts';
 import {
@@ -343,6 +343,36 @@ describe('backup codes', () => {
     assert.equal(old.status, 400);
     const fresh = await totpStep({ code: res.body.backup_codes[0].code, ticket: await mfaTicket(user) });
     assert.equal(fresh.status, 200);
+  });
+
+  it('without regenerate (sudo) shows the current set, consumed flags included; stored keyed and sealed', async () => {
+    const user = await registerUser(server);
+    const { secret, backupCodes } = await enableTotp(server, user.token);
+    const used = await totpStep({ code: backupCodes[2] as string, ticket: await mfaTicket(user) });
+    assert.equal(used.status, 200);
+    const res = await request(server, 'POST', '/v1/users/@me/mfa/backup-codes', {
+      auth: user.token,
+      body: { mfa_method: 'totp', mfa_code: totpCode(secret) },
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(
+      res.body.backup_codes,
+      backupCodes.map((code) => ({ code, consumed: code === backupCodes[2] })),
+    );
+    // At rest: neither the code nor its unkeyed digest; a keyed digest and a sealed copy.
+    const rows = await server.app.services.db.query<{ code_hash: string; code_sealed: string }>(
+      'SELECT code_hash, code_sealed FROM mfa_backup_codes WHERE user_id = $1',
+      [user.id],
+    );
+    assert.equal(rows.length, 10);
+    const plainDigest = createHash('sha256')
+      .update(`${user.id}:${(backupCodes[0] as string).replace('-', '')}`)
+      .digest('base64url');
+    for (const row of rows) {
+      assert.match(row.code_hash, /^k1\.[A-Za-z0-9_-]{43}$/);
+      assert.notEqual(row.code_hash, plainDigest);
+      for (const code of backupCodes) assert.ok(!row.code_sealed.includes(code.replace('-', '')));
+    }
   });
 
   it('a code used concurrently succeeds exactly once', async () => {

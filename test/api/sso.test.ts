@@ -91,6 +91,12 @@ describe('SSO settings through the Admin API', () => {
     assert.deepEqual(res.body.sso.allowed_domains, ['corp.example']);
     assert.equal(res.body.sso.display_name, 'Corp login');
     assert.ok(!res.text.includes(CLIENT_SECRET));
+    // At rest the client secret is sealed, not stored in clear.
+    const [row] = await server.app.services.db.query<{ secret: string }>(
+      `SELECT value->>'client_secret' AS secret FROM instance_config WHERE key = 'sso'`,
+    );
+    assert.match(row?.secret ?? '', /^s1\./);
+    assert.ok(!JSON.stringify(row).includes(CLIENT_SECRET));
   });
 
   it('refuses issuers on loopback, private and link-local addresses unless allow_private_issuer is on', async () => {

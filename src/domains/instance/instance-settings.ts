@@ -1,3 +1,4 @@
+import { deriveKey, openWithKey, sealWithKey } from '../../platform/crypto/sealed-box.ts';
 import type { Database, Queryable } from '../../platform/db/database.ts';
 import type { EventBus } from '../../platform/state/event-bus.ts';
 
@@ -11,7 +12,10 @@ export interface SsoSettings {
   userinfo_url: string | null;
   jwks_url: string | null;
   client_id: string | null;
-  /** Stored as given: the provider needs it in clear to authenticate us. Never returned by reads. */
+  /**
+   * In memory in clear (the provider needs it to authenticate us); at rest sealed (AES-256-GCM under a key
+   * derived from the MFA secret, `s1.` prefix). Never returned by reads.
+   */
   client_secret: string | null;
   scope: string;
   allowed_domains: string[];
@@ -49,6 +53,8 @@ export const DEFAULT_SETTINGS: InstanceSettingsValue = {
 };
 
 const TOPIC = 'instance.settings.changed';
+const SEALED_PREFIX = 's1.';
+const SEAL_CONTEXT = 'instance_config:sso.client_secret';
 
 /**
  * Instance-wide settings kept in `instance_config`, read on hot paths (SSO enforcement) from memory and
@@ -56,11 +62,15 @@ const TOPIC = 'instance.settings.changed';
  */
 export class InstanceSettings {
   private current: InstanceSettingsValue = structuredClone(DEFAULT_SETTINGS);
+  private readonly sealKey: Buffer;
 
   constructor(
     private readonly db: Database,
     private readonly bus: EventBus,
+    /** The server's MFA secret: the SSO client secret is sealed under a key derived from it. */
+    secret: string,
   ) {
+    this.sealKey = deriveKey(secret, 'hearth sso client secret v1');
     bus.subscribe(TOPIC, () => {
       this.reload().catch(() => {});
     });
@@ -76,7 +86,34 @@ export class InstanceSettings {
           ? { ...base, ...(row.value as object) }
           : row.value;
     }
-    this.current = next as unknown as InstanceSettingsValue;
+    const value = next as unknown as InstanceSettingsValue;
+    value.sso = { ...value.sso, client_secret: this.openSecret(value.sso.client_secret) };
+    this.current = value;
+  }
+
+  /** A stored secret in clear: sealed ones are opened, plain ones (from before sealing) are taken as they are. */
+  private openSecret(stored: string | null): string | null {
+    if (stored === null || !stored.startsWith(SEALED_PREFIX)) return stored;
+    return openWithKey(this.sealKey, stored.slice(SEALED_PREFIX.length), SEAL_CONTEXT) ?? null;
+  }
+
+  private sealSecret(plain: string | null): string | null {
+    return plain === null ? null : SEALED_PREFIX + sealWithKey(this.sealKey, plain, SEAL_CONTEXT);
+  }
+
+  /** Start-up: a client secret stored in clear by an earlier version is sealed in place. */
+  async sealPlainSecret(): Promise<boolean> {
+    const [row] = await this.db.query<{ value: { client_secret?: string | null } }>(
+      `SELECT value FROM instance_config WHERE key = 'sso'`,
+    );
+    const stored = row?.value?.client_secret;
+    if (typeof stored !== 'string' || stored.startsWith(SEALED_PREFIX)) return false;
+    await this.db.query(
+      `UPDATE instance_config SET value = jsonb_set(value, '{client_secret}', to_jsonb($1::text))
+        WHERE key = 'sso' AND value->>'client_secret' = $2`,
+      [this.sealSecret(stored), stored],
+    );
+    return true;
   }
 
   get(): InstanceSettingsValue {
@@ -96,7 +133,11 @@ export class InstanceSettings {
     value: InstanceSettingsValue[K],
     now: number,
   ): Promise<void> {
-    await writeInstanceConfig(tx, key, value, now);
+    const stored =
+      key === 'sso'
+        ? { ...(value as SsoSettings), client_secret: this.sealSecret((value as SsoSettings).client_secret) }
+        : value;
+    await writeInstanceConfig(tx, key, stored, now);
   }
 
   /** Call after a transaction changed `instance_config`: reloads here and in every other process. */

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { digest } from '../../platform/crypto/tokens.ts';
+import { deriveKey, openWithKey, sealWithKey } from '../../platform/crypto/sealed-box.ts';
+import { digest, hmacSha256 } from '../../platform/crypto/tokens.ts';
 import type { Queryable } from '../../platform/db/database.ts';
 
 export const BACKUP_CODE_COUNT = 10;
@@ -34,23 +35,70 @@ export function looksLikeBackupCode(code: string): boolean {
   return normaliseBackupCode(code).length === 8;
 }
 
-/** Salted with the account id so one precomputed table cannot serve every account. */
-function codeHash(userId: string, code: string): string {
+/** Digests from before keyed digests: salted with the account id only; still accepted until replaced. */
+function legacyCodeHash(userId: string, code: string): string {
   return digest(`${userId}:${normaliseBackupCode(code)}`);
 }
 
-/** Backup codes of an account, stored only as digests. */
+const KEYED_PREFIX = 'k1.';
+
+/**
+ * Backup codes of an account. Each is stored as an HMAC keyed by the server's MFA secret (a database dump
+ * alone cannot be brute-forced: 41 bits per code would take minutes unkeyed) and sealed (AES-256-GCM, bound
+ * to the account) so the owner can see the current set again under sudo mode.
+ */
 export class BackupCodes {
-  /** Replaces the account's codes with a fresh set and returns it (the only time the codes are readable). */
+  private readonly digestKey: Buffer;
+  private readonly sealKey: Buffer;
+
+  constructor(secret: string) {
+    this.digestKey = deriveKey(secret, 'hearth backup-code digests v1');
+    this.sealKey = deriveKey(secret, 'hearth backup-code seal v1');
+  }
+
+  private codeHash(userId: string, code: string): string {
+    return KEYED_PREFIX + hmacSha256(this.digestKey, `${userId}:${normaliseBackupCode(code)}`).toString('base64url');
+  }
+
+  /** Replaces the account's codes with a fresh set and returns it. */
   async regenerate(db: Queryable, userId: string, now: number): Promise<BackupCodeView[]> {
     const codes = new Set<string>();
     while (codes.size < BACKUP_CODE_COUNT) codes.add(newBackupCode());
     await this.removeAll(db, userId);
+    const list = [...codes].sort();
     await db.query(
-      'INSERT INTO mfa_backup_codes (user_id, code_hash, created_at) SELECT $1::bigint, h, $3::timestamptz FROM unnest($2::text[]) AS h',
-      [userId, [...codes].map((code) => codeHash(userId, code)), new Date(now)],
+      `INSERT INTO mfa_backup_codes (user_id, code_hash, code_sealed, created_at)
+       SELECT $1::bigint, h, s, $4::timestamptz FROM unnest($2::text[], $3::text[]) AS t(h, s)`,
+      [
+        userId,
+        list.map((code) => this.codeHash(userId, code)),
+        list.map((code) => sealWithKey(this.sealKey, code, `mfa_backup_code:${userId}`)),
+        new Date(now),
+      ],
     );
-    return [...codes].map((code) => ({ code, consumed: false }));
+    return list.map((code) => ({ code, consumed: false }));
+  }
+
+  /**
+   * The current set, sorted like a fresh one, or `undefined` when it cannot be shown (none, or a set from
+   * before sealed copies, which the caller replaces).
+   */
+  async current(db: Queryable, userId: string): Promise<BackupCodeView[] | undefined> {
+    const rows = await db.query<{ code_sealed: string | null; consumed: boolean }>(
+      `SELECT code_sealed, consumed_at IS NOT NULL AS consumed FROM mfa_backup_codes
+        WHERE user_id = $1`,
+      [userId],
+    );
+    if (rows.length === 0) return undefined;
+    const views: BackupCodeView[] = [];
+    for (const row of rows) {
+      const code = row.code_sealed
+        ? openWithKey(this.sealKey, row.code_sealed, `mfa_backup_code:${userId}`)
+        : undefined;
+      if (code === undefined) return undefined;
+      views.push({ code, consumed: row.consumed });
+    }
+    return views.sort((a, b) => (a.code < b.code ? -1 : 1));
   }
 
   /** One conditional UPDATE: of two concurrent uses of one code, exactly one sees a row come back. */
@@ -58,8 +106,8 @@ export class BackupCodes {
     if (!looksLikeBackupCode(code)) return false;
     const rows = await db.query(
       `UPDATE mfa_backup_codes SET consumed_at = $3
-        WHERE user_id = $1 AND code_hash = $2 AND consumed_at IS NULL RETURNING 1`,
-      [userId, codeHash(userId, code), new Date(now)],
+        WHERE user_id = $1 AND code_hash = ANY($2::text[]) AND consumed_at IS NULL RETURNING 1`,
+      [userId, [this.codeHash(userId, code), legacyCodeHash(userId, code)], new Date(now)],
     );
     return rows.length === 1;
   }

@@ -22,7 +22,7 @@ export interface MfaStoreDeps {
 /** Second factors of accounts: TOTP, backup codes and WebAuthn, plus the failure allowance they share. */
 export class MfaStore implements MfaFactors {
   readonly totp: TotpFactor;
-  readonly backupCodes = new BackupCodes();
+  readonly backupCodes: BackupCodes;
   readonly webauthn: WebAuthnCredentials;
   readonly attempts: MfaAttempts;
   readonly tickets: MfaTickets;
@@ -33,6 +33,7 @@ export class MfaStore implements MfaFactors {
   ) {
     const tokens = new OneTimeTokens(db, deps.clock);
     this.totp = new TotpFactor(db, deps.secret);
+    this.backupCodes = new BackupCodes(deps.secret);
     this.webauthn = new WebAuthnCredentials(db, tokens, deps.ids, deps.config);
     this.attempts = new MfaAttempts(db);
     this.tickets = new MfaTickets(tokens);

@@ -117,9 +117,12 @@ export function mfaRoutes(services: AppServices): AnyRoute[] {
       async handler(ctx) {
         const user = ctx.user;
         if (!(await mfa.totp.isEnabled(user.id))) throw new ApiError('TWO_FA_NOT_ENABLED');
-        // Codes are kept only as digests, so an existing set cannot be shown again: every call hands out a
-        // fresh set and retires the old one, whatever `regenerate` says (docs/mfa-and-sudo.md).
-        const codes = await db.transaction((tx) => mfa.backupCodes.regenerate(tx, user.id, ctx.now));
+        // `regenerate: false` shows the current set (kept sealed); a set from before sealed copies cannot be
+        // shown and is replaced (docs/mfa-and-sudo.md).
+        const codes = await db.transaction(async (tx) => {
+          const current = ctx.body.regenerate === true ? undefined : await mfa.backupCodes.current(tx, user.id);
+          return current ?? mfa.backupCodes.regenerate(tx, user.id, ctx.now);
+        });
         return { backup_codes: codes };
       },
     }),
