@@ -3,7 +3,7 @@
  * guild of `BENCH_MEMBERS` members, each holding `BENCH_SESSIONS` session tokens. Runs in its own process
  * so its RSS is not mixed with the 5,000 client sockets; answers `{cmd:'rss'}` after a full GC.
  */
-import { digest, newSessionToken } from '../src/platform/crypto/tokens.ts';
+import { digest } from '../src/platform/crypto/tokens.ts';
 import { request } from '../test/support/client.ts';
 import { startTestServer } from '../test/support/server.ts';
 
@@ -30,7 +30,9 @@ await db.query(
 );
 await db.query('INSERT INTO members (guild_id, user_id) SELECT $1, unnest($2::bigint[])', [guild.body.id, userIds]);
 // Sessions inserted in bulk, exactly as SessionService stores them (token digest only).
-const tokens: string[][] = userIds.map(() => Array.from({ length: sessionsPerMember }, () => newSessionToken()));
+const tokens: string[][] = userIds.map(() =>
+  Array.from({ length: sessionsPerMember }, () => services.tokenCheck.newSessionToken()),
+);
 const rows = userIds.flatMap((userId, i) =>
   (tokens[i] as string[]).map((token) => [ids.next(), userId, digest(token)]),
 );

@@ -20,6 +20,7 @@ import type { UsersRepository } from './domains/users/users-repository.ts';
 import type { CredentialResolver } from './http/auth/credential-resolver.ts';
 import type { ShiftableClock } from './platform/clock.ts';
 import type { SnowflakeGenerator } from './platform/crypto/snowflake.ts';
+import type { TokenCheck } from './platform/crypto/token-check.ts';
 import type { Database } from './platform/db/database.ts';
 import type { Logger } from './platform/log.ts';
 import type { Mailer, Outbox } from './platform/mail/mailer.ts';
@@ -59,6 +60,8 @@ export interface AppServices {
   outbox: Outbox | undefined;
   users: UsersRepository;
   credentials: CredentialResolver;
+  /** Mints session and bot tokens with their keyed check part (docs/accounts.md). */
+  tokenCheck: TokenCheck;
   settings: InstanceSettings;
   /** Second factors; other modules use its `MfaFactors` face (status, verify, removeAllFactors). */
   mfa: MfaStore;

@@ -26,6 +26,7 @@ import { CredentialResolver } from './http/auth/credential-resolver.ts';
 import { createHttpServer } from './http/server.ts';
 import { ShiftableClock } from './platform/clock.ts';
 import { SnowflakeGenerator } from './platform/crypto/snowflake.ts';
+import { TokenCheck } from './platform/crypto/token-check.ts';
 import type { Database } from './platform/db/database.ts';
 import { migrate } from './platform/db/migrate.ts';
 import { openConfiguredDatabase } from './platform/db/open-database.ts';
@@ -87,7 +88,9 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   const mailer: Mailer = outbox ? new CapturingMailer(outbox, () => clock.now(), smtp) : (smtp ?? new DisabledMailer());
 
   const users = new UsersRepository(db);
-  const credentials = new CredentialResolver(db, users, bus, clock);
+  const tokenCheck = new TokenCheck(secrets.sudo);
+  const credentials = new CredentialResolver(db, users, bus, clock, tokenCheck);
+  await credentials.loadLegacyDigests();
   const settings = new InstanceSettings(db, bus, secrets.mfa);
   const ids = new SnowflakeGenerator(config.workerId, () => clock.now());
   await ensureAdminApplication({ db, ids, config, now: clock.now() });
@@ -136,7 +139,8 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
       timeoutMs: config.captchaTimeoutMs,
       log,
     }),
-    sessions: new SessionService(db, ids, clock, credentials, bus),
+    sessions: new SessionService(db, ids, clock, credentials, bus, tokenCheck),
+    tokenCheck,
     tokens: new OneTimeTokens(db, clock),
     emails: new AccountEmails(mailer, config.webappUrl, clock, log),
     objects,

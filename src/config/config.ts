@@ -336,7 +336,8 @@ export const SETTINGS = [
     key: 'sudoSecret',
     env: 'HEARTH_SUDO_SECRET',
     flag: '--sudo-secret',
-    describe: 'HS256 secret for sudo-mode proofs (≥32 chars; generated into the data directory if unset)',
+    describe:
+      'HS256 secret for sudo-mode proofs, and the key of the check part inside session and bot tokens (≥32 chars; generated into the data directory if unset; changing it signs every session and bot out)',
     parse: secret,
     fallback: () => undefined,
   }),

@@ -34,7 +34,7 @@ export async function insertApplicationWithBot(
   const { db, ids } = server.app.services;
   const applicationId = ids.next();
   const botUserId = applicationId;
-  const botToken = `${applicationId}.${randomBytes(32).toString('base64url')}`;
+  const botToken = server.app.services.tokenCheck.newBotToken(applicationId);
   await db.query('INSERT INTO users (id, username, is_bot) VALUES ($1, $2, true)', [botUserId, `bot${applicationId}`]);
   await db.query(
     `INSERT INTO applications (id, owner_id, name, client_secret_hash, bot_user_id, bot_token_hash)

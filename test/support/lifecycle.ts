@@ -60,7 +60,7 @@ export function assertFieldError(res: ApiResponse, path: string, code: string): 
 export async function createBot(server: TestServer): Promise<{ userId: string; token: string }> {
   const { db, ids } = server.app.services;
   const appId = ids.next();
-  const token = `${appId}.${randomBytes(32).toString('base64url')}`;
+  const token = server.app.services.tokenCheck.newBotToken(appId);
   await db.query(`INSERT INTO users (id, username, is_bot) VALUES ($1, $2, true)`, [appId, `bot${appId.slice(-6)}`]);
   await db.query(
     `INSERT INTO applications (id, owner_id, name, client_secret_hash, bot_user_id, bot_token_hash)

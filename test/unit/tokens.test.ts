@@ -1,12 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  constantTimeEqual,
-  digest,
-  newSessionToken,
-  randomBase62,
-  SESSION_TOKEN_PATTERN,
-} from '../../src/platform/crypto/tokens.ts';
+import { TokenCheck } from '../../src/platform/crypto/token-check.ts';
+import { constantTimeEqual, digest, randomBase62, SESSION_TOKEN_PATTERN } from '../../src/platform/crypto/tokens.ts';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -38,6 +33,9 @@ describe('randomBase62', () => {
   });
 });
 
+const tokenCheck = new TokenCheck('unit-test-secret-'.repeat(3));
+const newSessionToken = () => tokenCheck.newSessionToken();
+
 describe('session tokens', () => {
   it('are flx_ + 36 base62 characters', () => {
     for (let i = 0; i < 100; i++) assert.match(newSessionToken(), SESSION_TOKEN_PATTERN);
@@ -45,6 +43,24 @@ describe('session tokens', () => {
     assert.ok(!SESSION_TOKEN_PATTERN.test(`flx_${'a'.repeat(35)}`));
     assert.ok(!SESSION_TOKEN_PATTERN.test(`flx_${'a'.repeat(37)}`));
     assert.ok(!SESSION_TOKEN_PATTERN.test(`flx_${'a'.repeat(35)}-`));
+  });
+
+  it('carry a keyed check part: a changed character or another key fails it', () => {
+    const token = newSessionToken();
+    assert.equal(tokenCheck.sessionChecks(token), true);
+    const flipped = token.slice(0, 10) + (token[10] === 'a' ? 'b' : 'a') + token.slice(11);
+    assert.equal(tokenCheck.sessionChecks(flipped), false);
+    assert.equal(new TokenCheck('another-secret-'.repeat(3)).sessionChecks(token), false);
+    assert.equal(tokenCheck.sessionChecks(`flx_${'U'.repeat(36)}`), false);
+  });
+
+  it('bot tokens keep <application id>.<43 characters> and check against their application', () => {
+    const token = tokenCheck.newBotToken('123456789012345678');
+    assert.match(token, /^123456789012345678\.[A-Za-z0-9_-]{43}$/);
+    assert.equal(tokenCheck.botChecks(token, '123456789012345678'), true);
+    const moved = token.replace('123456789012345678', '123456789012345679');
+    assert.equal(tokenCheck.botChecks(moved, '123456789012345679'), false);
+    assert.equal(tokenCheck.botChecks(`1.${'A'.repeat(43)}`, '1'), false);
   });
 
   it('are stored as unpadded base64url SHA-256', () => {

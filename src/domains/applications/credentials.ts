@@ -5,11 +5,6 @@ import { CREDENTIALS_REVOKED_TOPIC, type CredentialsRevoked } from '../auth/sess
 /** 32 random bytes as base64url: 43 characters (api.md §1.4). */
 const SECRET_BYTES = 32;
 
-/** `<application_id>.<secret>`: the application id lets the resolver find the digest with one indexed read. */
-export function newBotToken(applicationId: string): string {
-  return `${applicationId}.${randomBase64Url(SECRET_BYTES)}`;
-}
-
 export function newClientSecret(): string {
   return randomBase64Url(SECRET_BYTES);
 }

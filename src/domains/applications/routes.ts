@@ -12,7 +12,7 @@ import { USER_UPDATED_TOPIC } from '../users/mfa-status-view.ts';
 import { applyProfileChanges } from '../users/profile-changes.ts';
 import { partialUser, type UserRecord, type UserRow } from '../users/user-record.ts';
 import { type ApplicationRecord, ApplicationsRepository } from './applications-repository.ts';
-import { announceBotRevoked, newBotToken, newClientSecret } from './credentials.ts';
+import { announceBotRevoked, newClientSecret } from './credentials.ts';
 import { redirectUrisField } from './redirect-uris.ts';
 import { applicationView, botView, currentBotApplicationView } from './views.ts';
 
@@ -106,7 +106,7 @@ export function applicationRoutes(services: AppServices): AnyRoute[] {
       async handler(ctx) {
         const id = ids.next();
         const clientSecret = newClientSecret();
-        const botToken = newBotToken(id);
+        const botToken = services.tokenCheck.newBotToken(id);
         const created = await apps.create({
           id,
           ownerId: ctx.user.id,
@@ -211,7 +211,7 @@ export function applicationRoutes(services: AppServices): AnyRoute[] {
         const app = await ownedApplication(ctx.params.applicationId, ctx.user);
         const bot = await botOf(app);
         if (!bot || !app.botUserId) throw new ApiError('UNKNOWN_APPLICATION');
-        const token = newBotToken(app.id);
+        const token = services.tokenCheck.newBotToken(app.id);
         await apps.setBotTokenHash(app.id, digest(token));
         await announceBotRevoked(services, app.botUserId, app.id);
         return { token, bot: botView(bot) };

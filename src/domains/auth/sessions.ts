@@ -1,7 +1,8 @@
 import type { CredentialResolver } from '../../http/auth/credential-resolver.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
-import { digest, newSessionToken } from '../../platform/crypto/tokens.ts';
+import type { TokenCheck } from '../../platform/crypto/token-check.ts';
+import { digest } from '../../platform/crypto/tokens.ts';
 import type { Database, Queryable } from '../../platform/db/database.ts';
 import type { EventBus } from '../../platform/state/event-bus.ts';
 
@@ -31,6 +32,7 @@ export class SessionService {
     private readonly clock: Clock,
     private readonly credentials: CredentialResolver,
     private readonly bus: EventBus,
+    private readonly tokenCheck: TokenCheck,
   ) {}
 
   async issue(
@@ -39,7 +41,7 @@ export class SessionService {
     clientInfo: ClientInfo = {},
     db: Queryable = this.db,
   ): Promise<IssuedSession> {
-    const token = newSessionToken();
+    const token = this.tokenCheck.newSessionToken();
     const idHash = digest(token);
     const sessionId = this.ids.next();
     const now = new Date(this.clock.now());

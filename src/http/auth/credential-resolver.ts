@@ -3,7 +3,8 @@ import type { UsersRepository } from '../../domains/users/users-repository.ts';
 import { TtlCache } from '../../platform/cache/ttl-cache.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { isSnowflake } from '../../platform/crypto/snowflake.ts';
-import { constantTimeEqual, digest } from '../../platform/crypto/tokens.ts';
+import type { TokenCheck } from '../../platform/crypto/token-check.ts';
+import { constantTimeEqual, digest, SESSION_TOKEN_PATTERN } from '../../platform/crypto/tokens.ts';
 import type { Database } from '../../platform/db/database.ts';
 import type { EventBus } from '../../platform/state/event-bus.ts';
 import { ADMIN_API_KEY_PATTERN, type ParsedCredential } from './authorization.ts';
@@ -50,6 +51,7 @@ export class CredentialResolver {
     private readonly users: UsersRepository,
     private readonly bus: EventBus,
     private readonly clock: Clock,
+    private readonly tokenCheck: TokenCheck,
     private readonly sessionUse: SessionUseBatch = new SessionUseBatch(db),
   ) {
     this.bindings = new TtlCache(100_000, 60_000, () => Date.now());
@@ -94,8 +96,34 @@ export class CredentialResolver {
     const tokenHash = digest(credential.token);
     const cacheKey = `${credential.kind}:${tokenHash}`;
     const entry = this.bindings.get(cacheKey);
-    if (entry === undefined) return this.loadThenResolve(credential, tokenHash, cacheKey);
+    if (entry === undefined) {
+      // A token whose check part is wrong was never issued here: refused without a read (unless it is one of
+      // the tokens issued before check parts existed).
+      if (!this.plausible(credential, tokenHash)) return undefined;
+      return this.loadThenResolve(credential, tokenHash, cacheKey);
+    }
     return this.principalOf(entry);
+  }
+
+  /** Digests of session and bot tokens issued before check parts (migration 0091); read once at start. */
+  private legacyDigests: ReadonlySet<string> = new Set();
+
+  async loadLegacyDigests(): Promise<void> {
+    const rows = await this.db.query<{ token_hash: string }>('SELECT token_hash FROM legacy_token_digests');
+    this.legacyDigests = new Set(rows.map((row) => row.token_hash));
+  }
+
+  private plausible(credential: Exclude<ParsedCredential, { kind: 'none' | 'invalid' }>, tokenHash: string): boolean {
+    if (credential.kind === 'session') {
+      return (
+        (SESSION_TOKEN_PATTERN.test(credential.token) && this.tokenCheck.sessionChecks(credential.token)) ||
+        this.legacyDigests.has(tokenHash)
+      );
+    }
+    if (credential.kind === 'bot') {
+      return this.tokenCheck.botChecks(credential.token, credential.applicationId) || this.legacyDigests.has(tokenHash);
+    }
+    return true;
   }
 
   private async loadThenResolve(
