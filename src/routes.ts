@@ -19,6 +19,7 @@ import { mfaTestRoutes } from './domains/test-harness/mfa.ts';
 import { coreTestRoutes } from './domains/test-harness/routes.ts';
 import { userRoutes } from './domains/users/routes.ts';
 import { webhookRoutes } from './domains/webhooks/routes.ts';
+import { openApiRoute } from './http/openapi.ts';
 import type { AnyRoute } from './http/route.ts';
 
 /**
@@ -26,7 +27,7 @@ import type { AnyRoute } from './http/route.ts';
  * declares its policy and the metadata that policy needs.
  */
 export function buildRoutes(services: AppServices): AnyRoute[] {
-  return [
+  const table: AnyRoute[] = [
     ...discoveryRoutes(services),
     ...authRoutes(services),
     ...ssoRoutes(services),
@@ -47,4 +48,7 @@ export function buildRoutes(services: AppServices): AnyRoute[] {
     ...chatTestRoutes(services),
     ...coreTestRoutes(services),
   ];
+  // The API's own description, generated from the finished table (docs/api-reference.md).
+  table.push(openApiRoute(table, `${services.config.publicUrl}`));
+  return table;
 }

@@ -8,12 +8,16 @@ export interface Clock {
 
 export class ShiftableClock implements Clock {
   private offsetMs = 0;
+  /** Set while frozen: the instant `now()` keeps answering (tests that must not depend on machine load). */
+  private frozenAt: number | undefined;
 
   now(): number {
-    return Date.now() + this.offsetMs;
+    return this.frozenAt ?? Date.now() + this.offsetMs;
   }
 
-  setOffset(offsetMs: number): void {
+  /** Shifts the clock; `frozen` stops it at the shifted instant until a call without it. */
+  setOffset(offsetMs: number, frozen = false): void {
     this.offsetMs = offsetMs;
+    this.frozenAt = frozen ? Date.now() + offsetMs : undefined;
   }
 }

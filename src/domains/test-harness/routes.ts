@@ -150,9 +150,9 @@ export function coreTestRoutes(services: AppServices): AnyRoute[] {
     testRoute({
       method: 'POST',
       path: '/test/clock',
-      body: z.object({ offset_ms: z.number().int() }),
+      body: z.object({ offset_ms: z.number().int(), frozen: z.boolean().optional() }),
       handler(ctx) {
-        clock.setOffset(ctx.body.offset_ms);
+        clock.setOffset(ctx.body.offset_ms, ctx.body.frozen === true);
         return { now: clock.now() };
       },
     }),
