@@ -1,3 +1,4 @@
+import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config/config.ts';
 import { passwordField, usernameField } from '../domains/auth/account-rules.ts';
 import { adminCreate, formatReport } from './admin-create.ts';
@@ -12,7 +13,14 @@ Storage is chosen like the server does: DATABASE_URL, else the embedded database
 
 class UsageError extends Error {}
 
-const OWN_OPTIONS = new Set(['--email', '--password', '--username', '--key-name']);
+/** Our own options; anything else is a server option (`--data-dir`, `--database-url`, …) handed to loadConfig. */
+const OWN_OPTIONS = {
+  email: { type: 'string' },
+  password: { type: 'string' },
+  username: { type: 'string' },
+  'key-name': { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
 
 interface AdminCreateArgs {
   email: string;
@@ -24,23 +32,31 @@ interface AdminCreateArgs {
 }
 
 function parseAdminCreate(args: readonly string[]): AdminCreateArgs {
-  const own = new Map<string, string>();
+  // Not strict: server options are unknown here and pass through, in order, exactly as written.
+  const { values, tokens } = parseArgs({
+    args: [...args],
+    options: OWN_OPTIONS,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
   const serverArgs: string[] = [];
-  let json = false;
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as string;
-    const eq = arg.indexOf('=');
-    const flag = eq === -1 ? arg : arg.slice(0, eq);
-    if (flag === '--json') {
-      json = true;
-    } else if (OWN_OPTIONS.has(flag)) {
-      const value = eq === -1 ? args[++i] : arg.slice(eq + 1);
-      if (value === undefined) throw new UsageError(`${flag} needs a value`);
-      own.set(flag, value);
-    } else {
-      serverArgs.push(arg);
+  for (const token of tokens) {
+    if (token.kind === 'option' && token.name in OWN_OPTIONS) {
+      if (OWN_OPTIONS[token.name as keyof typeof OWN_OPTIONS].type === 'string' && token.value === undefined)
+        throw new UsageError(`--${token.name} needs a value`);
+      continue;
     }
+    if (token.kind === 'option') serverArgs.push(args[token.index] as string);
+    else if (token.kind === 'positional') serverArgs.push(token.value);
+    else serverArgs.push('--');
   }
+  const own = new Map<string, string>();
+  for (const name of ['email', 'password', 'username', 'key-name'] as const) {
+    const value = values[name];
+    if (typeof value === 'string') own.set(`--${name}`, value);
+  }
+  const json = values.json === true;
   const email = own.get('--email');
   if (!email || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254)
     throw new UsageError('--email: a valid email address is required');
