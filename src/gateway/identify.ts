@@ -1,10 +1,10 @@
 import type { AppServices } from '../app-services.ts';
 import type { ChatReadModelPort, ReadyIndex } from '../domains/chat/read-model.ts';
-import { gatewayUrl } from '../domains/discovery/routes.ts';
-import { effectiveSuspiciousFlags } from '../domains/users/flags.ts';
+import { gatewayUrl } from '../domains/discovery/urls.ts';
 import { privateUserView } from '../domains/users/views.ts';
 import { parseAuthorization } from '../http/auth/authorization.ts';
-import type { Principal } from '../http/auth/principal.ts';
+import { effectiveSuspiciousFlags } from '../identity/flags.ts';
+import type { Principal } from '../identity/principal.ts';
 import { randomBase62 } from '../platform/crypto/tokens.ts';
 import type { Connection } from './connection.ts';
 import { CLOSE, dispatchPrefix, FRAMES, type IdentifyPayload, type ResumePayload } from './protocol.ts';

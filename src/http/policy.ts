@@ -1,10 +1,8 @@
-import { effectiveSuspiciousFlags } from '../domains/users/flags.ts';
-import type { Principal } from './auth/principal.ts';
+import { effectiveSuspiciousFlags } from '../identity/flags.ts';
+import type { Principal } from '../identity/principal.ts';
+import { ADMIN_AUTHENTICATE_ACL, WILDCARD_ACL } from './auth/acl-names.ts';
 import { ApiError, plainError } from './errors.ts';
 import type { AnyRoute } from './route.ts';
-
-export const WILDCARD_ACL = '*';
-export const ADMIN_AUTHENTICATE_ACL = 'admin:authenticate';
 
 function holds(acls: readonly string[], acl: string): boolean {
   return acls.includes(WILDCARD_ACL) || acls.includes(acl);

@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import type { UserRecord } from '../domains/users/user-record.ts';
+import type { Principal } from '../identity/principal.ts';
+import type { UserRecord } from '../identity/user-record.ts';
 import type { ParsedCredential } from './auth/authorization.ts';
-import type { Principal } from './auth/principal.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

@@ -1,7 +1,7 @@
 import type { AppServices } from '../../app-services.ts';
 import type { ApiError } from '../../http/errors.ts';
+import type { UserRecord } from '../../identity/user-record.ts';
 import { assertNotBot, isDeleted } from '../auth/account-rules.ts';
-import type { UserRecord } from '../users/user-record.ts';
 
 /**
  * The account an emailed token, ticket or body names (contract §5.3.4, §5.9.5): a deleted account counts

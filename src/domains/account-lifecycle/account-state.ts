@@ -1,7 +1,7 @@
 import type { AppServices } from '../../app-services.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
+import { USER_FLAGS } from '../../identity/flags.ts';
 import { IpAuthorization } from '../auth/ip-authorization.ts';
-import { USER_FLAGS } from '../users/flags.ts';
 
 export const DELETION_GRACE_MS = 14 * 24 * 3600_000;
 /** Test mode shortens the grace period so suites can watch a deletion complete (api.md §7). */

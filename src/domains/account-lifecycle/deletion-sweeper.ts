@@ -1,7 +1,7 @@
 import type { AppServices } from '../../app-services.ts';
+import { USER_FLAGS } from '../../identity/flags.ts';
 import { PeriodicTask } from '../../platform/periodic-task.ts';
 import { IpAuthorization } from '../auth/ip-authorization.ts';
-import { USER_FLAGS } from '../users/flags.ts';
 
 /**
  * Finalises self-deletions whose grace period has run out: the account keeps its id and profile shell

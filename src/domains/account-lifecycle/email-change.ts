@@ -3,12 +3,12 @@ import type { AppServices } from '../../app-services.ts';
 import { enforceAllowance } from '../../http/allowance.ts';
 import { ApiError, allowanceExceeded, fieldError } from '../../http/errors.ts';
 import { type AnyRoute, type RequestContext, route } from '../../http/route.ts';
+import { CLEARED_BY_EMAIL_VERIFICATION } from '../../identity/flags.ts';
 import { digest, randomBase62 } from '../../platform/crypto/tokens.ts';
 import { isUniqueViolation } from '../../platform/db/database.ts';
 import { emailField } from '../auth/account-rules.ts';
 import type { OneTimeToken } from '../auth/one-time-tokens.ts';
-import { CLEARED_BY_EMAIL_VERIFICATION } from '../users/flags.ts';
-import type { EmailTokenApplier } from '../users/routes.ts';
+import type { EmailTokenApplier } from '../users/email-token.ts';
 import { codeDigest, codeMatches, newCode, secretMatches } from './email-codes.ts';
 
 export const EMAIL_CHANGE_TICKET_TTL_MS = 30 * 60_000;

@@ -3,7 +3,7 @@ import type { AppServices } from '../../app-services.ts';
 import { enforceAllowance } from '../../http/allowance.ts';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
-import { CLEARED_BY_EMAIL_VERIFICATION } from '../users/flags.ts';
+import { CLEARED_BY_EMAIL_VERIFICATION } from '../../identity/flags.ts';
 import { accountFor } from './account-guards.ts';
 
 const tokenBody = z.object({ token: z.string().max(256) });

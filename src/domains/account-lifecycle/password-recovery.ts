@@ -13,7 +13,7 @@ import {
   passwordField,
 } from '../auth/account-rules.ts';
 import { IpAuthorization } from '../auth/ip-authorization.ts';
-import { reactivate } from '../auth/routes.ts';
+import { reactivate } from '../auth/reactivation.ts';
 import { accountFor } from './account-guards.ts';
 import { signIn } from './sign-in.ts';
 

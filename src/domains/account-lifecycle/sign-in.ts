@@ -1,6 +1,6 @@
 import type { AppServices } from '../../app-services.ts';
+import type { UserRecord } from '../../identity/user-record.ts';
 import { mfaChallenge } from '../mfa/login-challenge.ts';
-import type { UserRecord } from '../users/user-record.ts';
 import { tokenResponse } from '../users/views.ts';
 
 /**

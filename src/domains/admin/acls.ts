@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import { ADMIN_AUTHENTICATE_ACL, WILDCARD_ACL } from '../../http/auth/acl-names.ts';
 import { ApiError } from '../../http/errors.ts';
-import { ADMIN_AUTHENTICATE_ACL, WILDCARD_ACL } from '../../http/policy.ts';
 
 /** ACLs that Admin routes check today (api.md §3.6). */
 export const ROUTE_ACLS = [

@@ -1,7 +1,7 @@
 import type { AppServices } from '../../app-services.ts';
 import { ApiError } from '../../http/errors.ts';
 import { type AnyRoute, type RateLimitSpec, type RouteSpec, route } from '../../http/route.ts';
-import type { UserRecord } from '../users/user-record.ts';
+import type { UserRecord } from '../../identity/user-record.ts';
 import type { RouteAcl } from './acls.ts';
 
 /** api.md §5.2: admin reads 200/60 s, writes 100/60 s, key creation 30/60 s. */

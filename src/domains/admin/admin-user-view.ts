@@ -1,6 +1,6 @@
 import type { AppServices } from '../../app-services.ts';
+import { partialUser, type UserRecord } from '../../identity/user-record.ts';
 import { authenticatorTypes } from '../mfa/mfa-factors.ts';
-import { partialUser, type UserRecord } from '../users/user-record.ts';
 
 /** The Admin API's user shape (api.md §3.6): partial user plus what an operator needs to act on it. */
 export async function adminUserView(

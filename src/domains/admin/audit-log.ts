@@ -1,6 +1,6 @@
-import type { Principal } from '../../http/auth/principal.ts';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import type { RequestContext } from '../../http/route.ts';
+import type { Principal } from '../../identity/principal.ts';
 import type { SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
 import type { Queryable } from '../../platform/db/database.ts';
 

@@ -1,9 +1,9 @@
-import { WILDCARD_ACL } from '../../http/policy.ts';
+import { WILDCARD_ACL } from '../../http/auth/acl-names.ts';
+import { defaultAvatarColor } from '../../identity/user-record.ts';
 import { hashPassword } from '../../platform/crypto/passwords.ts';
 import type { SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
 import { randomBase62 } from '../../platform/crypto/tokens.ts';
 import type { Database } from '../../platform/db/database.ts';
-import { defaultAvatarColor } from '../users/user-record.ts';
 import { AdminApiKeys } from './admin-api-keys.ts';
 
 export interface FirstAdminInput {

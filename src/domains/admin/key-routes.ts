@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
-import type { Principal } from '../../http/auth/principal.ts';
 import { ApiError } from '../../http/errors.ts';
 import type { AnyRoute } from '../../http/route.ts';
+import type { Principal } from '../../identity/principal.ts';
 import { pathId } from '../chat/access.ts';
 import { aclListField, assertCanGrant } from './acls.ts';
 import { type AdminApiKeyRow, type AdminApiKeys, adminApiKeyView } from './admin-api-keys.ts';

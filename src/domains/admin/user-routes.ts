@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
-import type { Principal } from '../../http/auth/principal.ts';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import type { AnyRoute, RequestContext } from '../../http/route.ts';
+import { ALL_SUSPICIOUS_FLAGS, USER_FLAGS } from '../../identity/flags.ts';
+import type { Principal } from '../../identity/principal.ts';
+import { toUserRecord, type UserRecord, type UserRow } from '../../identity/user-record.ts';
 import { isSnowflake } from '../../platform/crypto/snowflake.ts';
 import type { Queryable } from '../../platform/db/database.ts';
-import { ALL_SUSPICIOUS_FLAGS, USER_FLAGS } from '../users/flags.ts';
-import { toUserRecord, type UserRecord, type UserRow } from '../users/user-record.ts';
 import { aclListField, assertCanGrant, effectiveAcls } from './acls.ts';
 import { adminRoute, bitfieldField, snowflakeField, targetUser } from './admin-route.ts';
 import { adminUserView } from './admin-user-view.ts';

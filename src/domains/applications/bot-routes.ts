@@ -2,7 +2,7 @@ import type { AppServices } from '../../app-services.ts';
 import { parseAuthorization } from '../../http/auth/authorization.ts';
 import { ApiError } from '../../http/errors.ts';
 import { type AnyRoute, type RequestContext, route } from '../../http/route.ts';
-import { gatewayUrl } from '../discovery/routes.ts';
+import { gatewayUrl } from '../discovery/urls.ts';
 import { ApplicationsRepository } from './applications-repository.ts';
 import { currentBotApplicationView } from './views.ts';
 

@@ -1,4 +1,4 @@
-import { partialUser, publicFlags, type UserRecord } from '../users/user-record.ts';
+import { partialUser, publicFlags, type UserRecord } from '../../identity/user-record.ts';
 import type { ApplicationRecord } from './applications-repository.ts';
 
 /** The bot user inside an application object (api.md §3.4); `token` only in create and reset responses. */

@@ -5,8 +5,8 @@ import type { SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
 import { randomBase62 } from '../../platform/crypto/tokens.ts';
 import type { Database } from '../../platform/db/database.ts';
 import type { ObjectStore } from '../../platform/storage/object-store.ts';
+import { UPLOAD_BUCKET } from '../media/buckets.ts';
 import { signCapability } from '../media/capability.ts';
-import { UPLOAD_BUCKET } from '../media/routes.ts';
 import { sniffImageType } from '../media/user-images.ts';
 import { MAX_FILE_BYTES, type UploadedFile } from './multipart.ts';
 

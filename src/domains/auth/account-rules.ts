@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ApiError } from '../../http/errors.ts';
-import { hasFlag, USER_FLAGS } from '../users/flags.ts';
-import type { UserRecord } from '../users/user-record.ts';
+import { hasFlag, USER_FLAGS } from '../../identity/flags.ts';
+import type { UserRecord } from '../../identity/user-record.ts';
 
 /** Shared field rules of the authentication area (api.md §3.1). */
 export const emailField = z.string().trim().max(254).email({ error: 'Invalid email address' });

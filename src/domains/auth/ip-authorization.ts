@@ -1,10 +1,10 @@
 import type { AppServices } from '../../app-services.ts';
 import { ApiError } from '../../http/errors.ts';
+import { hasFlag, USER_FLAGS } from '../../identity/flags.ts';
+import type { UserRecord } from '../../identity/user-record.ts';
 import { openUnder, sealUnder } from '../../platform/crypto/sealed-box.ts';
 import { digest, randomBase62 } from '../../platform/crypto/tokens.ts';
 import type { Queryable } from '../../platform/db/database.ts';
-import { hasFlag, USER_FLAGS } from '../users/flags.ts';
-import type { UserRecord } from '../users/user-record.ts';
 
 export const IP_AUTHORIZATION_TTL_MS = 15 * 60_000;
 export const IP_AUTHORIZATION_RESEND_AFTER_S = 30;

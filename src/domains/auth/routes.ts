@@ -4,13 +4,13 @@ import { enforceAllowance } from '../../http/allowance.ts';
 import { ApiError, fieldError, formError } from '../../http/errors.ts';
 import { calendarDateField } from '../../http/fields.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
+import { USER_FLAGS } from '../../identity/flags.ts';
+import { defaultAvatarColor } from '../../identity/user-record.ts';
 import { burnPasswordVerify, hashPassword, verifyPassword } from '../../platform/crypto/passwords.ts';
 import { isUniqueViolation } from '../../platform/db/database.ts';
 import { ipKey as toIpKey } from '../../platform/net/cidr.ts';
 import { sendVerification } from '../account-lifecycle/email-verification.ts';
 import { mfaChallenge } from '../mfa/login-challenge.ts';
-import { hasFlag, USER_FLAGS } from '../users/flags.ts';
-import { defaultAvatarColor, type UserRecord } from '../users/user-record.ts';
 import { tokenResponse } from '../users/views.ts';
 import {
   assertNotBot,
@@ -22,6 +22,7 @@ import {
   usernameField,
 } from './account-rules.ts';
 import { IpAuthorization } from './ip-authorization.ts';
+import { reactivate } from './reactivation.ts';
 
 const registerBody = z.object({
   email: emailField.optional(),
@@ -211,25 +212,6 @@ export function authRoutes(services: AppServices): AnyRoute[] {
       },
     }),
   ];
-}
-
-/**
- * A correct password login ends a self-disable and cancels a pending self-deletion (api.md §3.2).
- */
-export async function reactivate(
-  services: Pick<AppServices, 'db' | 'users' | 'credentials'>,
-  user: UserRecord,
-): Promise<UserRecord> {
-  const selfDisabled = hasFlag(user.flags, USER_FLAGS.DISABLED);
-  const selfDeleting = hasFlag(user.flags, USER_FLAGS.SELF_DELETED) && user.pendingDeletionAt !== null;
-  if (!selfDisabled && !selfDeleting) return user;
-  const clear = (selfDisabled ? USER_FLAGS.DISABLED : 0n) | (selfDeleting ? USER_FLAGS.SELF_DELETED : 0n);
-  await services.db.query(
-    `UPDATE users SET flags = flags & ~($2::bigint), pending_deletion_at = CASE WHEN $3 THEN NULL ELSE pending_deletion_at END WHERE id = $1`,
-    [user.id, clear.toString(), selfDeleting],
-  );
-  await services.credentials.invalidate({ userId: user.id });
-  return (await services.users.findById(user.id, { fresh: true })) ?? user;
 }
 
 function maskIp(ip: string | null): string | null {

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { ApiError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
+import { partialUser, type UserRecord } from '../../identity/user-record.ts';
 import { SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
 import { decodeAuditReason } from '../admin/audit-log.ts';
-import { partialUser, type UserRecord } from '../users/user-record.ts';
 import { pathId } from './access.ts';
 import { type ChatDeps, limits, snowflake } from './deps.ts';
 import { PERMISSIONS } from './permissions.ts';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
-import { partialUser } from '../users/user-record.ts';
+import { partialUser } from '../../identity/user-record.ts';
 import { pathId } from './access.ts';
 import { type ChatDeps, limits, snowflake } from './deps.ts';
 import { listPrivateChannels, privateChannelFor, privateChannelViews } from './private-channels.ts';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
+import { partialUser } from '../../identity/user-record.ts';
 import type { Queryable } from '../../platform/db/database.ts';
-import { partialUser } from '../users/user-record.ts';
 import { pathId } from './access.ts';
 import { type ChatDeps, cursorQuery, limits, nullableText, snowflake } from './deps.ts';
 import { buildGuildPayload } from './guild-payload.ts';

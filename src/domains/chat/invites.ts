@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { ApiError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
+import { partialUser, type UserRecord } from '../../identity/user-record.ts';
 import { randomBase62 } from '../../platform/crypto/tokens.ts';
 import { isUniqueViolation, type Queryable } from '../../platform/db/database.ts';
-import { partialUser, type UserRecord } from '../users/user-record.ts';
 import { pathId, requireChannel } from './access.ts';
 import { type ChatDeps, limits } from './deps.ts';
 import { buildGuildPayload } from './guild-payload.ts';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
-import { partialUser } from '../users/user-record.ts';
+import { partialUser } from '../../identity/user-record.ts';
 import { type GuildContext, pathId } from './access.ts';
 import { type ChatDeps, limits, nullableText, snowflake } from './deps.ts';
 import { computeBasePermissions, has, PERMISSIONS } from './permissions.ts';

@@ -1,9 +1,9 @@
 import { ApiError } from '../../http/errors.ts';
+import type { UserRecord } from '../../identity/user-record.ts';
+import { partialUser } from '../../identity/user-record.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
 import type { Queryable } from '../../platform/db/database.ts';
-import type { UserRecord } from '../users/user-record.ts';
-import { partialUser } from '../users/user-record.ts';
 import type { ChatEvents } from './events.ts';
 import { type AllowedMentions, effectiveMentions, parseMentions, pingsRepliedUser } from './mentions.ts';
 import { CLIENT_MESSAGE_FLAGS, type Embed } from './message-body.ts';

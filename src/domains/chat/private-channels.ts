@@ -1,5 +1,5 @@
+import type { UserRecord } from '../../identity/user-record.ts';
 import type { Queryable } from '../../platform/db/database.ts';
-import type { UserRecord } from '../users/user-record.ts';
 import type { ChannelRow } from './rows.ts';
 import type { ChatStore } from './store.ts';
 import { privateChannelView } from './views.ts';

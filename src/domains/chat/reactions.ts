@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { ApiError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
+import { partialUser } from '../../identity/user-record.ts';
 import { isSnowflake } from '../../platform/crypto/snowflake.ts';
-import { partialUser } from '../users/user-record.ts';
 import { type ChannelAccess, pathId, requireChannel } from './access.ts';
 import { type ChatDeps, limits, snowflake } from './deps.ts';
 import { PERMISSIONS } from './permissions.ts';

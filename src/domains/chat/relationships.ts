@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { ApiError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
+import { partialUser, type UserRecord } from '../../identity/user-record.ts';
 import type { Queryable } from '../../platform/db/database.ts';
-import { partialUser, type UserRecord } from '../users/user-record.ts';
 import { pathId } from './access.ts';
 import { type ChatDeps, limits } from './deps.ts';
 import { iso } from './rows.ts';

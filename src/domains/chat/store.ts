@@ -1,5 +1,5 @@
+import { toUserRecord, type UserRecord, type UserRow } from '../../identity/user-record.ts';
 import type { Database, Queryable } from '../../platform/db/database.ts';
-import { toUserRecord, type UserRecord, type UserRow } from '../users/user-record.ts';
 import type { UsersRepository } from '../users/users-repository.ts';
 import { type ChannelRow, type GuildRow, MEMBER_COLUMNS, type MemberRow, ROLE_JSON, type RoleRow } from './rows.ts';
 

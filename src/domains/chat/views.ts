@@ -1,5 +1,5 @@
+import { partialUser, type UserRecord } from '../../identity/user-record.ts';
 import { snowflakeTimestamp } from '../../platform/crypto/snowflake.ts';
-import { partialUser, type UserRecord } from '../users/user-record.ts';
 import { parsePermissions } from './permissions.ts';
 import { CHANNEL_TYPES, type ChannelRow, type GuildRow, iso, type MemberRow, type RoleRow } from './rows.ts';
 

@@ -4,11 +4,7 @@ import { type AnyRoute, route } from '../../http/route.ts';
 import { captchaView } from '../captcha/captcha-view.ts';
 import type { InstanceSettings } from '../instance/instance-settings.ts';
 import { ssoStatus } from './sso-status.ts';
-
-/** Gateway URL: the public URL with its scheme switched to ws(s) and `/gateway` appended. */
-export function gatewayUrl(config: Pick<Config, 'publicUrl'>): string {
-  return `${config.publicUrl.replace(/^http/, 'ws')}/gateway`;
-}
+import { gatewayUrl } from './urls.ts';
 
 /** The discovery document (api.md §2). Every value comes from configuration, never from the request. */
 export function discoveryDocument(

@@ -3,7 +3,7 @@ import type { Database } from '../../platform/db/database.ts';
 import type { Logger } from '../../platform/log.ts';
 import { PeriodicTask } from '../../platform/periodic-task.ts';
 import type { ObjectStore } from '../../platform/storage/object-store.ts';
-import { UPLOAD_BUCKET } from '../media/routes.ts';
+import { UPLOAD_BUCKET } from '../media/buckets.ts';
 import { MFA_FAILURE_WINDOW_MS } from '../mfa/mfa-attempts.ts';
 
 export interface JanitorDeps {

@@ -6,12 +6,12 @@ import { type AnyRoute, REPLY_SENT, type RequestContext, route } from '../../htt
 import { ConcurrencyGate } from '../../platform/concurrency-gate.ts';
 import { OutboundRefused, safeFetch } from '../../platform/net/ssrf-guard.ts';
 import { isSafeKey } from '../../platform/storage/object-store.ts';
+import { UPLOAD_BUCKET } from './buckets.ts';
 import { verifyCapability } from './capability.ts';
 import { verifyExternalPath } from './external-signature.ts';
 import { formatFromName, snapSize, transformImage } from './image-transform.ts';
 import { sniffImageType } from './user-images.ts';
 
-export const UPLOAD_BUCKET = 'uploads';
 const MAX_RELAY_BYTES = 25 * 1024 * 1024;
 const EXTERNAL_MAX_BYTES = 20 * 1024 * 1024;
 const EXTERNAL_TIMEOUT_MS = 10_000;

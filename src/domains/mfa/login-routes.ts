@@ -2,9 +2,9 @@ import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import { type AnyRoute, type RateLimitSpec, type RequestContext, route } from '../../http/route.ts';
+import type { UserRecord } from '../../identity/user-record.ts';
 import { assertNotBot, assertNotSuspended, isDeleted } from '../auth/account-rules.ts';
-import { reactivate } from '../auth/routes.ts';
-import type { UserRecord } from '../users/user-record.ts';
+import { reactivate } from '../auth/reactivation.ts';
 import { tokenResponse } from '../users/views.ts';
 
 const LOGIN_MFA: RateLimitSpec = { bucket: 'auth:login_mfa', limit: 5, windowSeconds: 60 };

@@ -1,9 +1,9 @@
 import type { Config } from '../../config/config.ts';
+import type { UserRecord } from '../../identity/user-record.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
 import type { Database, Queryable } from '../../platform/db/database.ts';
 import { OneTimeTokens } from '../auth/one-time-tokens.ts';
-import type { UserRecord } from '../users/user-record.ts';
 import { BackupCodes, looksLikeBackupCode } from './backup-codes.ts';
 import { MfaAttempts } from './mfa-attempts.ts';
 import type { AssertionPurpose, MfaFactors, MfaStatus, VerifyOptions } from './mfa-factors.ts';

@@ -8,11 +8,11 @@ import {
 } from '@simplewebauthn/server';
 import type { Config } from '../../config/config.ts';
 import { ApiError } from '../../http/errors.ts';
+import type { UserRecord } from '../../identity/user-record.ts';
 import type { SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
 import type { Database, Queryable } from '../../platform/db/database.ts';
 import { isUniqueViolation } from '../../platform/db/database.ts';
 import type { OneTimeTokens } from '../auth/one-time-tokens.ts';
-import type { UserRecord } from '../users/user-record.ts';
 import type { AssertionPurpose } from './mfa-factors.ts';
 
 export const WEBAUTHN_CREDENTIAL_LIMIT = 10;

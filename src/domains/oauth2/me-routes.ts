@@ -2,11 +2,11 @@ import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import { type AnyRoute, type RateLimitSpec, route } from '../../http/route.ts';
+import { partialUser, publicFlags } from '../../identity/user-record.ts';
 import { parseSnowflake } from '../../platform/crypto/snowflake.ts';
 import { ApplicationsRepository } from '../applications/applications-repository.ts';
 import { applicationSummary } from '../applications/views.ts';
 import { pathId } from '../chat/access.ts';
-import { partialUser, publicFlags } from '../users/user-record.ts';
 import { GrantStore } from './grant-store.ts';
 
 const READ: RateLimitSpec = { bucket: 'oauth2:me', limit: 100, windowSeconds: 10 };

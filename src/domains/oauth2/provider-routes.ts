@@ -2,9 +2,9 @@ import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
 import { ApiError } from '../../http/errors.ts';
 import { type AnyRoute, REPLY_SENT, type RequestContext, route } from '../../http/route.ts';
+import { effectiveSuspiciousFlags } from '../../identity/flags.ts';
 import type { ApplicationRecord } from '../applications/applications-repository.ts';
 import { ApplicationsRepository } from '../applications/applications-repository.ts';
-import { effectiveSuspiciousFlags } from '../users/flags.ts';
 import {
   type AuthorizationInput,
   type AuthorizationRequest,

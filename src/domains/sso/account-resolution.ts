@@ -1,9 +1,9 @@
 import type { AppServices } from '../../app-services.ts';
 import { ApiError, fieldError } from '../../http/errors.ts';
+import { defaultAvatarColor, type UserRecord } from '../../identity/user-record.ts';
 import { isUniqueViolation } from '../../platform/db/database.ts';
 import { assertNotBot, isDeleted } from '../auth/account-rules.ts';
 import type { SsoSettings } from '../instance/instance-settings.ts';
-import { defaultAvatarColor, type UserRecord } from '../users/user-record.ts';
 import type { SsoIdentities } from './sso-identities.ts';
 
 export interface ProviderIdentity {

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { AppServices } from '../../app-services.ts';
 import { ApiError, fieldError } from '../../http/errors.ts';
+import type { UserRecord } from '../../identity/user-record.ts';
 import { constantTimeEqual, digest, hmacSha256, randomBase62 } from '../../platform/crypto/tokens.ts';
 import { assertNotSuspended } from '../auth/account-rules.ts';
-import { reactivate } from '../auth/routes.ts';
+import { reactivate } from '../auth/reactivation.ts';
 import { ssoRedirectUri } from '../discovery/sso-status.ts';
 import { type SsoSettings, ssoConfigured } from '../instance/instance-settings.ts';
-import type { UserRecord } from '../users/user-record.ts';
 import { resolveAccount } from './account-resolution.ts';
 import { IdTokenVerifier, InvalidIdToken } from './id-token.ts';
 import { IdpUnreachable, idpRequest } from './idp-http.ts';

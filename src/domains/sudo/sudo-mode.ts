@@ -1,9 +1,9 @@
 import { jwtVerify, SignJWT } from 'jose';
-import type { Principal } from '../../http/auth/principal.ts';
 import { ApiError, fieldError } from '../../http/errors.ts';
+import type { Principal } from '../../identity/principal.ts';
+import type { UserRecord } from '../../identity/user-record.ts';
 import { verifyPassword } from '../../platform/crypto/passwords.ts';
 import { hasMfa, type MfaFactors, type MfaStatus } from '../mfa/mfa-factors.ts';
-import type { UserRecord } from '../users/user-record.ts';
 
 export const SUDO_HEADER = 'x-service-sudo-mode-jwt';
 export const SUDO_PROOF_LIFETIME_S = 300;

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
 import { fieldError } from '../../http/errors.ts';
 import type { AnyRoute } from '../../http/route.ts';
+import { hasFlag, USER_FLAGS } from '../../identity/flags.ts';
 import type { Queryable } from '../../platform/db/database.ts';
 import { ipKey as toIpKey } from '../../platform/net/cidr.ts';
 import { IpAuthorization } from '../auth/ip-authorization.ts';
-import { hasFlag, USER_FLAGS } from '../users/flags.ts';
 import { requireUser, testRoute } from './routes.ts';
 
 const seedBody = z.object({

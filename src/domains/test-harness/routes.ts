@@ -2,14 +2,14 @@ import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
 import { ApiError } from '../../http/errors.ts';
 import { type AnyRoute, type RouteSpec, route } from '../../http/route.ts';
-import { parseSnowflake } from '../../platform/crypto/snowflake.ts';
 import {
   ALL_SUSPICIOUS_FLAGS,
   SUSPICIOUS_FLAGS,
   type SuspiciousFlagName,
   USER_FLAGS,
   type UserFlagName,
-} from '../users/flags.ts';
+} from '../../identity/flags.ts';
+import { parseSnowflake } from '../../platform/crypto/snowflake.ts';
 
 /** Test-harness routes (api.md §7): policy `test` = test mode on and the right `X-Test-Token`. */
 export function testRoute<B = unknown, Q = unknown>(spec: Omit<RouteSpec<B, Q>, 'policy' | 'alsoAtRoot'>): AnyRoute {

@@ -1,5 +1,5 @@
 import type { AppServices } from '../../app-services.ts';
-import type { UserRecord } from './user-record.ts';
+import type { UserRecord } from '../../identity/user-record.ts';
 
 /** Profile fields shared by `PATCH /users/@me` and `PATCH …/bot`; `undefined` leaves a field as it is. */
 export interface ProfileChanges {

@@ -3,12 +3,13 @@ import type { AppServices } from '../../app-services.ts';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import { nullableText } from '../../http/fields.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
+import { partialUser } from '../../identity/user-record.ts';
 import { hashPassword } from '../../platform/crypto/passwords.ts';
 import { parseSnowflake } from '../../platform/crypto/snowflake.ts';
 import { isCommonPassword, passwordField, usernameField } from '../auth/account-rules.ts';
+import type { EmailTokenApplier } from './email-token.ts';
 import { USER_UPDATED_TOPIC } from './mfa-status-view.ts';
 import { applyProfileChanges } from './profile-changes.ts';
-import { partialUser } from './user-record.ts';
 import { privateUserJson, privateUserView } from './views.ts';
 
 const patchMeBody = z.object({
@@ -32,9 +33,6 @@ const patchMeBody = z.object({
 });
 
 export type PatchMeBody = z.infer<typeof patchMeBody>;
-
-/** Applies an email change finished through the email-change flow; provided by the account-lifecycle module. */
-export type EmailTokenApplier = (userId: string, emailToken: string, ctx: { ip: string; now: number }) => Promise<void>;
 
 export function userRoutes(services: AppServices, applyEmailToken: EmailTokenApplier): AnyRoute[] {
   const { users, sessions } = services;

@@ -1,12 +1,12 @@
+import { toUserRecord, type UserRecord, type UserRow, type UserSnapshots } from '../../identity/user-record.ts';
 import { TtlCache } from '../../platform/cache/ttl-cache.ts';
 import type { Queryable } from '../../platform/db/database.ts';
-import { toUserRecord, type UserRecord, type UserRow } from './user-record.ts';
 
 /**
  * Reads users by id through a short-lived cache (the auth hot path); every write goes through `forget`
  * (via `CredentialResolver.invalidate`) so a cached snapshot never outlives a change by more than the bus delay.
  */
-export class UsersRepository {
+export class UsersRepository implements UserSnapshots {
   private readonly cache = new TtlCache<string, UserRecord>(50_000, 30_000);
 
   constructor(private readonly db: Queryable) {}

@@ -1,7 +1,7 @@
 import type { AppServices } from '../../app-services.ts';
 import { JsonText } from '../../http/route.ts';
+import { privateUser, type UserRecord } from '../../identity/user-record.ts';
 import { authenticatorTypes, hasMfa, type MfaStatus } from '../mfa/mfa-factors.ts';
-import { privateUser, type UserRecord } from './user-record.ts';
 
 export async function privateUserView(
   services: ViewServices,

@@ -4,12 +4,12 @@ import { ApiError } from '../../http/errors.ts';
 import { snowflakeField } from '../../http/fields.ts';
 import { type AnyRoute, type RequestContext, route } from '../../http/route.ts';
 import { validate } from '../../http/validation.ts';
+import { partialUser } from '../../identity/user-record.ts';
 import { digest, randomBase62 } from '../../platform/crypto/tokens.ts';
 import { readMessageRequest } from '../attachments/message-request.ts';
 import { pathId } from '../chat/access.ts';
 import { createMessageSchema, editMessageSchema } from '../chat/message-body.ts';
 import { PERMISSIONS } from '../chat/permissions.ts';
-import { partialUser } from '../users/user-record.ts';
 import { MAX_WEBHOOKS_PER_CHANNEL, type WebhookRow, WebhookStore } from './webhook-store.ts';
 
 const nameField = z.string().trim().min(1).max(80);

@@ -1,5 +1,5 @@
-import type { UserRecord, UserRow } from '../../domains/users/user-record.ts';
-import type { UsersRepository } from '../../domains/users/users-repository.ts';
+import type { Principal } from '../../identity/principal.ts';
+import type { UserRecord, UserRow, UserSnapshots } from '../../identity/user-record.ts';
 import { TtlCache } from '../../platform/cache/ttl-cache.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { isSnowflake } from '../../platform/crypto/snowflake.ts';
@@ -8,7 +8,6 @@ import { constantTimeEqual, digest, SESSION_TOKEN_PATTERN } from '../../platform
 import type { Database } from '../../platform/db/database.ts';
 import type { EventBus } from '../../platform/state/event-bus.ts';
 import { ADMIN_API_KEY_PATTERN, type ParsedCredential } from './authorization.ts';
-import type { Principal } from './principal.ts';
 import { SessionUseBatch } from './session-use.ts';
 
 /** What a credential names, without the user snapshot (that comes from the user cache). */
@@ -48,7 +47,7 @@ export class CredentialResolver {
 
   constructor(
     private readonly db: Database,
-    private readonly users: UsersRepository,
+    private readonly users: UserSnapshots,
     private readonly bus: EventBus,
     private readonly clock: Clock,
     private readonly tokenCheck: TokenCheck,

@@ -1,4 +1,3 @@
-import type { Config } from '../../config/config.ts';
 import type { Logger } from '../log.ts';
 import { LocalObjectStore, type ObjectStore } from './object-store.ts';
 
@@ -6,7 +5,22 @@ import { LocalObjectStore, type ObjectStore } from './object-store.ts';
  * The local filesystem unless `HEARTH_S3_BUCKET` is set. The S3 client is loaded only then, so a deployment
  * without S3 never pays for the SDK.
  */
-export async function openObjectStore(config: Config, localRoot: string, log: Logger): Promise<ObjectStore> {
+/** The object-store settings (a subset of the server's Config; platform code does not import the config module). */
+export interface ObjectStoreSettings {
+  s3Bucket: string | undefined;
+  s3AccessKeyId: string | undefined;
+  s3SecretAccessKey: string | undefined;
+  s3Region: string;
+  s3Endpoint: string | undefined;
+  s3ForcePathStyle: boolean;
+  s3Prefix: string | undefined;
+}
+
+export async function openObjectStore(
+  config: ObjectStoreSettings,
+  localRoot: string,
+  log: Logger,
+): Promise<ObjectStore> {
   const { s3Bucket, s3AccessKeyId, s3SecretAccessKey } = config;
   if (!s3Bucket) return new LocalObjectStore(localRoot);
   // loadConfig refuses a bucket without keys; this guards callers that build a Config by hand.
