@@ -1,39 +1,13 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { anyCidrContains, parseCidrList } from '../../platform/net/cidr.ts';
+import { isNonPublicAddress } from '../../platform/net/non-public.ts';
 
 /**
- * Ranges an identity-provider URL must not point at unless the operator opted in: a configurable issuer
- * would otherwise let an admin (or a stolen admin credential) make the server probe its own network.
+ * An identity-provider URL must not point at a non-public address unless the operator opted in: a
+ * configurable issuer would otherwise let an admin (or a stolen admin credential) make the server probe its
+ * own network. The ranges are the outbound guard's (`platform/net/non-public.ts`).
  */
-const NON_PUBLIC = parseCidrList(
-  [
-    '0.0.0.0/8',
-    '10.0.0.0/8',
-    '100.64.0.0/10',
-    '127.0.0.0/8',
-    '169.254.0.0/16',
-    '172.16.0.0/12',
-    '192.0.0.0/24',
-    '192.168.0.0/16',
-    '198.18.0.0/15',
-    '224.0.0.0/4',
-    '240.0.0.0/4',
-    '::/128',
-    '::1/128',
-    '64:ff9b::/96',
-    'fc00::/7',
-    'fe80::/10',
-    'ff00::/8',
-  ].join(','),
-);
-
-/** True for loopback, private, link-local, carrier-grade NAT, multicast and reserved addresses. */
-export function isNonPublicAddress(address: string): boolean {
-  const bare = address.replace(/^\[|\]$/g, '');
-  if (isIP(bare) === 0) return true;
-  return anyCidrContains(NON_PUBLIC, bare);
-}
+export { isNonPublicAddress };
 
 export type HostResolver = (hostname: string) => Promise<string[]>;
 

@@ -2,43 +2,10 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { cidrContains, parseCidr } from './cidr.ts';
+import { isNonPublicAddress } from './non-public.ts';
 
-/** Ranges an outbound fetch must never reach unless explicitly allowed (SSRF guard). */
-const BLOCKED = [
-  '0.0.0.0/8',
-  '10.0.0.0/8',
-  '100.64.0.0/10',
-  '127.0.0.0/8',
-  '169.254.0.0/16',
-  '172.16.0.0/12',
-  '192.0.0.0/24',
-  '192.0.2.0/24',
-  '192.168.0.0/16',
-  '198.18.0.0/15',
-  '198.51.100.0/24',
-  '203.0.113.0/24',
-  '224.0.0.0/4',
-  '240.0.0.0/4',
-  // IPv4-compatible (::a.b.c.d, deprecated), which also covers :: and ::1. IPv4-mapped (::ffff:a.b.c.d) is
-  // matched by the IPv4 ranges above: cidr.ts reads it as the IPv4 address.
-  '::/96',
-  // 6to4 (2002:aabb:ccdd::) and Teredo (2001:0::/32) embed an IPv4 address a relay may route to.
-  '2002::/16',
-  '2001::/32',
-  '100::/64',
-  'fc00::/7',
-  'fe80::/10',
-  'ff00::/8',
-  '64:ff9b::/96',
-  '64:ff9b:1::/48',
-  '2001:db8::/32',
-].map(parseCidr);
-
-export function isPrivateAddress(address: string): boolean {
-  if (isIP(address) === 0) return true;
-  return BLOCKED.some((cidr) => cidrContains(cidr, address));
-}
+/** The one list of non-public ranges (`non-public.ts`), shared with the identity-provider guard. */
+export const isPrivateAddress = isNonPublicAddress;
 
 export class OutboundRefused extends Error {
   constructor(
