@@ -2,6 +2,7 @@ import { createContext, useContext } from 'react';
 import type { HearthApi } from './api/api.ts';
 import type { SessionStore } from './api/session-store.ts';
 import type { DiscoveryDocument, PrivateUser, TokenResponse } from './api/types.ts';
+import type { GatewayHub } from './gateway/hub.ts';
 
 /** What every page may use: the instance's discovery document, the typed API and the sign-in state. */
 export interface AppContextValue {
@@ -10,6 +11,8 @@ export interface AppContextValue {
   sessions: SessionStore;
   /** The signed-in account, once `/users/@me` answered; null when signed out. */
   user: PrivateUser | null;
+  /** The tab's gateway events (READY kept for late subscribers); connected only while signed in. */
+  gateway: GatewayHub;
   /** Stores the session from a token response and loads the account. */
   signIn(response: TokenResponse): Promise<void>;
   /** Forgets the session locally (the server side is the caller's business). */

@@ -72,6 +72,45 @@ export class HttpClient {
     }
     return parsed as T;
   }
+
+  /**
+   * A multipart request through XMLHttpRequest, the one browser API that reports upload progress
+   * (`onProgress(sent, total)`); answers and errors as `request` does.
+   */
+  upload<T>(
+    method: string,
+    path: string,
+    form: FormData,
+    onProgress: (sent: number, total: number) => void,
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const xhr = new XMLHttpRequest();
+      xhr.open(method, `${this.base}${path}`);
+      xhr.setRequestHeader('accept', 'application/json');
+      const token = this.token();
+      if (token) xhr.setRequestHeader('authorization', token);
+      xhr.upload.onprogress = (event) => onProgress(event.loaded, event.lengthComputable ? event.total : 0);
+      xhr.onerror = () => reject(new NetworkError('upload failed'));
+      xhr.onload = () => {
+        const parsed: unknown = xhr.responseText ? safeJson(xhr.responseText) : undefined;
+        if (xhr.status >= 200 && xhr.status < 300) {
+          resolve(parsed as T);
+          return;
+        }
+        if (xhr.status === 401 && token) this.onSessionRejected();
+        const data = (parsed && typeof parsed === 'object' ? parsed : {}) as Record<string, unknown>;
+        reject(
+          new HearthApiError(
+            xhr.status,
+            typeof data.code === 'string' ? data.code : `HTTP_${xhr.status}`,
+            typeof data.message === 'string' ? data.message : xhr.statusText,
+            data,
+          ),
+        );
+      };
+      xhr.send(form);
+    });
+  }
 }
 
 function safeJson(text: string): unknown {

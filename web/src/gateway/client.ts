@@ -1,7 +1,8 @@
 /**
  * The gateway connection (api.md §6): Hello → Identify → heartbeats, Resume after a drop, and a callback
- * when the server ends the session (op 9, close 4004) so the client signs out at once. Part 2 adds the
- * dispatch consumers (chat state); this class only delivers events.
+ * when the server ends the session (op 9, close 4004) so the client signs out at once. Heartbeats expect
+ * their ACK (a dead socket is dropped and resumed), and the browser's `online` event probes at once. This
+ * class only delivers events; `hub.ts` fans them out to the features.
  */
 
 export type DispatchHandler = (type: string, data: unknown) => void;
@@ -19,7 +20,12 @@ export interface GatewayOptions {
   onDispatch?: DispatchHandler;
   /** The session is gone (revoked, disabled, signed out elsewhere): the client must sign out. */
   onInvalidSession?: () => void;
+  /** The socket went down or came back (`false` while reconnecting). */
+  onConnectionChange?: (connected: boolean) => void;
 }
+
+/** How long a heartbeat may wait for its ACK before the socket is taken for dead (a "zombie" connection). */
+const ACK_TIMEOUT_MS = 4000;
 
 const FATAL_CLOSES = new Set([4004, 4010, 4011, 4012, 4013, 4014]);
 
@@ -31,19 +37,87 @@ export class GatewayClient {
   private resumeUrl: string | undefined;
   private backoffMs = 1000;
   private stopped = false;
+  private awaitingAck: number | undefined;
+  private retry: number | undefined;
+  private readonly onOnline = () => this.probe();
 
   constructor(private readonly options: GatewayOptions) {}
 
   start(): void {
     this.stopped = false;
+    window.addEventListener('online', this.onOnline);
     this.connect(false);
   }
 
   stop(): void {
     this.stopped = true;
+    window.removeEventListener('online', this.onOnline);
     window.clearInterval(this.heartbeat);
+    window.clearTimeout(this.awaitingAck);
+    window.clearTimeout(this.retry);
     this.socket?.close(1000);
     this.socket = undefined;
+  }
+
+  /**
+   * The browser says the network is back: a socket that survived the cut may be dead without knowing it, so
+   * heartbeat now and drop it if no ACK comes; a reconnect waiting out its backoff starts at once.
+   */
+  probe(): void {
+    if (this.stopped) return;
+    if (this.socket?.readyState === WebSocket.OPEN) {
+      this.beat();
+      return;
+    }
+    if (this.retry !== undefined) {
+      window.clearTimeout(this.retry);
+      this.retry = undefined;
+      this.backoffMs = 1000;
+      this.connect(this.sessionId !== undefined);
+    }
+  }
+
+  private beat(): void {
+    this.send({ op: 1, d: this.seq });
+    if (this.awaitingAck !== undefined) return;
+    const socket = this.socket;
+    this.awaitingAck = window.setTimeout(() => {
+      this.awaitingAck = undefined;
+      // No ACK: close it ourselves (4000 keeps the session resumable) and reconnect.
+      if (socket && socket === this.socket) this.drop(socket);
+    }, ACK_TIMEOUT_MS);
+  }
+
+  private drop(socket: WebSocket): void {
+    socket.onclose = null;
+    socket.onmessage = null;
+    try {
+      socket.close(4000);
+    } catch {
+      // already closing
+    }
+    this.closed(socket, 4000);
+  }
+
+  private closed(socket: WebSocket, code: number): void {
+    window.clearInterval(this.heartbeat);
+    window.clearTimeout(this.awaitingAck);
+    this.awaitingAck = undefined;
+    if (this.stopped || socket !== this.socket) return;
+    this.options.onConnectionChange?.(false);
+    if (FATAL_CLOSES.has(code)) {
+      this.options.onInvalidSession?.();
+      return;
+    }
+    const delay = this.backoffMs;
+    this.backoffMs = Math.min(this.backoffMs * 2, 30_000);
+    this.retry = window.setTimeout(
+      () => {
+        this.retry = undefined;
+        this.connect(this.sessionId !== undefined);
+      },
+      delay + Math.random() * 500,
+    );
   }
 
   private connect(resume: boolean): void {
@@ -51,17 +125,7 @@ export class GatewayClient {
     const socket = new WebSocket(`${base}?v=1&encoding=json`);
     this.socket = socket;
     socket.onmessage = (event) => this.receive(JSON.parse(String(event.data)) as Frame, resume);
-    socket.onclose = (event) => {
-      window.clearInterval(this.heartbeat);
-      if (this.stopped || socket !== this.socket) return;
-      if (FATAL_CLOSES.has(event.code)) {
-        this.options.onInvalidSession?.();
-        return;
-      }
-      const delay = this.backoffMs;
-      this.backoffMs = Math.min(this.backoffMs * 2, 30_000);
-      window.setTimeout(() => this.connect(this.sessionId !== undefined), delay + Math.random() * 500);
-    };
+    socket.onclose = (event) => this.closed(socket, event.code);
   }
 
   private send(frame: Frame): void {
@@ -79,7 +143,7 @@ export class GatewayClient {
       case 10: {
         const interval = (frame.d as { heartbeat_interval: number }).heartbeat_interval;
         window.clearInterval(this.heartbeat);
-        this.heartbeat = window.setInterval(() => this.send({ op: 1, d: this.seq }), interval);
+        this.heartbeat = window.setInterval(() => this.beat(), interval);
         if (resuming && this.sessionId) {
           this.send({ op: 6, d: { token: this.options.token, session_id: this.sessionId, seq: this.seq ?? 0 } });
         } else {
@@ -89,6 +153,10 @@ export class GatewayClient {
       }
       case 1:
         this.send({ op: 1, d: this.seq });
+        return;
+      case 11:
+        window.clearTimeout(this.awaitingAck);
+        this.awaitingAck = undefined;
         return;
       case 7:
         this.socket?.close(4000);
@@ -108,6 +176,7 @@ export class GatewayClient {
           this.sessionId = ready.session_id;
           this.resumeUrl = ready.resume_gateway_url;
         }
+        if (frame.t === 'READY' || frame.t === 'RESUMED') this.options.onConnectionChange?.(true);
         if (frame.t) this.options.onDispatch?.(frame.t, frame.d);
         return;
       }

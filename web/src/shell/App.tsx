@@ -8,6 +8,7 @@ import { AppContext, type AppContextValue } from '../app-context.tsx';
 import { SudoProvider } from '../components/SudoPrompt.tsx';
 import { SuspiciousPage } from '../features/auth/SuspiciousPage.tsx';
 import { GatewayClient } from '../gateway/client.ts';
+import { GatewayHub } from '../gateway/hub.ts';
 import { pickLocale, setLocale } from '../i18n/index.ts';
 import { NotFoundPage } from './NotFoundPage.tsx';
 import { navigate, useLocation } from './router.tsx';
@@ -82,21 +83,27 @@ export function App({ discovery }: { discovery: DiscoveryDocument }) {
   }, [api]);
 
   // One gateway connection while signed in: it ends the session here when the server revokes it.
+  // Features (chat) listen through the hub, which outlives reconnects.
   const token = user ? sessions.get()?.token : undefined;
+  const hub = useMemo(() => new GatewayHub(), []);
   useEffect(() => {
     if (!token) return;
+    hub.reset();
     const gateway = new GatewayClient({
       url: discovery.endpoints.gateway,
       token,
       onInvalidSession: () => signOutLocally(),
+      onConnectionChange: (connected) => hub.setConnected(connected),
       onDispatch: (type, data) => {
         if (type === 'USER_UPDATE')
           setUser((current) => (current ? { ...current, ...(data as PrivateUser) } : current));
+        hub.emit(type, data);
       },
     });
     gateway.start();
+    hub.probe = () => gateway.probe();
     return () => gateway.stop();
-  }, [token, discovery, signOutLocally]);
+  }, [token, discovery, signOutLocally, hub]);
 
   const value: AppContextValue = useMemo(
     () => ({
@@ -104,6 +111,7 @@ export function App({ discovery }: { discovery: DiscoveryDocument }) {
       api,
       sessions,
       user,
+      gateway: hub,
       navigate,
       signOutLocally,
       async signIn(response: TokenResponse) {
@@ -111,7 +119,7 @@ export function App({ discovery }: { discovery: DiscoveryDocument }) {
         await loadUser();
       },
     }),
-    [discovery, api, user, loadUser, signOutLocally],
+    [discovery, api, user, loadUser, signOutLocally, hub],
   );
 
   const current = findRoute(location.pathname);

@@ -17,8 +17,14 @@ export const ROUTES: RouteDef[] = [
   route('/auth/sso/callback', 'any', () => import('../features/auth/SsoCallbackPage.tsx')),
   route('/oauth2/authorize', 'signed-in', () => import('../features/oauth2/ConsentPage.tsx')),
   route('/oauth2/authorized', 'any', () => import('../features/oauth2/AuthorizedPage.tsx')),
+  // Chat (issue 18): every /channels/… URL is one page that reads the rest of the path itself.
+  route('/channels/*', 'signed-in', () => import('../features/chat/ChatPage.tsx')),
+  route('/invite/*', 'any', () => import('../features/chat/InvitePage.tsx')),
 ];
 
+/** Exact paths, or a prefix for paths ending in `/*` (the page reads the rest of the path). */
 export function findRoute(pathname: string): RouteDef | undefined {
-  return ROUTES.find((candidate) => candidate.path === pathname);
+  return ROUTES.find((candidate) =>
+    candidate.path.endsWith('/*') ? pathname.startsWith(candidate.path.slice(0, -1)) : candidate.path === pathname,
+  );
 }

@@ -10,6 +10,7 @@ import { fieldSentence } from '../../components/error-sentence.ts';
 import { Field } from '../../components/Field.tsx';
 import { Link } from '../../components/Link.tsx';
 import { PageLayout } from '../../components/PageLayout.tsx';
+import { nextPath } from '../../shell/App.tsx';
 
 /** Registration: CAPTCHA when the instance configures one; approval mode explained before and after. */
 export default function RegisterPage() {
@@ -39,8 +40,10 @@ export default function RegisterPage() {
         setPending(true);
         return;
       }
+      // Back to where the person was going (an invite, for one), else home; read before signing in moves on.
+      const next = nextPath();
       await signIn(result);
-      navigate('/', { replace: true });
+      navigate(next, { replace: true });
     } catch (caught) {
       setError(caught);
     } finally {

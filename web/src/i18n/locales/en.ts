@@ -1,3 +1,5 @@
+import chat from './chat-en.ts';
+
 /** English: the reference locale. Every other locale has exactly these keys (a test checks it). */
 const en = {
   app: {
@@ -231,6 +233,7 @@ const en = {
     USE_VAD: 'Use voice activity',
     UPDATE_RTC_REGION: 'Change the voice region',
   },
+  chat,
   errors: {
     NETWORK_ERROR: 'The server could not be reached. Check your connection and try again.',
     UNKNOWN_ERROR: 'Something went wrong. Please try again.',

@@ -1,3 +1,4 @@
+import chat from './chat-fr.ts';
 import type { Messages } from './en.ts';
 
 /** French. Typed against English: a missing or extra key fails the type check. */
@@ -235,6 +236,7 @@ const fr: Messages = {
     USE_VAD: 'Utiliser la détection de voix',
     UPDATE_RTC_REGION: 'Changer la région vocale',
   },
+  chat,
   errors: {
     NETWORK_ERROR: 'Le serveur est injoignable. Vérifiez votre connexion et réessayez.',
     UNKNOWN_ERROR: 'Une erreur est survenue. Veuillez réessayer.',

@@ -1,0 +1,160 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { registerUser, request, type TestUser } from '../support/client.ts';
+import type { TestServer } from '../support/server.ts';
+import {
+  assertAccessible,
+  CHROMIUM_PATH,
+  launchChromium,
+  newContext,
+  startWebServer,
+  warnNoChromium,
+  watchConsole,
+} from './support/browser.ts';
+
+/** The chat client (issue 18) in Chromium, several people at once, against a real server. */
+if (!CHROMIUM_PATH) {
+  warnNoChromium('test/browser/chat.test.ts');
+} else {
+  let server: TestServer & { origin: string };
+  let browser: Browser;
+  before(async () => {
+    [server, browser] = await Promise.all([startWebServer(), launchChromium()]);
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  /** A browser context already signed in as `user` (the session the web client keeps in localStorage). */
+  async function signedIn(user: TestUser, viewport?: { width: number; height: number }): Promise<BrowserContext> {
+    const context = await newContext(browser);
+    if (viewport) await context.newPage().then((p) => p.setViewportSize(viewport).then(() => p.close()));
+    await context.addInitScript(
+      ([token, userId]) => {
+        if (!window.localStorage.getItem('hearth.session'))
+          window.localStorage.setItem('hearth.session', JSON.stringify({ token, userId }));
+      },
+      [user.token, user.id],
+    );
+    return context;
+  }
+
+  async function guildWith(owner: TestUser, ...members: TestUser[]) {
+    const guild = await request(server, 'POST', '/v1/guilds', { auth: owner.token, body: { name: 'Hearthside' } });
+    assert.equal(guild.status, 200);
+    const channel = guild.body.system_channel_id as string;
+    const invite = await request(server, 'POST', `/v1/channels/${channel}/invites`, { auth: owner.token, body: {} });
+    for (const member of members) {
+      const joined = await request(server, 'POST', `/v1/invites/${invite.body.code}`, { auth: member.token, body: {} });
+      assert.equal(joined.status, 200);
+    }
+    return { guildId: guild.body.id as string, channelId: channel, code: invite.body.code as string };
+  }
+
+  const composer = (page: Page, name = 'general') => page.getByRole('textbox', { name: `Message #${name}` });
+  const messageText = (page: Page, text: string) => page.locator('.message-list .content', { hasText: text });
+
+  describe('chat in the browser', () => {
+    it('two people chat, react, reply, edit and delete, and each sees the other live', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const { guildId, channelId } = await guildWith(alice, bob);
+      const [ca, cb] = await Promise.all([signedIn(alice), signedIn(bob)]);
+      const [a, b] = await Promise.all([ca.newPage(), cb.newPage()]);
+      const errors = watchConsole(a);
+      await Promise.all([
+        a.goto(`${server.origin}/channels/${guildId}/${channelId}`),
+        b.goto(`${server.origin}/channels/${guildId}/${channelId}`),
+      ]);
+      await Promise.all([composer(a).waitFor(), composer(b).waitFor()]);
+      await a.getByRole('heading', { level: 1, name: '#general' }).waitFor();
+
+      await composer(a).fill('Hello **Bob**, see ||the secret|| and `code`');
+      await composer(a).press('Enter');
+      await messageText(b, 'Hello Bob').waitFor();
+      assert.equal(await b.locator('.message-list strong', { hasText: 'Bob' }).count(), 1);
+      assert.equal(await b.locator('.message-list code', { hasText: 'code' }).count(), 1);
+      assert.equal(await b.getByRole('button', { name: 'Spoiler' }).count(), 1);
+
+      // Bob reacts with 👍; Alice sees the count live.
+      const aliceMessage = b.locator('.message', { hasText: 'Hello Bob' });
+      await aliceMessage.hover();
+      await aliceMessage.getByRole('button', { name: 'Add reaction' }).click();
+      await aliceMessage.getByRole('button', { name: 'React with 👍' }).click();
+      await a.getByRole('button', { name: '👍: 1 reaction' }).waitFor();
+
+      // Bob replies; Alice sees the reply with its reference and jumps to the original.
+      await aliceMessage.hover();
+      await aliceMessage.getByRole('button', { name: 'Reply' }).click();
+      await composer(b).fill('A reply to you');
+      await composer(b).press('Enter');
+      const reply = a.locator('.message', { hasText: 'A reply to you' });
+      await reply.waitFor();
+      await reply.getByRole('button', { name: /Reply to/ }).waitFor();
+      await reply.getByRole('button', { name: /Reply to/ }).click();
+
+      // Alice edits her message with the up arrow; Bob sees the new text.
+      await composer(a).click();
+      await composer(a).press('ArrowUp');
+      const edit = a.getByRole('textbox', { name: 'Edit message' });
+      await edit.fill('Hello again, edited');
+      await edit.press('Enter');
+      await messageText(b, 'Hello again, edited').waitFor();
+      await b.locator('.message', { hasText: 'Hello again, edited' }).getByText('(edited)').waitFor();
+
+      // Bob deletes his reply; it disappears for Alice.
+      const bobReply = b.locator('.message', { hasText: 'A reply to you' });
+      await bobReply.hover();
+      await bobReply.getByRole('button', { name: 'Delete' }).click();
+      await b.getByRole('dialog', { name: 'Delete message' }).getByRole('button', { name: 'Delete' }).click();
+      await messageText(a, 'A reply to you').waitFor({ state: 'detached' });
+
+      // Typing is shown to the other person.
+      await composer(b).pressSequentially('typing now');
+      await a.getByText(/is typing/).waitFor();
+
+      await assertAccessible(a, 'chat view');
+      assert.deepEqual(errors, []);
+      await Promise.all([ca.close(), cb.close()]);
+    });
+
+    it('creates a guild and channels, and the invite landing page takes a signed-out visitor through registration', async () => {
+      const owner = await registerUser(server);
+      const co = await signedIn(owner);
+      const page = await co.newPage();
+      await page.goto(`${server.origin}/channels/@me`);
+      await page.getByRole('heading', { level: 1, name: 'Friends' }).waitFor();
+      await page.getByRole('button', { name: 'Create a server' }).click();
+      await page.getByLabel('Server name').fill('Book club');
+      await page.getByRole('button', { name: 'Create', exact: true }).click();
+      await composer(page).waitFor();
+      await page.getByRole('button', { name: 'Create a channel' }).click();
+      await page.getByLabel('Channel name').fill('Reading List');
+      await page.getByRole('button', { name: 'Create', exact: true }).click();
+      await composer(page, 'reading-list').waitFor();
+      await page.getByRole('button', { name: 'Invite people' }).click();
+      const link = await page.getByLabel('Invite link').inputValue();
+      assert.match(link, new RegExp(`^${server.origin}/invite/[A-Za-z0-9]{8}$`));
+
+      const visitor = await newContext(browser);
+      const v = await visitor.newPage();
+      await v.goto(link);
+      await v.getByRole('heading', { level: 1, name: 'Join Book club' }).waitFor();
+      await assertAccessible(v, 'invite landing');
+      await v.getByRole('link', { name: 'Create an account' }).click();
+      await v.getByLabel('Email').fill(`reader${Date.now()}@example.test`);
+      await v.getByLabel('Username').fill(`reader${Date.now() % 100000}`);
+      await v.getByLabel('Password', { exact: true }).fill('a long enough password 123');
+      const consent = v.getByRole('checkbox');
+      if ((await consent.count()) > 0) await consent.first().check();
+      await v.getByRole('button', { name: 'Create account' }).click();
+      await v.getByRole('button', { name: 'Accept invite' }).click();
+      await composer(v, 'reading-list').waitFor();
+      await composer(v, 'reading-list').fill('Hi all');
+      await composer(v, 'reading-list').press('Enter');
+      await messageText(page, 'Hi all').waitFor();
+      await Promise.all([co.close(), visitor.close()]);
+    });
+  });
+}

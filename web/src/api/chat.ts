@@ -1,0 +1,105 @@
+import type { Channel, Guild, Invite, Member, Message, Relationship, Role, SendMessageBody } from './chat-types.ts';
+import type { HttpClient } from './http.ts';
+import type { Snowflake } from './types.ts';
+
+const enc = encodeURIComponent;
+
+/** The chat routes the web client calls (docs/chat.md, docs/media.md for attachments). */
+export class ChatApi {
+  constructor(private readonly http: HttpClient) {}
+
+  createGuild(name: string): Promise<Guild> {
+    return this.http.request('POST', '/guilds', { body: { name } });
+  }
+  leaveGuild(guildId: Snowflake): Promise<void> {
+    return this.http.request('DELETE', `/users/@me/guilds/${guildId}`);
+  }
+  createChannel(guildId: Snowflake, body: { name: string; type: number; parent_id?: Snowflake }): Promise<Channel> {
+    return this.http.request('POST', `/guilds/${guildId}/channels`, { body });
+  }
+  roles(guildId: Snowflake): Promise<Role[]> {
+    return this.http.request('GET', `/guilds/${guildId}/roles`);
+  }
+  members(guildId: Snowflake, after?: Snowflake): Promise<Member[]> {
+    return this.http.request('GET', `/guilds/${guildId}/members`, { query: { limit: '1000', after } });
+  }
+  messages(channelId: Snowflake, query: { before?: Snowflake; after?: Snowflake; around?: Snowflake; limit?: number }) {
+    return this.http.request<Message[]>('GET', `/channels/${channelId}/messages`, {
+      query: {
+        before: query.before,
+        after: query.after,
+        around: query.around,
+        limit: String(query.limit ?? 50),
+      },
+    });
+  }
+  send(channelId: Snowflake, body: SendMessageBody): Promise<Message> {
+    return this.http.request('POST', `/channels/${channelId}/messages`, { body });
+  }
+  /** Multipart send (payload_json + files[n]) with upload progress. */
+  sendWithFiles(
+    channelId: Snowflake,
+    body: SendMessageBody,
+    files: File[],
+    onProgress: (sent: number, total: number) => void,
+  ): Promise<Message> {
+    const form = new FormData();
+    const attachments = files.map((file, index) => ({ id: index, filename: file.name }));
+    form.append('payload_json', JSON.stringify({ ...body, attachments }));
+    files.forEach((file, index) => {
+      form.append(`files[${index}]`, file, file.name);
+    });
+    return this.http.upload('POST', `/channels/${channelId}/messages`, form, onProgress);
+  }
+  edit(channelId: Snowflake, messageId: Snowflake, content: string): Promise<Message> {
+    return this.http.request('PATCH', `/channels/${channelId}/messages/${messageId}`, { body: { content } });
+  }
+  remove(channelId: Snowflake, messageId: Snowflake): Promise<void> {
+    return this.http.request('DELETE', `/channels/${channelId}/messages/${messageId}`);
+  }
+  pin(channelId: Snowflake, messageId: Snowflake, pinned: boolean): Promise<void> {
+    return this.http.request(pinned ? 'PUT' : 'DELETE', `/channels/${channelId}/pins/${messageId}`);
+  }
+  pins(channelId: Snowflake): Promise<Message[]> {
+    return this.http.request('GET', `/channels/${channelId}/pins`);
+  }
+  react(channelId: Snowflake, messageId: Snowflake, emoji: string, on: boolean): Promise<void> {
+    return this.http.request(
+      on ? 'PUT' : 'DELETE',
+      `/channels/${channelId}/messages/${messageId}/reactions/${enc(emoji)}/@me`,
+    );
+  }
+  typing(channelId: Snowflake): Promise<void> {
+    return this.http.request('POST', `/channels/${channelId}/typing`);
+  }
+  ack(channelId: Snowflake, messageId: Snowflake): Promise<unknown> {
+    return this.http.request('POST', `/channels/${channelId}/messages/${messageId}/ack`, { body: {} });
+  }
+  createInvite(channelId: Snowflake): Promise<Invite> {
+    return this.http.request('POST', `/channels/${channelId}/invites`, { body: { max_age: 604800 } });
+  }
+  invite(code: string): Promise<Invite> {
+    return this.http.request('GET', `/invites/${enc(code)}`, { auth: false });
+  }
+  acceptInvite(code: string): Promise<Invite> {
+    return this.http.request('POST', `/invites/${enc(code)}`, { body: {} });
+  }
+  openDm(recipientId: Snowflake): Promise<Channel> {
+    return this.http.request('POST', '/users/@me/channels', { body: { recipient_id: recipientId } });
+  }
+  openGroupDm(recipients: Snowflake[]): Promise<Channel> {
+    return this.http.request('POST', '/users/@me/channels', { body: { recipients } });
+  }
+  relationships(): Promise<Relationship[]> {
+    return this.http.request('GET', '/users/@me/relationships');
+  }
+  addFriend(username: string): Promise<void> {
+    return this.http.request('POST', '/users/@me/relationships', { body: { username } });
+  }
+  setRelationship(userId: Snowflake, type: 1 | 2): Promise<void> {
+    return this.http.request('PUT', `/users/@me/relationships/${userId}`, { body: { type } });
+  }
+  removeRelationship(userId: Snowflake): Promise<void> {
+    return this.http.request('DELETE', `/users/@me/relationships/${userId}`);
+  }
+}

@@ -1,0 +1,339 @@
+import { type FormEvent, type MouseEvent, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import type { Channel } from '../../api/chat-types.ts';
+import { ChannelType } from '../../api/chat-types.ts';
+import { useApp } from '../../app-context.tsx';
+import { Button } from '../../components/Button.tsx';
+import { ErrorNotice } from '../../components/ErrorNotice.tsx';
+import { Field } from '../../components/Field.tsx';
+import { channelPath, useChat } from './context.ts';
+import { Dialog } from './Dialog.tsx';
+import { isMuted } from './notifications.tsx';
+import { has, P } from './permissions.ts';
+
+/** The second column: a guild's channels by category, or the DM list; the signed-in person at the bottom. */
+export function ChannelSidebar({ guildId, channelId }: { guildId: string | null; channelId: string | null }) {
+  const { t } = useTranslation();
+  const store = useChat();
+  const guild = guildId ? store.guilds.get(guildId) : undefined;
+  return (
+    <nav
+      className="sidebar"
+      aria-label={guild ? t('chat.channelsOf', { name: guild.guild.name }) : t('chat.directMessages')}
+    >
+      {guild ? <GuildChannels guildId={guild.guild.id} channelId={channelId} /> : <DmList channelId={channelId} />}
+      <UserArea />
+    </nav>
+  );
+}
+
+function ChannelLink({ channel, active }: { channel: Channel; active: boolean }) {
+  const { t } = useTranslation();
+  const { navigate } = useApp();
+  const store = useChat();
+  const muted = isMuted(channel.id);
+  const unread = !muted && !active && store.isUnread(channel);
+  const mentions = muted ? 0 : (store.mentions.get(channel.id) ?? 0);
+  const voice = channel.type === ChannelType.Voice;
+  const name = store.channelLabel(channel);
+  const label = [
+    voice ? t('chat.voiceChannelNamed', { name }) : channel.guild_id ? `#${name}` : name,
+    mentions ? t('chat.mentionCount', { count: mentions }) : unread ? t('chat.unread') : '',
+    muted ? t('chat.muted') : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
+  const to = channelPath(channel);
+  return (
+    <a
+      href={to}
+      data-channel-id={channel.id}
+      className={`channel-link${unread ? ' unread' : ''}${muted ? ' muted' : ''}`}
+      aria-current={active ? 'page' : undefined}
+      aria-label={label}
+      onClick={(event: MouseEvent) => {
+        event.preventDefault();
+        navigate(to);
+      }}
+    >
+      <span className="channel-icon" aria-hidden="true">
+        {voice ? '🔊' : channel.guild_id ? '#' : '@'}
+      </span>
+      <span className="channel-name">{name}</span>
+      {mentions > 0 && (
+        <span className="badge" aria-hidden="true">
+          {mentions}
+        </span>
+      )}
+    </a>
+  );
+}
+
+function GuildChannels({ guildId, channelId }: { guildId: string; channelId: string | null }) {
+  const { t } = useTranslation();
+  const store = useChat();
+  const state = store.guilds.get(guildId);
+  const [dialog, setDialog] = useState<'channel' | 'invite' | null>(null);
+  const [collapsed, setCollapsed] = useState<Set<string>>(new Set());
+  if (!state) return null;
+  const channels = store.guildChannels(guildId);
+  const categories = channels.filter((c) => c.type === ChannelType.Category);
+  const loose = channels.filter((c) => c.type !== ChannelType.Category && !c.parent_id);
+  const perms = store.permissions(undefined, guildId);
+  const canManage = has(perms, P.MANAGE_CHANNELS);
+  const inviteChannel = channelId ?? state.guild.system_channel_id ?? channels.find((c) => c.type === 0)?.id;
+  const canInvite =
+    !!inviteChannel && has(store.permissions(store.channels.get(inviteChannel)), P.CREATE_INSTANT_INVITE);
+  const list = (items: Channel[]) => (
+    <ul className="channel-list">
+      {items.map((channel) => (
+        <li key={channel.id}>
+          <ChannelLink channel={channel} active={channel.id === channelId} />
+        </li>
+      ))}
+    </ul>
+  );
+  return (
+    <div className="sidebar-body">
+      <div className="sidebar-head">
+        <h2 className="sidebar-title">{state.guild.name}</h2>
+        {canInvite && (
+          <button type="button" className="ghost small" onClick={() => setDialog('invite')}>
+            {t('chat.invitePeople')}
+          </button>
+        )}
+        {canManage && (
+          <button type="button" className="ghost small" onClick={() => setDialog('channel')}>
+            {t('chat.createChannel')}
+          </button>
+        )}
+      </div>
+      <div className="sidebar-scroll">
+        {list(loose)}
+        {categories.map((category) => {
+          const children = channels.filter((c) => c.parent_id === category.id && c.type !== ChannelType.Category);
+          const open = !collapsed.has(category.id);
+          return (
+            <section key={category.id} className="category" aria-label={category.name ?? ''}>
+              <h3>
+                <button
+                  type="button"
+                  className="category-toggle"
+                  aria-expanded={open}
+                  onClick={() => {
+                    const next = new Set(collapsed);
+                    if (open) next.add(category.id);
+                    else next.delete(category.id);
+                    setCollapsed(next);
+                  }}
+                >
+                  {category.name}
+                </button>
+              </h3>
+              {open ? list(children) : list(children.filter((c) => c.id === channelId))}
+            </section>
+          );
+        })}
+      </div>
+      {dialog === 'channel' && (
+        <CreateChannelDialog guildId={guildId} categories={categories} onClose={() => setDialog(null)} />
+      )}
+      {dialog === 'invite' && inviteChannel && (
+        <InviteDialog channelId={inviteChannel} onClose={() => setDialog(null)} />
+      )}
+    </div>
+  );
+}
+
+function CreateChannelDialog({
+  guildId,
+  categories,
+  onClose,
+}: {
+  guildId: string;
+  categories: Channel[];
+  onClose: () => void;
+}) {
+  const { t } = useTranslation();
+  const { navigate } = useApp();
+  const store = useChat();
+  const [name, setName] = useState('');
+  const [type, setType] = useState<number>(ChannelType.Text);
+  const [parent, setParent] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    try {
+      const channel = await store.api.createChannel(guildId, {
+        name: type === ChannelType.Text ? name.trim().toLowerCase().replace(/\s+/g, '-') : name.trim(),
+        type,
+        ...(parent && type !== ChannelType.Category ? { parent_id: parent } : {}),
+      });
+      onClose();
+      if (channel.type !== ChannelType.Category) navigate(channelPath({ ...channel, guild_id: guildId }));
+    } catch (caught) {
+      setError(caught);
+      setBusy(false);
+    }
+  };
+  const types: [number, string][] = [
+    [ChannelType.Text, t('chat.textChannel')],
+    [ChannelType.Voice, t('chat.voiceChannel')],
+    [ChannelType.Category, t('chat.category')],
+  ];
+  return (
+    <Dialog title={t('chat.createChannel')} onClose={onClose}>
+      <form onSubmit={submit}>
+        <fieldset className="choices">
+          <legend>{t('chat.channelType')}</legend>
+          {types.map(([value, label]) => (
+            <label key={value}>
+              <input type="radio" name="type" checked={type === value} onChange={() => setType(value)} /> {label}
+            </label>
+          ))}
+        </fieldset>
+        <Field
+          label={t('chat.channelName')}
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          required
+          maxLength={100}
+        />
+        {type !== ChannelType.Category && categories.length > 0 && (
+          <div className="field">
+            <label htmlFor="channel-parent">{t('chat.category')}</label>
+            <select id="channel-parent" value={parent} onChange={(e) => setParent(e.target.value)}>
+              <option value="">{t('chat.noCategory')}</option>
+              {categories.map((c) => (
+                <option key={c.id} value={c.id}>
+                  {c.name}
+                </option>
+              ))}
+            </select>
+          </div>
+        )}
+        <ErrorNotice error={error} />
+        <Button type="submit" busy={busy} disabled={!name.trim()}>
+          {t('chat.create')}
+        </Button>
+      </form>
+    </Dialog>
+  );
+}
+
+export function InviteDialog({ channelId, onClose }: { channelId: string; onClose: () => void }) {
+  const { t } = useTranslation();
+  const store = useChat();
+  const [link, setLink] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [copied, setCopied] = useState(false);
+  const [started, setStarted] = useState(false);
+  if (!started) {
+    setStarted(true);
+    store.api.createInvite(channelId).then(
+      (invite) => setLink(`${window.location.origin}/invite/${invite.code}`),
+      (caught: unknown) => setError(caught),
+    );
+  }
+  return (
+    <Dialog title={t('chat.invitePeople')} onClose={onClose}>
+      <ErrorNotice error={error} />
+      {link ? (
+        <>
+          <Field label={t('chat.inviteLink')} value={link} readOnly onFocus={(e) => e.currentTarget.select()} />
+          <Button
+            onClick={() => {
+              void navigator.clipboard?.writeText(link).then(() => setCopied(true));
+            }}
+          >
+            {copied ? t('chat.copied') : t('chat.copyLink')}
+          </Button>
+          <p className="hint">{t('chat.inviteExpires')}</p>
+        </>
+      ) : (
+        !error && <p role="status">{t('app.loading')}</p>
+      )}
+    </Dialog>
+  );
+}
+
+function DmList({ channelId }: { channelId: string | null }) {
+  const { t } = useTranslation();
+  const { navigate } = useApp();
+  const store = useChat();
+  return (
+    <div className="sidebar-body">
+      <div className="sidebar-head">
+        <a
+          href="/channels/@me"
+          className="channel-link"
+          aria-current={channelId === null ? 'page' : undefined}
+          onClick={(event) => {
+            event.preventDefault();
+            navigate('/channels/@me');
+          }}
+        >
+          <span className="channel-icon" aria-hidden="true">
+            👥
+          </span>
+          {t('chat.friends')}
+        </a>
+      </div>
+      <div className="sidebar-scroll">
+        <h2 className="sidebar-subtitle">{t('chat.directMessages')}</h2>
+        <ul className="channel-list">
+          {store.privateChannels().map((channel) => (
+            <li key={channel.id}>
+              <ChannelLink channel={channel} active={channel.id === channelId} />
+            </li>
+          ))}
+        </ul>
+      </div>
+    </div>
+  );
+}
+
+function UserArea() {
+  const { t } = useTranslation();
+  const { api, user, navigate, signOutLocally } = useApp();
+  if (!user) return null;
+  return (
+    <div className="user-area">
+      <span className="avatar" aria-hidden="true">
+        {[...(user.global_name ?? user.username)][0]}
+      </span>
+      <span className="user-names">
+        <span className="user-name">{user.global_name ?? user.username}</span>
+        <span className="user-handle">{user.username}</span>
+      </span>
+      <a
+        href="/settings"
+        className="ghost icon"
+        aria-label={t('chat.settings')}
+        title={t('chat.settings')}
+        onClick={(event) => {
+          event.preventDefault();
+          navigate('/settings');
+        }}
+      >
+        ⚙
+      </a>
+      <button
+        type="button"
+        className="ghost icon"
+        aria-label={t('common.signOut')}
+        title={t('common.signOut')}
+        onClick={() => {
+          void api.auth
+            .logout()
+            .catch(() => undefined)
+            .finally(signOutLocally);
+        }}
+      >
+        ⏻
+      </button>
+    </div>
+  );
+}

@@ -1,0 +1,128 @@
+import { useEffect, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import type { Channel, Message } from '../../api/chat-types.ts';
+import { ChannelType } from '../../api/chat-types.ts';
+import { Composer } from './Composer.tsx';
+import { useChat } from './context.ts';
+import { MessageList } from './MessageList.tsx';
+import { isMuted, setMuted } from './notifications.tsx';
+import { PinsDialog } from './PinsDialog.tsx';
+import { has, P } from './permissions.ts';
+
+/** One channel: header (name, topic, actions), history, typing line and composer; voice channels get a slot. */
+export function ChannelView({
+  channel,
+  onOpenNav,
+  membersOpen,
+  onToggleMembers,
+}: {
+  channel: Channel;
+  onOpenNav: () => void;
+  membersOpen: boolean;
+  onToggleMembers: (() => void) | undefined;
+}) {
+  const { t } = useTranslation();
+  const store = useChat();
+  const [replyTo, setReplyTo] = useState<Message | null>(null);
+  const [editing, setEditing] = useState<string | null>(null);
+  const [pins, setPins] = useState(false);
+  const [muted, setMutedState] = useState(() => isMuted(channel.id));
+  const name = store.channelLabel(channel);
+  const dm = !channel.guild_id;
+  const title = dm ? name : `#${name}`;
+  const perms = store.permissions(channel);
+  const voice = channel.type === ChannelType.Voice;
+  const unread = store.totalUnreadMentions();
+
+  useEffect(() => {
+    document.title = `${unread ? `(${unread}) ` : ''}${title} · ${t('app.name')}`;
+  }, [title, unread, t]);
+
+  useEffect(() => {
+    void store.open(channel.id);
+  }, [channel.id, store]);
+
+  return (
+    <div className="channel-view">
+      <header className="channel-header">
+        <button type="button" className="ghost nav-toggle" onClick={onOpenNav} aria-label={t('chat.openNavigation')}>
+          ☰
+        </button>
+        <h1>
+          <span className="channel-icon" aria-hidden="true">
+            {voice ? '🔊' : dm ? '@' : '#'}
+          </span>
+          <span className="visually-hidden">{voice ? t('chat.voiceChannelNamed', { name }) : title}</span>
+          <span aria-hidden="true">{name}</span>
+        </h1>
+        {channel.topic && <p className="topic">{channel.topic}</p>}
+        <div className="header-actions">
+          <button
+            type="button"
+            className="ghost small"
+            aria-pressed={muted}
+            onClick={() => {
+              setMuted(channel.id, !muted);
+              setMutedState(!muted);
+            }}
+          >
+            {muted ? t('chat.unmute') : t('chat.mute')}
+          </button>
+          {!voice && (
+            <button type="button" className="ghost small" onClick={() => setPins(true)}>
+              {t('chat.pinnedMessages')}
+            </button>
+          )}
+          {onToggleMembers && (
+            <button type="button" className="ghost small" aria-pressed={membersOpen} onClick={onToggleMembers}>
+              {t('chat.memberList')}
+            </button>
+          )}
+        </div>
+      </header>
+      {voice && (
+        // features/voice mounts its view here (data-voice-slot); until then the slot says what it is.
+        <section className="voice-slot" data-voice-slot={channel.id} aria-label={t('chat.voiceArea')}>
+          <p>{t('chat.voiceSoon')}</p>
+        </section>
+      )}
+      <MessageList channel={channel} onReply={setReplyTo} editing={editing} setEditing={setEditing} />
+      <TypingLine channelId={channel.id} />
+      {has(perms, P.SEND_MESSAGES) ? (
+        <Composer
+          channel={channel}
+          label={t('chat.messageTo', { name: title })}
+          replyTo={replyTo}
+          clearReply={() => setReplyTo(null)}
+          onEditLast={() => {
+            const mine = store
+              .historyOf(channel.id)
+              .items.filter((m) => m.author.id === store.me)
+              .at(-1);
+            if (mine) setEditing(mine.id);
+          }}
+          canAttach={has(perms, P.ATTACH_FILES)}
+        />
+      ) : (
+        <p className="composer-disabled">{t('chat.cannotSend')}</p>
+      )}
+      {pins && <PinsDialog channel={channel} onClose={() => setPins(false)} />}
+    </div>
+  );
+}
+
+function TypingLine({ channelId }: { channelId: string }) {
+  const { t } = useTranslation();
+  const store = useChat();
+  const channel = store.channels.get(channelId);
+  const names = store.typingIn(channelId).map((id) => store.displayName(id, channel?.guild_id));
+  let text = '';
+  if (names.length === 1) text = t('chat.typingOne', { name: names[0] });
+  else if (names.length === 2) text = t('chat.typingTwo', { a: names[0], b: names[1] });
+  else if (names.length > 2) text = t('chat.typingMany');
+  return (
+    <p className="typing" aria-live="off">
+      {text}
+    </p>
+  );
+}

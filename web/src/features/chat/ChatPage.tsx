@@ -1,0 +1,139 @@
+import { useEffect, useMemo, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { ChatApi } from '../../api/chat.ts';
+import { ChannelType } from '../../api/chat-types.ts';
+import { useApp } from '../../app-context.tsx';
+import { useLocation } from '../../shell/router.tsx';
+import { ChannelSidebar } from './ChannelSidebar.tsx';
+import { ChannelView } from './ChannelView.tsx';
+import { ChatContext, channelPath, useChat } from './context.ts';
+import { FriendsView } from './FriendsView.tsx';
+import { GuildRail } from './GuildRail.tsx';
+import { useKeyboard } from './keyboard.ts';
+import { MemberList } from './MemberList.tsx';
+import { useNotifications } from './notifications.tsx';
+import { QuickSwitcher } from './QuickSwitcher.tsx';
+import { ChatStore } from './store.ts';
+import './chat.css';
+
+/** Reads `/channels/@me[/cid]` and `/channels/{gid}[/cid]`. */
+export function parseChatPath(pathname: string): { guildId: string | null; channelId: string | null } {
+  const [, , scope, channel] = pathname.split('/');
+  return { guildId: !scope || scope === '@me' ? null : scope, channelId: channel || null };
+}
+
+/** The chat client: guild rail, channel list, the open channel (or friends), members. */
+export default function ChatPage() {
+  const { api, gateway } = useApp();
+  const store = useMemo(() => new ChatStore(new ChatApi(api.http), gateway), [api, gateway]);
+  useEffect(() => {
+    store.start();
+    return () => store.stop();
+  }, [store]);
+  return (
+    <ChatContext.Provider value={store}>
+      <ChatLayout />
+    </ChatContext.Provider>
+  );
+}
+
+function ChatLayout() {
+  const { t } = useTranslation();
+  const { navigate } = useApp();
+  const store = useChat();
+  const location = useLocation();
+  const { guildId, channelId } = parseChatPath(location.pathname);
+  const [navOpen, setNavOpen] = useState(false);
+  const [membersOpen, setMembersOpen] = useState(() => window.innerWidth > 1000);
+  const [switcher, setSwitcher] = useState(false);
+
+  const guild = guildId ? store.guilds.get(guildId) : undefined;
+  const channel = channelId ? store.channels.get(channelId) : undefined;
+  const visible = channel && store.canView(channel) ? channel : undefined;
+
+  // A guild URL without a channel (or with one that is hidden now) opens the first text channel. A guild or
+  // channel not known yet may be one just created whose event is on its way: wait a moment before leaving.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: store.version re-checks after every store change
+  useEffect(() => {
+    if (!store.ready || !guildId || visible) return;
+    const leave = () => {
+      if (!store.guilds.get(guildId)) {
+        navigate('/channels/@me', { replace: true });
+        return;
+      }
+      const first = store.guildChannels(guildId).find((c) => c.type === ChannelType.Text);
+      navigate(first ? channelPath(first) : `/channels/${guildId}`, { replace: true });
+    };
+    const unknown = !store.guilds.get(guildId) || (channelId && !store.channels.get(channelId));
+    if (!unknown) {
+      if (channelId || store.guildChannels(guildId).some((c) => c.type === ChannelType.Text)) leave();
+      return;
+    }
+    const timer = window.setTimeout(leave, 3000);
+    return () => window.clearTimeout(timer);
+  }, [store.ready, guildId, channelId, visible, navigate, store, store.version]);
+
+  useEffect(() => {
+    store.activeChannelId = visible?.id ?? null;
+    setNavOpen(false);
+  }, [visible?.id, store]);
+
+  useNotifications(store, visible?.id ?? null);
+  useKeyboard(store, guildId, visible?.id ?? null, () => setSwitcher(true));
+
+  if (!store.ready) {
+    return (
+      <p className="loading" role="status">
+        {t('chat.connecting')}
+      </p>
+    );
+  }
+
+  return (
+    <div className="chat" data-nav-open={navOpen}>
+      <a className="skip-link" href="#main">
+        {t('app.skipToContent')}
+      </a>
+      <div className="chat-nav">
+        <GuildRail activeGuildId={guildId} />
+        <ChannelSidebar guildId={guildId} channelId={visible?.id ?? null} />
+      </div>
+      <main id="main" tabIndex={-1} className="chat-main">
+        {!store.connected && (
+          <p className="connection-banner" role="status">
+            {t('chat.reconnecting')}
+          </p>
+        )}
+        {visible ? (
+          <ChannelView
+            key={visible.id}
+            channel={visible}
+            onOpenNav={() => setNavOpen(true)}
+            membersOpen={membersOpen}
+            onToggleMembers={guild ? () => setMembersOpen(!membersOpen) : undefined}
+          />
+        ) : guildId ? (
+          <div className="empty-pane">
+            <button type="button" className="ghost nav-toggle" onClick={() => setNavOpen(true)}>
+              {t('chat.openNavigation')}
+            </button>
+            <h1>{guild?.guild.name ?? ''}</h1>
+            <p>{t('chat.noChannels')}</p>
+          </div>
+        ) : (
+          <FriendsView onOpenNav={() => setNavOpen(true)} />
+        )}
+      </main>
+      {guild && membersOpen && visible && <MemberList guildId={guild.guild.id} channel={visible} />}
+      {navOpen && (
+        <button
+          type="button"
+          className="scrim"
+          aria-label={t('chat.closeNavigation')}
+          onClick={() => setNavOpen(false)}
+        />
+      )}
+      {switcher && <QuickSwitcher onClose={() => setSwitcher(false)} />}
+    </div>
+  );
+}

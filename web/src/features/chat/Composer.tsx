@@ -1,0 +1,292 @@
+import { type ClipboardEvent, type DragEvent, type KeyboardEvent, useEffect, useRef, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import type { Channel, Message } from '../../api/chat-types.ts';
+import { ErrorNotice } from '../../components/ErrorNotice.tsx';
+import { useChat } from './context.ts';
+
+const TYPING_EVERY_MS = 8000;
+
+interface Suggestion {
+  id: string;
+  label: string;
+  insert: string;
+}
+
+/**
+ * The message box: Enter sends, Shift+Enter is a new line, Up on an empty box edits the last own message,
+ * Escape cancels a reply and marks the channel read; files by picker, drag and drop or paste;
+ * `@` completes members (and @everyone), `#` channels.
+ */
+export function Composer({
+  channel,
+  label,
+  replyTo,
+  clearReply,
+  onEditLast,
+  canAttach,
+}: {
+  channel: Channel;
+  label: string;
+  replyTo: Message | null;
+  clearReply: () => void;
+  onEditLast: () => void;
+  canAttach: boolean;
+}) {
+  const { t } = useTranslation();
+  const store = useChat();
+  const [text, setText] = useState(() => sessionStorage.getItem(`hearth.draft.${channel.id}`) ?? '');
+  const [files, setFiles] = useState<File[]>([]);
+  const [error, setError] = useState<unknown>(null);
+  const [dragging, setDragging] = useState(false);
+  const [selected, setSelected] = useState(0);
+  const [caret, setCaret] = useState(0);
+  const box = useRef<HTMLTextAreaElement>(null);
+  const fileInput = useRef<HTMLInputElement>(null);
+  const lastTyping = useRef(0);
+
+  useEffect(() => {
+    sessionStorage.setItem(`hearth.draft.${channel.id}`, text);
+  }, [text, channel.id]);
+
+  useEffect(() => {
+    if (replyTo) box.current?.focus();
+  }, [replyTo]);
+
+  // Drag and drop anywhere on the channel view.
+  useEffect(() => {
+    if (!canAttach) return;
+    const view = box.current?.closest('.channel-view');
+    if (!view) return;
+    const over = (event: Event) => {
+      const e = event as unknown as DragEvent;
+      if (e.dataTransfer?.types.includes('Files')) {
+        e.preventDefault();
+        setDragging(true);
+      }
+    };
+    const leave = () => setDragging(false);
+    const drop = (event: Event) => {
+      const e = event as unknown as DragEvent;
+      if (!e.dataTransfer?.files.length) return;
+      e.preventDefault();
+      setDragging(false);
+      setFiles((current) => [...current, ...Array.from(e.dataTransfer.files)].slice(0, 10));
+    };
+    view.addEventListener('dragover', over);
+    view.addEventListener('dragleave', leave);
+    view.addEventListener('drop', drop);
+    return () => {
+      view.removeEventListener('dragover', over);
+      view.removeEventListener('dragleave', leave);
+      view.removeEventListener('drop', drop);
+    };
+  }, [canAttach]);
+
+  const suggestions = suggest(store, channel, text.slice(0, caret));
+
+  const send = () => {
+    const content = text.trim();
+    if (!content && files.length === 0) return;
+    const reply = replyTo?.id;
+    const sending = files;
+    setText('');
+    setFiles([]);
+    // The server ends the typing indicator with the message; the next keystroke starts a new one.
+    lastTyping.current = 0;
+    clearReply();
+    setError(null);
+    store.send(channel.id, content, { replyTo: reply, files: sending }).catch((caught: unknown) => setError(caught));
+  };
+
+  const complete = (choice: Suggestion) => {
+    const before = text.slice(0, caret).replace(/[@#][\w-]*$/, choice.insert);
+    const next = `${before} ${text.slice(caret)}`;
+    setText(next);
+    setSelected(0);
+    const position = before.length + 1;
+    setCaret(position);
+    window.requestAnimationFrame(() => box.current?.setSelectionRange(position, position));
+  };
+
+  const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (suggestions.length > 0) {
+      if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
+        event.preventDefault();
+        const step = event.key === 'ArrowDown' ? 1 : -1;
+        setSelected((selected + step + suggestions.length) % suggestions.length);
+        return;
+      }
+      if (event.key === 'Enter' || event.key === 'Tab') {
+        event.preventDefault();
+        complete(suggestions[selected] ?? (suggestions[0] as Suggestion));
+        return;
+      }
+    }
+    if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
+      event.preventDefault();
+      send();
+    } else if (event.key === 'ArrowUp' && text === '' && !event.altKey) {
+      event.preventDefault();
+      onEditLast();
+    } else if (event.key === 'Escape') {
+      if (replyTo) clearReply();
+      else store.markRead(channel.id);
+    }
+  };
+
+  const onChange = (value: string, position: number) => {
+    setText(value);
+    setCaret(position);
+    setSelected(0);
+    const now = Date.now();
+    if (value && now - lastTyping.current > TYPING_EVERY_MS) {
+      lastTyping.current = now;
+      void store.api.typing(channel.id).catch(() => undefined);
+    }
+  };
+
+  const onPaste = (event: ClipboardEvent<HTMLTextAreaElement>) => {
+    if (!canAttach || event.clipboardData.files.length === 0) return;
+    event.preventDefault();
+    setFiles((current) => [...current, ...Array.from(event.clipboardData.files)].slice(0, 10));
+  };
+
+  const listId = `composer-suggestions-${channel.id}`;
+  return (
+    <div className={`composer${dragging ? ' dragging' : ''}`}>
+      {replyTo && (
+        <div className="replying">
+          <span>{t('chat.replyingTo', { name: store.displayName(replyTo.author.id, channel.guild_id) })}</span>
+          <button type="button" className="ghost small" onClick={clearReply}>
+            {t('chat.cancelReply')}
+          </button>
+        </div>
+      )}
+      {files.length > 0 && (
+        <ul className="file-chips" aria-label={t('chat.filesToSend')}>
+          {files.map((file, index) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: two files may share a name
+            <li key={`${file.name}-${index}`}>
+              {file.name}
+              <button
+                type="button"
+                className="ghost icon"
+                aria-label={t('chat.removeFile', { name: file.name })}
+                onClick={() => setFiles(files.filter((_, i) => i !== index))}
+              >
+                ✕
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      {dragging && <p className="drop-hint">{t('chat.dropHere', { name: label })}</p>}
+      {suggestions.length > 0 && (
+        <div id={listId} className="suggestions" role="listbox" aria-label={t('chat.suggestions')}>
+          {suggestions.map((s, index) => (
+            <div
+              key={s.id}
+              tabIndex={-1}
+              id={`${listId}-${index}`}
+              role="option"
+              aria-selected={index === selected}
+              onMouseDown={(event) => {
+                event.preventDefault();
+                complete(s);
+              }}
+            >
+              {s.label}
+            </div>
+          ))}
+        </div>
+      )}
+      <div className="composer-row">
+        {canAttach && (
+          <>
+            <button
+              type="button"
+              className="ghost icon"
+              aria-label={t('chat.uploadFile')}
+              title={t('chat.uploadFile')}
+              onClick={() => fileInput.current?.click()}
+            >
+              +
+            </button>
+            <input
+              ref={fileInput}
+              type="file"
+              multiple
+              hidden
+              aria-label={t('chat.uploadFile')}
+              onChange={(event) => {
+                const chosen = Array.from(event.target.files ?? []);
+                setFiles((current) => [...current, ...chosen].slice(0, 10));
+                event.target.value = '';
+              }}
+            />
+          </>
+        )}
+        <textarea
+          ref={box}
+          className="composer-input"
+          aria-label={label}
+          placeholder={label}
+          value={text}
+          rows={Math.min(10, text.split('\n').length)}
+          maxLength={2000}
+          aria-controls={suggestions.length > 0 ? listId : undefined}
+          aria-autocomplete="list"
+          aria-activedescendant={suggestions.length > 0 ? `${listId}-${selected}` : undefined}
+          onChange={(event) => onChange(event.target.value, event.target.selectionStart)}
+          onSelect={(event) => setCaret(event.currentTarget.selectionStart)}
+          onKeyDown={onKeyDown}
+          onPaste={onPaste}
+        />
+        <button type="button" className="primary small" onClick={send} disabled={!text.trim() && files.length === 0}>
+          {t('chat.send')}
+        </button>
+      </div>
+      <ErrorNotice error={error} />
+    </div>
+  );
+}
+
+function suggest(store: ReturnType<typeof useChat>, channel: Channel, before: string): Suggestion[] {
+  const mention = /(?:^|\s)@([\w.-]{0,32})$/.exec(before);
+  if (mention) {
+    const query = (mention[1] ?? '').toLowerCase();
+    const out: Suggestion[] = [];
+    const guild = channel.guild_id ? store.guilds.get(channel.guild_id) : undefined;
+    const candidates = guild
+      ? [...guild.members.values()].map((m) => m.user).filter((u) => !!u)
+      : (channel.recipients ?? []);
+    for (const user of candidates) {
+      if (!user) continue;
+      const name = store.displayName(user.id, channel.guild_id);
+      if (user.username.toLowerCase().startsWith(query) || name.toLowerCase().startsWith(query)) {
+        out.push({ id: user.id, label: `${name} (@${user.username})`, insert: `<@${user.id}>` });
+      }
+      if (out.length >= 8) break;
+    }
+    if (guild) {
+      for (const role of guild.roles.values()) {
+        if (role.id !== guild.guild.id && role.mentionable && role.name.toLowerCase().startsWith(query))
+          out.push({ id: `r${role.id}`, label: `@${role.name}`, insert: `<@&${role.id}>` });
+      }
+      for (const word of ['everyone', 'here']) {
+        if (word.startsWith(query)) out.push({ id: word, label: `@${word}`, insert: `@${word}` });
+      }
+    }
+    return out.slice(0, 10);
+  }
+  const hash = /(?:^|\s)#([\w-]{0,32})$/.exec(before);
+  if (hash && channel.guild_id) {
+    const query = (hash[1] ?? '').toLowerCase();
+    return store
+      .guildChannels(channel.guild_id)
+      .filter((c) => c.type === 0 && (c.name ?? '').toLowerCase().startsWith(query))
+      .slice(0, 8)
+      .map((c) => ({ id: c.id, label: `#${c.name}`, insert: `<#${c.id}>` }));
+  }
+  return [];
+}

@@ -1,0 +1,375 @@
+import { type KeyboardEvent, memo, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import type { Attachment, Channel, Message } from '../../api/chat-types.ts';
+import { ErrorNotice } from '../../components/ErrorNotice.tsx';
+import { formatDate } from '../../i18n/format.ts';
+import { channelPath, useChat } from './context.ts';
+import { Dialog } from './Dialog.tsx';
+import { Markdown, type MarkdownContext } from './markdown.tsx';
+import { has, P } from './permissions.ts';
+import { UserPopout } from './UserPopout.tsx';
+
+const QUICK_REACTIONS = ['👍', '❤️', '😂', '🎉', '😮', '😢', '👀', '✅'];
+
+function useMarkdownContext(channel: Channel): MarkdownContext {
+  const store = useChat();
+  const gid = channel.guild_id;
+  return {
+    me: store.me,
+    userName: (id) => store.displayName(id, gid),
+    roleName: (id) => (gid ? store.guilds.get(gid)?.roles.get(id)?.name : undefined),
+    channelName: (id) => store.channels.get(id)?.name ?? undefined,
+  };
+}
+
+function Item({
+  message,
+  channel,
+  grouped,
+  newMarker,
+  highlighted,
+  editing,
+  setEditing,
+  onReply,
+  onJump,
+}: {
+  message: Message;
+  channel: Channel;
+  grouped: boolean;
+  newMarker: boolean;
+  highlighted: boolean;
+  editing: boolean;
+  setEditing: (id: string | null) => void;
+  onReply: (message: Message) => void;
+  onJump: (id: string) => void;
+}) {
+  const { t } = useTranslation();
+  const store = useChat();
+  const ctx = useMarkdownContext(channel);
+  const [error, setError] = useState<unknown>(null);
+  const [confirmDelete, setConfirmDelete] = useState(false);
+  const [picker, setPicker] = useState(false);
+  const [popout, setPopout] = useState(false);
+  const [lightbox, setLightbox] = useState<Attachment | null>(null);
+  const perms = store.permissions(channel);
+  const mine = message.author.id === store.me;
+  const author = store.displayName(message.author.id, channel.guild_id);
+  const time = formatDate(message.timestamp, 'dateTime');
+  const system = message.type === 7;
+  const mentioned =
+    message.mention_everyone ||
+    message.mentions.some((u) => u.id === store.me) ||
+    (message.referenced_message?.author.id === store.me && message.mentions.some((u) => u.id === store.me));
+
+  const run = async (action: () => Promise<unknown>) => {
+    setError(null);
+    try {
+      await action();
+    } catch (caught) {
+      setError(caught);
+    }
+  };
+  const toggleReaction = (emoji: string, on: boolean) => run(() => store.api.react(channel.id, message.id, emoji, on));
+
+  if (system) {
+    return (
+      <li id={`message-${message.id}`} className="message system" tabIndex={-1}>
+        <p>{t('chat.joined', { name: author })}</p>
+      </li>
+    );
+  }
+
+  const label = t('chat.messageLabel', { name: author, time });
+  return (
+    <li
+      id={`message-${message.id}`}
+      tabIndex={-1}
+      className={`message${grouped ? ' grouped' : ''}${mentioned ? ' mentioned' : ''}${highlighted ? ' highlighted' : ''}`}
+      aria-label={label}
+      data-message-id={message.id}
+    >
+      {newMarker && (
+        <div className="new-marker">
+          <span>{t('chat.newSeparator')}</span>
+        </div>
+      )}
+      {message.referenced_message && (
+        <button type="button" className="reply-ref" onClick={() => onJump(message.referenced_message?.id ?? '')}>
+          <span aria-hidden="true">↱ </span>
+          {t('chat.replyTo', { name: store.displayName(message.referenced_message.author.id, channel.guild_id) })}{' '}
+          <span className="reply-snippet">{message.referenced_message.content.slice(0, 100)}</span>
+        </button>
+      )}
+      {!grouped && (
+        <div className="message-head">
+          <button
+            type="button"
+            className="author link"
+            style={{ color: store.roleColor(channel.guild_id, message.author.id) }}
+            onClick={() => setPopout(!popout)}
+            aria-expanded={popout}
+          >
+            {author}
+          </button>
+          {message.author.bot && <span className="tag">{t('chat.bot')}</span>}
+          <time dateTime={message.timestamp}>{time}</time>
+        </div>
+      )}
+      {popout && <UserPopout userId={message.author.id} guildId={channel.guild_id} onClose={() => setPopout(false)} />}
+      <div className="message-body">
+        {editing ? (
+          <EditBox
+            initial={message.content}
+            onSave={(content) =>
+              run(async () => {
+                if (content !== message.content) await store.api.edit(channel.id, message.id, content);
+                setEditing(null);
+              })
+            }
+            onCancel={() => setEditing(null)}
+          />
+        ) : (
+          message.content && (
+            <div className="content">
+              <Markdown source={message.content} ctx={ctx} />
+              {message.edited_timestamp && <span className="edited">{t('chat.edited')}</span>}
+            </div>
+          )
+        )}
+        {message.attachments.map((attachment) => (
+          <AttachmentView key={attachment.id} attachment={attachment} onOpen={() => setLightbox(attachment)} />
+        ))}
+        {message.embeds.map((embed, index) => (
+          <div
+            // biome-ignore lint/suspicious/noArrayIndexKey: embeds have no id and never reorder
+            key={`${message.id}-e${index}`}
+            className="embed"
+            style={{ borderColor: embed.color ? `#${embed.color.toString(16).padStart(6, '0')}` : undefined }}
+          >
+            {embed.title && <p className="embed-title">{embed.title}</p>}
+            {embed.description && <Markdown source={embed.description} ctx={ctx} />}
+          </div>
+        ))}
+        {message.reactions && message.reactions.length > 0 && (
+          <ul className="reactions" aria-label={t('chat.reactions')}>
+            {message.reactions.map((reaction) => {
+              const key = reaction.emoji.id ? `${reaction.emoji.name}:${reaction.emoji.id}` : reaction.emoji.name;
+              return (
+                <li key={key}>
+                  <button
+                    type="button"
+                    className={reaction.me ? 'reaction me' : 'reaction'}
+                    aria-pressed={reaction.me}
+                    aria-label={t('chat.reactionLabel', { emoji: reaction.emoji.name, count: reaction.count })}
+                    onClick={() => toggleReaction(key, !reaction.me)}
+                  >
+                    <span aria-hidden="true">{reaction.emoji.name}</span>{' '}
+                    <span aria-hidden="true">{reaction.count}</span>
+                  </button>
+                </li>
+              );
+            })}
+          </ul>
+        )}
+        <ErrorNotice error={error} />
+      </div>
+      <div className="message-actions" role="toolbar" aria-label={t('chat.messageActions', { name: author })}>
+        <button
+          type="button"
+          className="ghost icon"
+          aria-label={t('chat.addReaction')}
+          title={t('chat.addReaction')}
+          aria-expanded={picker}
+          onClick={() => setPicker(!picker)}
+        >
+          ☺
+        </button>
+        <button
+          type="button"
+          className="ghost icon"
+          aria-label={t('chat.reply')}
+          title={t('chat.reply')}
+          onClick={() => onReply(message)}
+        >
+          ↩
+        </button>
+        {mine && (
+          <button
+            type="button"
+            className="ghost icon"
+            aria-label={t('chat.edit')}
+            title={t('chat.edit')}
+            onClick={() => setEditing(message.id)}
+          >
+            ✎
+          </button>
+        )}
+        {has(perms, P.PIN_MESSAGES) && (
+          <button
+            type="button"
+            className="ghost icon"
+            aria-label={message.pinned ? t('chat.unpin') : t('chat.pin')}
+            title={message.pinned ? t('chat.unpin') : t('chat.pin')}
+            onClick={() => run(() => store.api.pin(channel.id, message.id, !message.pinned))}
+          >
+            📌
+          </button>
+        )}
+        <button
+          type="button"
+          className="ghost icon"
+          aria-label={t('chat.copyMessageLink')}
+          title={t('chat.copyMessageLink')}
+          onClick={() =>
+            void navigator.clipboard?.writeText(`${window.location.origin}${channelPath(channel)}/${message.id}`)
+          }
+        >
+          🔗
+        </button>
+        {(mine || has(perms, P.MANAGE_MESSAGES)) && (
+          <button
+            type="button"
+            className="ghost icon danger"
+            aria-label={t('chat.delete')}
+            title={t('chat.delete')}
+            onClick={(event) =>
+              event.shiftKey ? void run(() => store.api.remove(channel.id, message.id)) : setConfirmDelete(true)
+            }
+          >
+            🗑
+          </button>
+        )}
+      </div>
+      {picker && (
+        <fieldset className="reaction-picker">
+          <legend className="visually-hidden">{t('chat.pickReaction')}</legend>
+          {QUICK_REACTIONS.map((emoji) => (
+            <button
+              key={emoji}
+              type="button"
+              className="ghost icon"
+              aria-label={t('chat.reactWith', { emoji })}
+              onClick={() => {
+                setPicker(false);
+                const existing = message.reactions?.find((r) => r.emoji.name === emoji);
+                void toggleReaction(emoji, !existing?.me);
+              }}
+            >
+              {emoji}
+            </button>
+          ))}
+        </fieldset>
+      )}
+      {confirmDelete && (
+        <Dialog title={t('chat.deleteTitle')} onClose={() => setConfirmDelete(false)}>
+          <p>{t('chat.deleteConfirm')}</p>
+          <blockquote className="quote-preview">{message.content.slice(0, 300)}</blockquote>
+          <div className="dialog-actions">
+            <button type="button" className="secondary" onClick={() => setConfirmDelete(false)}>
+              {t('common.cancel')}
+            </button>
+            <button
+              type="button"
+              className="danger"
+              onClick={() => {
+                setConfirmDelete(false);
+                void run(() => store.api.remove(channel.id, message.id));
+              }}
+            >
+              {t('chat.delete')}
+            </button>
+          </div>
+        </Dialog>
+      )}
+      {lightbox && (
+        <Dialog title={lightbox.filename} onClose={() => setLightbox(null)}>
+          <img className="lightbox-image" src={lightbox.url} alt={lightbox.description ?? lightbox.filename} />
+          <p>
+            <a href={lightbox.url} target="_blank" rel="noopener noreferrer">
+              {t('chat.openOriginal')}
+            </a>
+          </p>
+        </Dialog>
+      )}
+    </li>
+  );
+}
+
+export const MessageItem = memo(Item);
+
+function AttachmentView({ attachment, onOpen }: { attachment: Attachment; onOpen: () => void }) {
+  const { t } = useTranslation();
+  const image = attachment.content_type?.startsWith('image/');
+  const video = attachment.content_type?.startsWith('video/');
+  if (image) {
+    const width = Math.min(attachment.width ?? 320, 320);
+    const height =
+      attachment.width && attachment.height ? Math.round((attachment.height * width) / attachment.width) : undefined;
+    return (
+      <button
+        type="button"
+        className="attachment-image"
+        onClick={onOpen}
+        aria-label={t('chat.viewImage', { name: attachment.filename })}
+      >
+        <img
+          src={attachment.proxy_url ?? attachment.url}
+          alt={attachment.description ?? attachment.filename}
+          width={width}
+          height={height}
+          loading="lazy"
+        />
+      </button>
+    );
+  }
+  if (video) {
+    // biome-ignore lint/a11y/useMediaCaption: user uploads carry no caption track
+    return <video className="attachment-video" src={attachment.url} controls preload="metadata" width={320} />;
+  }
+  return (
+    <p className="attachment-file">
+      <span aria-hidden="true">📄 </span>
+      <a href={attachment.url} target="_blank" rel="noopener noreferrer" download={attachment.filename}>
+        {attachment.filename}
+      </a>{' '}
+      <span className="hint">{t('chat.bytes', { size: Math.ceil(attachment.size / 1024) })}</span>
+    </p>
+  );
+}
+
+function EditBox({
+  initial,
+  onSave,
+  onCancel,
+}: {
+  initial: string;
+  onSave: (content: string) => void;
+  onCancel: () => void;
+}) {
+  const { t } = useTranslation();
+  const [value, setValue] = useState(initial);
+  const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (event.key === 'Escape') {
+      event.preventDefault();
+      onCancel();
+    } else if (event.key === 'Enter' && !event.shiftKey) {
+      event.preventDefault();
+      if (value.trim()) onSave(value);
+    }
+  };
+  return (
+    <div className="edit-box">
+      <textarea
+        aria-label={t('chat.editMessage')}
+        value={value}
+        // biome-ignore lint/a11y/noAutofocus: editing starts where the person asked for it
+        autoFocus
+        onFocus={(e) => e.currentTarget.setSelectionRange(e.currentTarget.value.length, e.currentTarget.value.length)}
+        onChange={(e) => setValue(e.target.value)}
+        onKeyDown={onKeyDown}
+        rows={Math.min(8, value.split('\n').length + 1)}
+      />
+      <p className="hint">{t('chat.editHint')}</p>
+    </div>
+  );
+}

@@ -1,0 +1,212 @@
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import type { Channel, Message } from '../../api/chat-types.ts';
+import { useChat } from './context.ts';
+import { MessageItem } from './MessageItem.tsx';
+import { compareIds, idTime } from './snowflake.ts';
+
+const GROUP_MS = 7 * 60 * 1000;
+
+/**
+ * The history of a channel: scrolls back by loading older pages while keeping what is on screen still
+ * (the distance from the bottom is restored after a prepend), sticks to the bottom while there, and
+ * otherwise shows a "new messages" bar. New messages from others are read out through a polite live region.
+ */
+export function MessageList({
+  channel,
+  onReply,
+  editing,
+  setEditing,
+}: {
+  channel: Channel;
+  onReply: (message: Message) => void;
+  editing: string | null;
+  setEditing: (id: string | null) => void;
+}) {
+  const { t } = useTranslation();
+  const store = useChat();
+  const history = store.historyOf(channel.id);
+  const pending = store.pending.get(channel.id) ?? [];
+  const scroller = useRef<HTMLDivElement>(null);
+  const atBottom = useRef(true);
+  const fromBottom = useRef(0);
+  const firstId = useRef<string | undefined>(undefined);
+  const [unseen, setUnseen] = useState(0);
+  const [announce, setAnnounce] = useState('');
+  const [highlight, setHighlight] = useState<string | null>(null);
+  const lastSeen = useRef<string | undefined>(undefined);
+  // The read marker as it was when the channel opened: the "new" line sits above the first unread.
+  const [readMarker] = useState(() => store.readStates.get(channel.id));
+
+  const items = history.items;
+  const newest = items.at(-1);
+
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (!el) return;
+    const first = items[0]?.id;
+    if (firstId.current && first && first !== firstId.current && compareIds(first, firstId.current) < 0) {
+      // Older messages were put above: keep the same content under the eyes.
+      el.scrollTop = el.scrollHeight - el.clientHeight - fromBottom.current;
+    } else if (atBottom.current) {
+      el.scrollTop = el.scrollHeight;
+    }
+    firstId.current = first;
+  });
+
+  // New messages: count the unseen ones when scrolled up, announce others' messages.
+  useEffect(() => {
+    if (!newest) return;
+    const previous = lastSeen.current;
+    lastSeen.current = newest.id;
+    if (!previous || compareIds(newest.id, previous) <= 0) return;
+    const fresh = items.filter((m) => compareIds(m.id, previous) > 0 && m.author.id !== store.me);
+    if (fresh.length === 0) return;
+    const last = fresh.at(-1) as Message;
+    setAnnounce(
+      t('chat.announce', {
+        name: store.displayName(last.author.id, channel.guild_id),
+        text: last.content.slice(0, 200),
+      }),
+    );
+    if (!atBottom.current) setUnseen((n) => n + fresh.length);
+  }, [newest, items, store, channel.guild_id, t]);
+
+  // On screen and at the bottom of a visible tab = read.
+  useEffect(() => {
+    if (newest && atBottom.current && document.visibilityState === 'visible') store.markRead(channel.id, newest.id);
+  }, [newest, store, channel.id]);
+
+  useEffect(() => {
+    const onVisible = () => {
+      if (document.visibilityState === 'visible' && atBottom.current && newest) store.markRead(channel.id, newest.id);
+    };
+    document.addEventListener('visibilitychange', onVisible);
+    return () => document.removeEventListener('visibilitychange', onVisible);
+  }, [newest, store, channel.id]);
+
+  const onScroll = useCallback(() => {
+    const el = scroller.current;
+    if (!el) return;
+    fromBottom.current = el.scrollHeight - el.clientHeight - el.scrollTop;
+    atBottom.current = fromBottom.current < 40;
+    if (atBottom.current) {
+      setUnseen(0);
+      if (newest) store.markRead(channel.id, newest.id);
+    }
+    if (el.scrollTop < 300 && !history.loading && !history.reachedStart) void store.loadOlder(channel.id);
+  }, [history.loading, history.reachedStart, store, channel.id, newest]);
+
+  // A short history that does not fill the pane: keep loading until it scrolls or the start is reached.
+  useEffect(() => {
+    const el = scroller.current;
+    if (el && items.length > 0 && el.scrollHeight <= el.clientHeight && !history.reachedStart && !history.loading) {
+      void store.loadOlder(channel.id);
+    }
+  }, [items.length, history.reachedStart, history.loading, store, channel.id]);
+
+  const jumpToPresent = () => {
+    const el = scroller.current;
+    if (el) el.scrollTop = el.scrollHeight;
+    atBottom.current = true;
+    setUnseen(0);
+  };
+
+  const jumpTo = async (id: string) => {
+    for (let round = 0; round < 40 && !store.historyOf(channel.id).items.some((m) => m.id === id); round++) {
+      if (store.historyOf(channel.id).reachedStart) break;
+      atBottom.current = false;
+      await store.loadOlder(channel.id);
+    }
+    const target = document.getElementById(`message-${id}`);
+    if (target) {
+      atBottom.current = false;
+      target.scrollIntoView({ block: 'center' });
+      target.focus();
+      setHighlight(id);
+      window.setTimeout(() => setHighlight(null), 2000);
+    }
+  };
+
+  const name = store.channelLabel(channel);
+  let markerShown = false;
+  return (
+    <div className="message-pane">
+      {unseen > 0 && (
+        <button type="button" className="new-messages-bar" onClick={jumpToPresent}>
+          {t('chat.newMessages', { count: unseen })}
+        </button>
+      )}
+      <div className="messages" ref={scroller} onScroll={onScroll}>
+        {history.reachedStart && (
+          <div className="channel-start">
+            <p className="md-h2">{t('chat.welcomeTo', { name })}</p>
+            <p>{t('chat.channelStart')}</p>
+          </div>
+        )}
+        {history.loading && (
+          <p className="loading-older" role="status">
+            {t('app.loading')}
+          </p>
+        )}
+        <ol className="message-list" aria-label={t('chat.messagesIn', { name })}>
+          {items.map((message, index) => {
+            const previous = items[index - 1];
+            const grouped =
+              !!previous &&
+              previous.author.id === message.author.id &&
+              message.type !== 19 &&
+              idTime(message.id) - idTime(previous.id) < GROUP_MS;
+            const showMarker =
+              !markerShown &&
+              !!readMarker &&
+              compareIds(message.id, readMarker) > 0 &&
+              message.author.id !== store.me &&
+              index > 0;
+            if (showMarker) markerShown = true;
+            return (
+              <MessageItem
+                key={message.id}
+                message={message}
+                channel={channel}
+                grouped={grouped && !showMarker}
+                newMarker={showMarker}
+                highlighted={highlight === message.id}
+                editing={editing === message.id}
+                setEditing={setEditing}
+                onReply={onReply}
+                onJump={jumpTo}
+              />
+            );
+          })}
+          {pending.map((p) => (
+            <li key={p.nonce} className={`message pending${p.failed ? ' failed' : ''}`}>
+              <div className="message-body">
+                <p className="md-p">{p.content}</p>
+                {p.files?.map((file) => (
+                  <p key={file} className="upload">
+                    {file}{' '}
+                    {p.progress !== undefined && !p.failed && (
+                      <progress max={1} value={p.progress} aria-label={t('chat.uploading', { name: file })} />
+                    )}
+                  </p>
+                ))}
+                {p.failed && (
+                  <p className="field-error">
+                    {t('chat.sendFailed')}{' '}
+                    <button type="button" className="link" onClick={() => store.dismissPending(channel.id, p.nonce)}>
+                      {t('chat.dismiss')}
+                    </button>
+                  </p>
+                )}
+              </div>
+            </li>
+          ))}
+        </ol>
+      </div>
+      <div className="visually-hidden" role="status" aria-live="polite" aria-atomic="true">
+        {announce}
+      </div>
+    </div>
+  );
+}

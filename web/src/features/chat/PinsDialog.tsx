@@ -1,0 +1,32 @@
+import { useEffect, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import type { Channel, Message } from '../../api/chat-types.ts';
+import { ErrorNotice } from '../../components/ErrorNotice.tsx';
+import { formatDate } from '../../i18n/format.ts';
+import { useChat } from './context.ts';
+import { Dialog } from './Dialog.tsx';
+
+export function PinsDialog({ channel, onClose }: { channel: Channel; onClose: () => void }) {
+  const { t } = useTranslation();
+  const store = useChat();
+  const [pins, setPins] = useState<Message[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => {
+    store.api.pins(channel.id).then(setPins, setError);
+  }, [store, channel.id]);
+  return (
+    <Dialog title={t('chat.pinnedMessages')} onClose={onClose}>
+      <ErrorNotice error={error} />
+      {pins && pins.length === 0 && <p>{t('chat.noPins')}</p>}
+      <ul className="pins">
+        {pins?.map((m) => (
+          <li key={m.id}>
+            <strong>{store.displayName(m.author.id, channel.guild_id)}</strong>{' '}
+            <time>{formatDate(m.timestamp, 'dateTime')}</time>
+            <p>{m.content}</p>
+          </li>
+        ))}
+      </ul>
+    </Dialog>
+  );
+}

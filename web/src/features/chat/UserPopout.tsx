@@ -1,0 +1,85 @@
+import { useEffect, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { useApp } from '../../app-context.tsx';
+import { ErrorNotice } from '../../components/ErrorNotice.tsx';
+import { channelPath, useChat } from './context.ts';
+
+/** A small card about someone: names, roles in this guild, message and friend actions. */
+export function UserPopout({
+  userId,
+  guildId,
+  onClose,
+}: {
+  userId: string;
+  guildId?: string | undefined;
+  onClose: () => void;
+}) {
+  const { t } = useTranslation();
+  const { navigate } = useApp();
+  const store = useChat();
+  const [error, setError] = useState<unknown>(null);
+  const user = store.users.get(userId) ?? (guildId ? store.guilds.get(guildId)?.members.get(userId)?.user : undefined);
+  const guild = guildId ? store.guilds.get(guildId) : undefined;
+  const member = guild?.members.get(userId);
+  const relationship = store.relationships.get(userId);
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key === 'Escape') onClose();
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [onClose]);
+  if (!user) return null;
+  const run = async (action: () => Promise<unknown>) => {
+    try {
+      await action();
+    } catch (caught) {
+      setError(caught);
+    }
+  };
+  return (
+    <section className="popout" aria-label={t('chat.profileOf', { name: store.displayName(userId, guildId) })}>
+      <p className="popout-name">{user.global_name ?? user.username}</p>
+      <p className="user-handle">@{user.username}</p>
+      {member && member.roles.length > 0 && (
+        <ul className="role-list" aria-label={t('chat.roles')}>
+          {member.roles.map((id) => {
+            const role = guild?.roles.get(id);
+            return role ? <li key={id}>{role.name}</li> : null;
+          })}
+        </ul>
+      )}
+      {userId !== store.me && (
+        <div className="popout-actions">
+          <button
+            type="button"
+            className="secondary small"
+            onClick={() =>
+              run(async () => {
+                const dm = await store.api.openDm(userId);
+                onClose();
+                navigate(channelPath(dm));
+              })
+            }
+          >
+            {t('chat.sendMessage')}
+          </button>
+          {!relationship && !user.bot && (
+            <button
+              type="button"
+              className="secondary small"
+              onClick={() => run(() => store.api.setRelationship(userId, 1))}
+            >
+              {t('chat.addFriend')}
+            </button>
+          )}
+          {relationship?.type === 4 && <span className="hint">{t('chat.requestSent')}</span>}
+        </div>
+      )}
+      <ErrorNotice error={error} />
+      <button type="button" className="ghost small" onClick={onClose}>
+        {t('chat.close')}
+      </button>
+    </section>
+  );
+}

@@ -1,0 +1,16 @@
+import { createContext, useContext, useSyncExternalStore } from 'react';
+import type { ChatStore } from './store.ts';
+
+export const ChatContext = createContext<ChatStore | null>(null);
+
+/** The chat store, re-rendering the caller on every change (the store is small; React batches). */
+export function useChat(): ChatStore {
+  const store = useContext(ChatContext);
+  if (!store) throw new Error('useChat outside <ChatContext>');
+  useSyncExternalStore(store.subscribe, store.getVersion);
+  return store;
+}
+
+export function channelPath(channel: { id: string; guild_id?: string | undefined }): string {
+  return `/channels/${channel.guild_id ?? '@me'}/${channel.id}`;
+}

@@ -1,0 +1,685 @@
+import type { ChatApi } from '../../api/chat.ts';
+import type { Channel, Guild, Member, Message, Reaction, Relationship, Role } from '../../api/chat-types.ts';
+import { ChannelType } from '../../api/chat-types.ts';
+import type { PartialUser } from '../../api/types.ts';
+import type { GatewayHub } from '../../gateway/hub.ts';
+import { channelPermissions, P } from './permissions.ts';
+import { compareIds, maxId } from './snowflake.ts';
+
+/** A guild as the client keeps it: the guild, its roles and channels by id, its members once loaded. */
+export interface GuildState {
+  guild: Guild;
+  roles: Map<string, Role>;
+  channelIds: Set<string>;
+  members: Map<string, Member>;
+  membersLoaded: boolean;
+}
+
+/** The loaded window of a channel's history: always the newest messages back to some point. */
+export interface ChannelHistory {
+  items: Message[];
+  reachedStart: boolean;
+  loading: boolean;
+}
+
+/** A message being sent: shown greyed until the server's copy (same nonce) replaces it. */
+export interface PendingMessage {
+  nonce: string;
+  content: string;
+  failed: boolean;
+  progress?: number;
+  files?: string[];
+}
+
+const PAGE = 50;
+const TYPING_MS = 9000;
+
+interface ReadyPayload {
+  user: PartialUser;
+  guilds: Guild[];
+  private_channels: Channel[];
+  read_states?: { id: string; last_message_id: string | null; mention_count?: number }[];
+  relationships?: Relationship[];
+}
+
+/**
+ * The chat state of the tab: filled from READY and kept current from dispatches; message history is fetched
+ * per channel and caught up after every (re)connection, so a network cut or a server restart neither loses
+ * nor duplicates a message (messages are kept by id, sorted by id). Components read it through `useChat`.
+ */
+export class ChatStore {
+  version = 0;
+  me = '';
+  ready = false;
+  connected = false;
+  readonly guilds = new Map<string, GuildState>();
+  readonly channels = new Map<string, Channel>();
+  readonly users = new Map<string, PartialUser>();
+  readonly history = new Map<string, ChannelHistory>();
+  readonly pending = new Map<string, PendingMessage[]>();
+  readonly typing = new Map<string, Map<string, number>>();
+  readonly relationships = new Map<string, Relationship>();
+  /** Last read message per channel (server read states when present, else this browser's memory). */
+  readonly readStates = new Map<string, string>();
+  readonly mentions = new Map<string, number>();
+  /** The channel on screen, which counts as read while the tab is visible. */
+  activeChannelId: string | null = null;
+  /** Messages from others as they arrive, for the live region and notifications. */
+  onIncoming: ((message: Message) => void) | null = null;
+  private readonly listeners = new Set<() => void>();
+  private unsubscribe: (() => void) | undefined;
+  private typingTimer: number | undefined;
+
+  constructor(
+    readonly api: ChatApi,
+    private readonly hub: GatewayHub,
+  ) {}
+
+  start(): void {
+    this.unsubscribe = this.hub.subscribe((type, data) => this.dispatch(type, data), { replay: true });
+    this.connected = this.hub.connected;
+    void this.loadRelationships();
+    this.typingTimer = window.setInterval(() => this.expireTyping(), 1000);
+  }
+
+  stop(): void {
+    this.unsubscribe?.();
+    window.clearInterval(this.typingTimer);
+  }
+
+  subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  getVersion = (): number => this.version;
+
+  changed(): void {
+    this.version++;
+    for (const listener of this.listeners) listener();
+  }
+
+  // ---- reading -------------------------------------------------------------------------------------------
+
+  guildChannels(guildId: string): Channel[] {
+    const state = this.guilds.get(guildId);
+    if (!state) return [];
+    const out: Channel[] = [];
+    for (const id of state.channelIds) {
+      const channel = this.channels.get(id);
+      if (channel && this.canView(channel)) out.push(channel);
+    }
+    return out.sort((a, b) => (a.position ?? 0) - (b.position ?? 0) || compareIds(a.id, b.id));
+  }
+
+  privateChannels(): Channel[] {
+    return [...this.channels.values()]
+      .filter((c) => c.type === ChannelType.DM || c.type === ChannelType.GroupDM)
+      .sort((a, b) => compareIds(b.last_message_id ?? b.id, a.last_message_id ?? a.id));
+  }
+
+  permissions(channel: Channel | undefined, guildId?: string): bigint {
+    const gid = channel?.guild_id ?? guildId;
+    if (!gid) {
+      // DM recipients hold a fixed set (docs/chat.md).
+      return (
+        P.VIEW_CHANNEL | P.SEND_MESSAGES | P.READ_MESSAGE_HISTORY | P.ADD_REACTIONS | P.ATTACH_FILES | P.PIN_MESSAGES
+      );
+    }
+    const state = this.guilds.get(gid);
+    if (!state) return 0n;
+    return channelPermissions(state.guild, state.roles, state.members.get(this.me), this.me, channel);
+  }
+
+  canView(channel: Channel): boolean {
+    if (!channel.guild_id) return true;
+    if (channel.type === ChannelType.Category) return true;
+    return (this.permissions(channel) & P.VIEW_CHANNEL) !== 0n;
+  }
+
+  isUnread(channel: Channel): boolean {
+    if (!channel.last_message_id || channel.type === ChannelType.Category) return false;
+    const read = this.readStates.get(channel.id);
+    return !read || compareIds(channel.last_message_id, read) > 0;
+  }
+
+  guildUnread(guildId: string): { unread: boolean; mentions: number } {
+    let unread = false;
+    let mentions = 0;
+    for (const channel of this.guildChannels(guildId)) {
+      if (this.isUnread(channel)) unread = true;
+      mentions += this.mentions.get(channel.id) ?? 0;
+    }
+    return { unread, mentions };
+  }
+
+  displayName(userId: string, guildId?: string): string {
+    const member = guildId ? this.guilds.get(guildId)?.members.get(userId) : undefined;
+    const user = this.users.get(userId) ?? member?.user;
+    return member?.nick ?? user?.global_name ?? user?.username ?? userId;
+  }
+
+  channelLabel(channel: Channel): string {
+    if (channel.type === ChannelType.DM || channel.type === ChannelType.GroupDM) {
+      if (channel.name) return channel.name;
+      return (channel.recipients ?? []).map((u) => u.global_name ?? u.username).join(', ') || '—';
+    }
+    return channel.name ?? '';
+  }
+
+  roleColor(guildId: string | undefined, userId: string): string | undefined {
+    if (!guildId) return undefined;
+    const state = this.guilds.get(guildId);
+    const member = state?.members.get(userId);
+    if (!state || !member) return undefined;
+    let best: Role | undefined;
+    for (const id of member.roles) {
+      const role = state.roles.get(id);
+      if (role?.color && (!best || role.position > best.position)) best = role;
+    }
+    return best ? `#${best.color.toString(16).padStart(6, '0')}` : undefined;
+  }
+
+  typingIn(channelId: string): string[] {
+    const map = this.typing.get(channelId);
+    if (!map) return [];
+    return [...map.keys()].filter((id) => id !== this.me);
+  }
+
+  totalUnreadMentions(): number {
+    let total = 0;
+    for (const count of this.mentions.values()) total += count;
+    return total;
+  }
+
+  // ---- history --------------------------------------------------------------------------------------------
+
+  historyOf(channelId: string): ChannelHistory {
+    let h = this.history.get(channelId);
+    if (!h) {
+      h = { items: [], reachedStart: false, loading: false };
+      this.history.set(channelId, h);
+    }
+    return h;
+  }
+
+  /** First load of a channel: the newest page. */
+  async open(channelId: string): Promise<void> {
+    const h = this.historyOf(channelId);
+    if (h.items.length > 0 || h.loading || h.reachedStart) {
+      if (h.items.length > 0) await this.catchUp(channelId);
+      return;
+    }
+    h.loading = true;
+    this.changed();
+    try {
+      const page = await this.api.messages(channelId, { limit: PAGE });
+      this.merge(channelId, page);
+      if (page.length < PAGE) h.reachedStart = true;
+    } finally {
+      h.loading = false;
+      this.changed();
+    }
+  }
+
+  /** Older messages, for scrolling back. */
+  async loadOlder(channelId: string): Promise<void> {
+    const h = this.historyOf(channelId);
+    const oldest = h.items[0];
+    if (h.loading || h.reachedStart || !oldest) return;
+    h.loading = true;
+    this.changed();
+    try {
+      const page = await this.api.messages(channelId, { before: oldest.id, limit: PAGE });
+      this.merge(channelId, page);
+      if (page.length < PAGE) h.reachedStart = true;
+    } finally {
+      h.loading = false;
+      this.changed();
+    }
+  }
+
+  /** Everything after the newest message held (after a reconnect), page by page. */
+  async catchUp(channelId: string): Promise<void> {
+    const h = this.history.get(channelId);
+    for (let round = 0; round < 20; round++) {
+      const newest = h?.items.at(-1);
+      if (!newest) return;
+      const page = await this.api.messages(channelId, { after: newest.id, limit: 100 });
+      this.merge(channelId, page);
+      if (page.length < 100) break;
+    }
+    this.changed();
+  }
+
+  /** Adds messages (any order) to a channel's window, replacing ones already held. */
+  private merge(channelId: string, messages: Message[]): void {
+    const h = this.historyOf(channelId);
+    const byId = new Map(h.items.map((m) => [m.id, m]));
+    for (const message of messages) {
+      byId.set(message.id, message);
+      this.rememberUser(message.author);
+      this.clearPending(channelId, message.nonce);
+    }
+    h.items = [...byId.values()].sort((a, b) => compareIds(a.id, b.id));
+    const channel = this.channels.get(channelId);
+    const last = h.items.at(-1);
+    if (channel && last) channel.last_message_id = maxId(channel.last_message_id, last.id);
+  }
+
+  // ---- sending --------------------------------------------------------------------------------------------
+
+  async send(channelId: string, content: string, options: { replyTo?: string; files?: File[] } = {}): Promise<void> {
+    const nonce = `${Date.now()}${Math.floor(Math.random() * 1e6)}`.slice(0, 25);
+    const pending: PendingMessage = {
+      nonce,
+      content,
+      failed: false,
+      ...(options.files?.length ? { progress: 0, files: options.files.map((f) => f.name) } : {}),
+    };
+    this.pending.set(channelId, [...(this.pending.get(channelId) ?? []), pending]);
+    this.changed();
+    const body = {
+      content,
+      nonce,
+      ...(options.replyTo ? { message_reference: { message_id: options.replyTo } } : {}),
+    };
+    try {
+      const message = options.files?.length
+        ? await this.api.sendWithFiles(channelId, body, options.files, (sent, total) => {
+            pending.progress = total ? sent / total : 0;
+            this.changed();
+          })
+        : await this.api.send(channelId, body);
+      this.addMessage(message);
+    } catch (error) {
+      pending.failed = true;
+      this.changed();
+      throw error;
+    }
+  }
+
+  private clearPending(channelId: string, nonce: unknown): void {
+    if (nonce === undefined || nonce === null) return;
+    const list = this.pending.get(channelId);
+    if (!list) return;
+    const rest = list.filter((p) => p.nonce !== String(nonce));
+    if (rest.length !== list.length) this.pending.set(channelId, rest);
+  }
+
+  dismissPending(channelId: string, nonce: string): void {
+    this.clearPending(channelId, nonce);
+    this.changed();
+  }
+
+  private addMessage(message: Message): void {
+    const h = this.history.get(message.channel_id);
+    // A channel never opened keeps no window (its first open fetches the newest page).
+    if (h && (h.items.length > 0 || h.reachedStart)) this.merge(message.channel_id, [message]);
+    else this.clearPending(message.channel_id, message.nonce);
+    const channel = this.channels.get(message.channel_id);
+    if (channel) channel.last_message_id = maxId(channel.last_message_id, message.id);
+    if (message.author.id === this.me) this.markRead(message.channel_id, message.id, false);
+    this.changed();
+  }
+
+  // ---- read state -----------------------------------------------------------------------------------------
+
+  markRead(channelId: string, messageId?: string | null, tellServer = true): void {
+    const channel = this.channels.get(channelId);
+    const target = messageId ?? channel?.last_message_id;
+    if (!target) return;
+    const current = this.readStates.get(channelId);
+    const hadMentions = (this.mentions.get(channelId) ?? 0) > 0;
+    if (current && compareIds(current, target) >= 0 && !hadMentions) return;
+    this.readStates.set(channelId, maxId(current, target) ?? target);
+    this.mentions.delete(channelId);
+    this.saveLocalReads();
+    this.changed();
+    if (tellServer) void this.api.ack(channelId, target).catch(() => undefined);
+  }
+
+  private localReadsKey(): string {
+    return `hearth.reads.${this.me}`;
+  }
+
+  private saveLocalReads(): void {
+    try {
+      window.localStorage.setItem(this.localReadsKey(), JSON.stringify(Object.fromEntries(this.readStates)));
+    } catch {
+      // storage full or disabled: read state stays in memory
+    }
+  }
+
+  private loadLocalReads(): void {
+    try {
+      const raw = window.localStorage.getItem(this.localReadsKey());
+      if (!raw) return;
+      for (const [id, mid] of Object.entries(JSON.parse(raw) as Record<string, string>)) {
+        this.readStates.set(id, maxId(this.readStates.get(id), mid) ?? mid);
+      }
+    } catch {
+      // ignore a damaged entry
+    }
+  }
+
+  // ---- gateway --------------------------------------------------------------------------------------------
+
+  private rememberUser(user: PartialUser | undefined): void {
+    if (user?.id) this.users.set(user.id, { ...this.users.get(user.id), ...user });
+  }
+
+  private putGuild(guild: Guild): void {
+    const previous = this.guilds.get(guild.id);
+    for (const id of previous?.channelIds ?? []) this.channels.delete(id);
+    const state: GuildState = {
+      guild,
+      roles: new Map((guild.roles ?? []).map((r) => [r.id, r])),
+      channelIds: new Set(),
+      members: previous?.members ?? new Map(),
+      membersLoaded: previous?.membersLoaded ?? false,
+    };
+    for (const channel of guild.channels ?? []) {
+      this.channels.set(channel.id, { ...channel, guild_id: guild.id });
+      state.channelIds.add(channel.id);
+    }
+    for (const member of guild.members ?? []) {
+      const id = member.user?.id;
+      if (id) state.members.set(id, { ...state.members.get(id), ...member });
+    }
+    this.guilds.set(guild.id, state);
+  }
+
+  private loadReady(ready: ReadyPayload): void {
+    this.me = ready.user.id;
+    this.rememberUser(ready.user);
+    const seen = new Set<string>();
+    for (const guild of ready.guilds) {
+      if (guild.unavailable) continue;
+      this.putGuild(guild);
+      seen.add(guild.id);
+    }
+    for (const id of [...this.guilds.keys()]) if (!seen.has(id)) this.guilds.delete(id);
+    for (const channel of ready.private_channels) {
+      this.channels.set(channel.id, channel);
+      for (const user of channel.recipients ?? []) this.rememberUser(user);
+    }
+    for (const state of ready.read_states ?? []) {
+      if (state.last_message_id) this.readStates.set(state.id, state.last_message_id);
+      if (state.mention_count) this.mentions.set(state.id, state.mention_count);
+    }
+    this.loadLocalReads();
+    this.ready = true;
+    this.changed();
+  }
+
+  async loadMembers(guildId: string): Promise<void> {
+    const state = this.guilds.get(guildId);
+    if (!state || state.membersLoaded) return;
+    state.membersLoaded = true;
+    let after: string | undefined;
+    for (let round = 0; round < 10; round++) {
+      const page = await this.api.members(guildId, after);
+      for (const member of page) {
+        if (!member.user) continue;
+        this.rememberUser(member.user);
+        state.members.set(member.user.id, member);
+      }
+      if (page.length < 1000) break;
+      after = page.at(-1)?.user?.id;
+    }
+    this.changed();
+  }
+
+  async loadRelationships(): Promise<void> {
+    try {
+      const list = await this.api.relationships();
+      this.relationships.clear();
+      for (const r of list) {
+        this.relationships.set(r.id, r);
+        this.rememberUser(r.user);
+      }
+      this.changed();
+    } catch {
+      // shown as empty; the next RELATIONSHIP_* event or reconnect fills it
+    }
+  }
+
+  /** After a (re)connection: fetch whatever the open windows missed. */
+  private async resync(): Promise<void> {
+    const open = [...this.history.entries()].filter(([, h]) => h.items.length > 0).map(([id]) => id);
+    await Promise.all(open.map((id) => this.catchUp(id).catch(() => undefined)));
+    void this.loadRelationships();
+  }
+
+  private mentionsMe(message: Message): boolean {
+    if (message.mention_everyone) return true;
+    if (message.mentions.some((u) => u.id === this.me)) return true;
+    const member = message.guild_id ? this.guilds.get(message.guild_id)?.members.get(this.me) : undefined;
+    return !!member && message.mention_roles.some((r) => member.roles.includes(r));
+  }
+
+  private updateMessage(channelId: string, id: string, change: (m: Message) => Message): void {
+    const h = this.history.get(channelId);
+    if (!h) return;
+    const index = h.items.findIndex((m) => m.id === id);
+    const current = h.items[index];
+    if (index < 0 || !current) return;
+    h.items = [...h.items];
+    h.items[index] = change(current);
+  }
+
+  private react(
+    data: { channel_id: string; message_id: string; user_id?: string; emoji?: Reaction['emoji'] },
+    delta: 1 | -1,
+  ) {
+    const key = (e: Reaction['emoji']) => e.id ?? e.name;
+    this.updateMessage(data.channel_id, data.message_id, (m) => {
+      const emoji = data.emoji;
+      if (!emoji) return m;
+      const reactions = [...(m.reactions ?? [])];
+      const index = reactions.findIndex((r) => key(r.emoji) === key(emoji));
+      const mine = data.user_id === this.me;
+      const existing = reactions[index];
+      if (existing) {
+        const count = existing.count + delta;
+        if (count <= 0) reactions.splice(index, 1);
+        else reactions[index] = { ...existing, count, me: mine ? delta > 0 : existing.me };
+      } else if (delta > 0) {
+        reactions.push({ emoji, count: 1, me: mine });
+      }
+      return { ...m, reactions };
+    });
+  }
+
+  private dispatch(type: string, data: unknown): void {
+    const d = data as Record<string, unknown>;
+    switch (type) {
+      case 'READY':
+        this.loadReady(data as ReadyPayload);
+        return;
+      case '@connected':
+        this.connected = true;
+        this.changed();
+        void this.resync();
+        return;
+      case '@disconnected':
+        this.connected = false;
+        this.changed();
+        return;
+      case 'GUILD_CREATE':
+        this.putGuild(data as Guild);
+        break;
+      case 'GUILD_UPDATE': {
+        const state = this.guilds.get(d.id as string);
+        if (state) {
+          state.guild = { ...state.guild, ...(data as Guild) };
+          if (Array.isArray(d.roles)) state.roles = new Map((d.roles as Role[]).map((r) => [r.id, r]));
+        }
+        break;
+      }
+      case 'GUILD_DELETE': {
+        const state = this.guilds.get(d.id as string);
+        for (const id of state?.channelIds ?? []) this.channels.delete(id);
+        this.guilds.delete(d.id as string);
+        break;
+      }
+      case 'GUILD_ROLE_CREATE':
+      case 'GUILD_ROLE_UPDATE': {
+        const role = d.role as Role;
+        this.guilds.get(d.guild_id as string)?.roles.set(role.id, role);
+        break;
+      }
+      case 'GUILD_ROLE_UPDATE_BULK':
+        for (const role of d.roles as Role[]) this.guilds.get(d.guild_id as string)?.roles.set(role.id, role);
+        break;
+      case 'GUILD_ROLE_DELETE':
+        this.guilds.get(d.guild_id as string)?.roles.delete(d.role_id as string);
+        break;
+      case 'GUILD_MEMBER_ADD':
+      case 'GUILD_MEMBER_UPDATE': {
+        const member = data as Member & { guild_id: string };
+        const state = this.guilds.get(member.guild_id);
+        if (state && member.user) {
+          this.rememberUser(member.user);
+          state.members.set(member.user.id, { ...state.members.get(member.user.id), ...member });
+        }
+        break;
+      }
+      case 'GUILD_MEMBER_REMOVE': {
+        const user = d.user as PartialUser;
+        this.guilds.get(d.guild_id as string)?.members.delete(user.id);
+        break;
+      }
+      case 'CHANNEL_CREATE':
+      case 'CHANNEL_UPDATE': {
+        const channel = data as Channel;
+        const previous = this.channels.get(channel.id);
+        this.channels.set(channel.id, {
+          ...channel,
+          last_message_id: maxId(previous?.last_message_id, channel.last_message_id),
+        });
+        if (channel.guild_id) this.guilds.get(channel.guild_id)?.channelIds.add(channel.id);
+        for (const user of channel.recipients ?? []) this.rememberUser(user);
+        break;
+      }
+      case 'CHANNEL_DELETE': {
+        const channel = data as Channel;
+        this.channels.delete(channel.id);
+        if (channel.guild_id) this.guilds.get(channel.guild_id)?.channelIds.delete(channel.id);
+        break;
+      }
+      case 'MESSAGE_CREATE': {
+        const message = data as Message;
+        if (message.guild_id && message.member) {
+          const state = this.guilds.get(message.guild_id);
+          state?.members.set(message.author.id, {
+            ...state.members.get(message.author.id),
+            ...message.member,
+            user: message.author,
+          });
+        }
+        this.typing.get(message.channel_id)?.delete(message.author.id);
+        const fresh = !this.history.get(message.channel_id)?.items.some((m) => m.id === message.id);
+        this.addMessage(message);
+        if (fresh && message.author.id !== this.me) {
+          const visible = this.activeChannelId === message.channel_id && document.visibilityState === 'visible';
+          if (!visible && this.mentionsMe(message)) {
+            this.mentions.set(message.channel_id, (this.mentions.get(message.channel_id) ?? 0) + 1);
+          }
+          const channel = this.channels.get(message.channel_id);
+          if (!visible && channel && !channel.guild_id) {
+            this.mentions.set(message.channel_id, (this.mentions.get(message.channel_id) ?? 0) + 1);
+          }
+          this.onIncoming?.(message);
+        }
+        return;
+      }
+      case 'MESSAGE_UPDATE': {
+        const message = data as Message;
+        this.updateMessage(message.channel_id, message.id, (m) => ({ ...m, ...message }));
+        break;
+      }
+      case 'MESSAGE_DELETE':
+        this.removeMessages(d.channel_id as string, [d.id as string]);
+        break;
+      case 'MESSAGE_DELETE_BULK':
+        this.removeMessages(d.channel_id as string, d.ids as string[]);
+        break;
+      case 'MESSAGE_REACTION_ADD':
+        this.react(data as never, 1);
+        break;
+      case 'MESSAGE_REACTION_REMOVE':
+        this.react(data as never, -1);
+        break;
+      case 'MESSAGE_REACTION_REMOVE_ALL':
+      case 'MESSAGE_REACTION_REMOVE_EMOJI': {
+        const emoji = d.emoji as Reaction['emoji'] | undefined;
+        this.updateMessage(d.channel_id as string, d.message_id as string, (m) => ({
+          ...m,
+          reactions: emoji
+            ? (m.reactions ?? []).filter((r) => (r.emoji.id ?? r.emoji.name) !== (emoji.id ?? emoji.name))
+            : [],
+        }));
+        break;
+      }
+      case 'MESSAGE_ACK':
+        this.markRead(d.channel_id as string, d.message_id as string, false);
+        return;
+      case 'TYPING_START': {
+        const userId = d.user_id as string;
+        if (d.member && d.guild_id) {
+          const member = d.member as Member;
+          this.rememberUser(member.user);
+        }
+        const map = this.typing.get(d.channel_id as string) ?? new Map<string, number>();
+        map.set(userId, Date.now() + TYPING_MS);
+        this.typing.set(d.channel_id as string, map);
+        break;
+      }
+      case 'RELATIONSHIP_ADD': {
+        const r = data as Relationship;
+        this.relationships.set(r.id, r);
+        this.rememberUser(r.user);
+        break;
+      }
+      case 'RELATIONSHIP_REMOVE':
+        this.relationships.delete(d.id as string);
+        break;
+      case 'CHANNEL_RECIPIENT_ADD':
+      case 'CHANNEL_RECIPIENT_REMOVE': {
+        const channel = this.channels.get(d.channel_id as string);
+        const user = d.user as PartialUser;
+        if (channel) {
+          const others = (channel.recipients ?? []).filter((u) => u.id !== user.id);
+          channel.recipients = type === 'CHANNEL_RECIPIENT_ADD' ? [...others, user] : others;
+        }
+        break;
+      }
+      default:
+        return;
+    }
+    this.changed();
+  }
+
+  private removeMessages(channelId: string, ids: string[]): void {
+    const h = this.history.get(channelId);
+    if (!h) return;
+    const gone = new Set(ids);
+    h.items = h.items.filter((m) => !gone.has(m.id));
+  }
+
+  private expireTyping(): void {
+    const now = Date.now();
+    let changed = false;
+    for (const map of this.typing.values()) {
+      for (const [userId, until] of map) {
+        if (until < now) {
+          map.delete(userId);
+          changed = true;
+        }
+      }
+    }
+    if (changed) this.changed();
+  }
+}
