@@ -221,8 +221,9 @@ describe('Admin authorisation sweep', () => {
   }
 
   it('covers every Admin route in the route table, each with the ACL swept', () => {
+    // The `/admin/*` wildcard is no operation: it answers 401/403/404 for unknown paths (tested below).
     const declared = buildRoutes(server.app.services)
-      .filter((r) => r.policy === 'admin')
+      .filter((r) => r.policy === 'admin' && r.path !== '/admin/*')
       .map((r) => `${r.method} /v1${r.path} ${r.acl}`)
       .sort();
     const swept = routes()
@@ -264,6 +265,22 @@ describe('Admin credential rules around the sweep', () => {
       const res = await adminCall(server, 'GET', '/users/me', value);
       assert.equal(res.status, 401, value);
       assert.equal(res.body.code, 'UNAUTHORIZED');
+    }
+  });
+
+  it('answers unknown paths and methods below /admin 401, then 403, and only then 404', async () => {
+    for (const [method, path] of [
+      ['GET', '/nothing-here'],
+      ['POST', '/users/nope/at/all'],
+      ['DELETE', '/users/me'],
+      ['PUT', '/instance-config/get'],
+    ] as const) {
+      const anonymous = await adminCall(server, method, path, undefined);
+      assert.deepEqual([anonymous.status, anonymous.body.code], [401, 'UNAUTHORIZED'], `${method} ${path}`);
+      const plain = await adminCall(server, method, path, plainUser.token);
+      assert.deepEqual([plain.status, plain.body.code], [403, 'MISSING_PERMISSIONS'], `${method} ${path}`);
+      const admin = await adminCall(server, method, path, starUser.token);
+      assert.deepEqual([admin.status, admin.body.code], [404, 'NOT_FOUND'], `${method} ${path}`);
     }
   });
 });

@@ -191,6 +191,8 @@ describe('WebAuthn registration', () => {
     const authenticator = new SoftwareAuthenticator(RP_ORIGIN);
     await addFirstPasskey(user, authenticator);
     const [id] = await credentialIds(user.token);
+    // Listings show the WebAuthn credential id (base64url), as the platform's clients expect.
+    assert.equal(id, Buffer.from((authenticator.credentials[0] as { id: Buffer }).id).toString('base64url'));
 
     const noSudo = await request(server, 'PATCH', `${CREDENTIALS}/${id}`, { auth: user.token, body: { name: 'New' } });
     assert.equal(noSudo.status, 403);

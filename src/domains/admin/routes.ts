@@ -1,5 +1,7 @@
 import type { AppServices } from '../../app-services.ts';
-import type { AnyRoute } from '../../http/route.ts';
+import { ADMIN_AUTHENTICATE_ACL } from '../../http/auth/acl-names.ts';
+import { ApiError } from '../../http/errors.ts';
+import { type AnyRoute, route } from '../../http/route.ts';
 import { AdminApiKeys } from './admin-api-keys.ts';
 import { AuditLog } from './audit-log.ts';
 import { banRoutes } from './ban-routes.ts';
@@ -15,5 +17,26 @@ export function adminRoutes(services: AppServices): AnyRoute[] {
     ...keyRoutes(services, { keys: new AdminApiKeys(services.ids), audit }),
     ...banRoutes(services, { manualBans: services.manualIpBans, audit }),
     ...configRoutes(services, { audit }),
+    ...unknownAdminPaths(),
   ];
+}
+
+/**
+ * Every other path and method below `/admin`: authenticated and authorised like any Admin API call before
+ * the 404, so an outsider cannot map the Admin API (401 without a credential, 403 without
+ * `admin:authenticate`, then 404). The router prefers every real route over this wildcard.
+ */
+function unknownAdminPaths(): AnyRoute[] {
+  return (['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).map((method) =>
+    route({
+      method,
+      path: '/admin/*',
+      policy: 'admin',
+      acl: ADMIN_AUTHENTICATE_ACL,
+      bodyKind: 'raw',
+      handler() {
+        throw new ApiError('NOT_FOUND');
+      },
+    }),
+  );
 }

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import { type AnyRoute, type RateLimitSpec, type RequestContext, route } from '../../http/route.ts';
-import { pathId } from '../chat/access.ts';
 import { SUDO_HEADER } from '../sudo/sudo-mode.ts';
 import { USER_UPDATED_TOPIC } from '../users/mfa-status-view.ts';
 import { hasMfa } from './mfa-factors.ts';
@@ -22,6 +21,15 @@ const registerBody = z.object({
   name: credentialName,
 });
 const renameBody = z.object({ name: credentialName });
+
+/**
+ * A passkey in a path: its WebAuthn credential id (base64url, what listings show), or the internal
+ * snowflake id earlier listings showed.
+ */
+function credentialRef(param: string | undefined): string {
+  if (param && /^[A-Za-z0-9_-]{1,1400}$/.test(param)) return param;
+  throw new ApiError('UNKNOWN_WEBAUTHN_CREDENTIAL');
+}
 
 /** Multi-factor management (api.md §3.3): `user-only`, not `+S`; sudo as each route declares. */
 export function mfaRoutes(services: AppServices): AnyRoute[] {
@@ -166,7 +174,7 @@ export function mfaRoutes(services: AppServices): AnyRoute[] {
       rateLimit: WRITES,
       body: renameBody,
       async handler(ctx) {
-        const id = pathId(ctx.params.credentialId, 'UNKNOWN_WEBAUTHN_CREDENTIAL');
+        const id = credentialRef(ctx.params.credentialId);
         if (!(await mfa.webauthn.rename(ctx.user.id, id, ctx.body.name)))
           throw new ApiError('UNKNOWN_WEBAUTHN_CREDENTIAL');
         return undefined;
@@ -180,7 +188,7 @@ export function mfaRoutes(services: AppServices): AnyRoute[] {
       sudo: 'y',
       rateLimit: WRITES,
       async handler(ctx) {
-        const id = pathId(ctx.params.credentialId, 'UNKNOWN_WEBAUTHN_CREDENTIAL');
+        const id = credentialRef(ctx.params.credentialId);
         if (!(await mfa.webauthn.remove(ctx.user.id, id))) throw new ApiError('UNKNOWN_WEBAUTHN_CREDENTIAL');
         await userChanged(ctx.user.id);
         return undefined;

@@ -79,8 +79,9 @@ export class WebAuthnCredentials {
       'SELECT * FROM webauthn_credentials WHERE user_id = $1 ORDER BY id',
       [userId],
     );
+    // The WebAuthn credential id (base64url) is the public id, as the platform's clients expect.
     return rows.map((row) => ({
-      id: row.id,
+      id: row.credential_id,
       name: row.name,
       created_at: new Date(row.created_at).toISOString(),
       last_used_at: row.last_used_at ? new Date(row.last_used_at).toISOString() : null,
@@ -160,17 +161,18 @@ export class WebAuthnCredentials {
 
   async rename(userId: string, id: string, name: string): Promise<boolean> {
     const rows = await this.db.query(
-      'UPDATE webauthn_credentials SET name = $3 WHERE user_id = $1 AND id = $2 RETURNING 1',
+      `UPDATE webauthn_credentials SET name = $3 WHERE user_id = $1 AND (credential_id = $2 OR id::text = $2)
+       RETURNING 1`,
       [userId, id, name],
     );
     return rows.length === 1;
   }
 
   async remove(userId: string, id: string): Promise<boolean> {
-    const rows = await this.db.query('DELETE FROM webauthn_credentials WHERE user_id = $1 AND id = $2 RETURNING 1', [
-      userId,
-      id,
-    ]);
+    const rows = await this.db.query(
+      'DELETE FROM webauthn_credentials WHERE user_id = $1 AND (credential_id = $2 OR id::text = $2) RETURNING 1',
+      [userId, id],
+    );
     return rows.length === 1;
   }
 
