@@ -78,6 +78,10 @@ const validHeaders = () =>
     `Bot 123456789012345678.${'a'.repeat(43)}`,
     `Bearer ${'b'.repeat(43)}`,
     `Admin fa_123_${'k'.repeat(32)}`,
+    // Forms the newer parsers decide on: a token whose check part fails, an application id past 2^63−1.
+    `flx_${'Q'.repeat(36)}`,
+    `Bot 9223372036854775808.${'a'.repeat(43)}`,
+    `Admin fa_99999999999999999999_${'k'.repeat(32)}`,
   );
 
 const authorization = () =>
@@ -175,6 +179,24 @@ const ROUTES: RouteTemplate[] = [
     weight: 2,
   },
   { method: 'POST', path: fixed('/v1/auth/verify'), template: { token: 'x'.repeat(64) }, weight: 2 },
+  {
+    method: 'POST',
+    path: () => fc.string({ unit: 'grapheme', maxLength: 40 }).map((t) => `/v1/admin/${encodeURIComponent(t)}`),
+    template: { query: 'x' },
+    weight: 2,
+  },
+  {
+    method: 'POST',
+    path: fixed('/v1/auth/register'),
+    template: { email: 'dob@example.test', password: 'a-long-password', date_of_birth: '2000-02-30' },
+    weight: 1,
+  },
+  {
+    method: 'POST',
+    path: () => fc.integer({ min: 4000, max: 9000 }).map((n) => `/v1/webhooks/1/${'t'.repeat(n)}`),
+    template: { content: 'x' },
+    weight: 1,
+  },
 ];
 
 /** A body derived from the route's template: wrong types, dropped or prototype keys, or raw text. */
