@@ -46,12 +46,14 @@ export class GatewayClient {
   start(): void {
     this.stopped = false;
     window.addEventListener('online', this.onOnline);
+    window.addEventListener('offline', this.onOnline);
     this.connect(false);
   }
 
   stop(): void {
     this.stopped = true;
     window.removeEventListener('online', this.onOnline);
+    window.removeEventListener('offline', this.onOnline);
     window.clearInterval(this.heartbeat);
     window.clearTimeout(this.awaitingAck);
     window.clearTimeout(this.retry);
@@ -60,7 +62,7 @@ export class GatewayClient {
   }
 
   /**
-   * The browser says the network is back: a socket that survived the cut may be dead without knowing it, so
+   * The browser says the network went away or came back: the socket may be dead without knowing it, so
    * heartbeat now and drop it if no ACK comes; a reconnect waiting out its backoff starts at once.
    */
   probe(): void {

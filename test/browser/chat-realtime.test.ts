@@ -1,0 +1,280 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { registerUser, request, type TestUser } from '../support/client.ts';
+import type { TestServer } from '../support/server.ts';
+import { freePort, type Spawned, spawnEntrypoint, waitForHealth } from '../support/spawn.ts';
+import {
+  assertAccessible,
+  CHROMIUM_PATH,
+  launchChromium,
+  newContext,
+  startWebServer,
+  warnNoChromium,
+} from './support/browser.ts';
+
+/**
+ * The chat client's realtime guarantees in Chromium: a network cut and a server restart lose and duplicate
+ * nothing, uploads show progress, a permission change hides a channel at once, and a phone-sized run.
+ */
+if (!CHROMIUM_PATH) {
+  warnNoChromium('test/browser/chat-realtime.test.ts');
+} else {
+  let browser: Browser;
+  before(async () => {
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  async function signedIn(user: { token: string; id: string }): Promise<BrowserContext> {
+    const context = await newContext(browser);
+    await context.addInitScript(
+      ([token, userId]) => {
+        if (!window.localStorage.getItem('hearth.session'))
+          window.localStorage.setItem('hearth.session', JSON.stringify({ token, userId }));
+      },
+      [user.token, user.id],
+    );
+    return context;
+  }
+
+  async function guildWith(server: { url: string }, owner: TestUser, ...members: TestUser[]) {
+    const guild = await request(server, 'POST', '/v1/guilds', { auth: owner.token, body: { name: 'Realtime' } });
+    assert.equal(guild.status, 200, guild.text);
+    const channel = guild.body.system_channel_id as string;
+    const invite = await request(server, 'POST', `/v1/channels/${channel}/invites`, { auth: owner.token, body: {} });
+    for (const member of members) {
+      const joined = await request(server, 'POST', `/v1/invites/${invite.body.code}`, { auth: member.token, body: {} });
+      assert.equal(joined.status, 200, joined.text);
+    }
+    return { guildId: guild.body.id as string, channelId: channel };
+  }
+
+  const composer = (page: Page, name = 'general') => page.getByRole('textbox', { name: `Message #${name}` });
+
+  const shown = (page: Page, text: string) => page.locator('.message-list').getByText(text, { exact: true });
+
+  /** The texts of the messages on screen, in order. */
+  const shownTexts = (page: Page) => page.locator('.message-list .content .md-p').allInnerTexts();
+
+  describe('chat realtime (one server)', () => {
+    let server: TestServer & { origin: string };
+    before(async () => {
+      server = await startWebServer();
+    });
+    after(async () => {
+      await server?.close();
+    });
+
+    it('shows all 20 messages sent during a network cut once and in order', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const { guildId, channelId } = await guildWith(server, alice, bob);
+      const context = await signedIn(bob);
+      const page = await context.newPage();
+      await page.goto(`${server.origin}/channels/${guildId}/${channelId}`);
+      await composer(page).waitFor();
+      const before = await request(server, 'POST', `/v1/channels/${channelId}/messages`, {
+        auth: alice.token,
+        body: { content: 'before the cut' },
+      });
+      assert.equal(before.status, 200);
+      await shown(page, 'before the cut').waitFor();
+
+      const cdp = await context.newCDPSession(page);
+      await cdp.send('Network.enable');
+      const offline = { offline: true, latency: 0, downloadThroughput: -1, uploadThroughput: -1 };
+      await cdp.send('Network.emulateNetworkConditions', offline);
+      await page.getByText('Connection lost. Reconnecting…').waitFor({ timeout: 15_000 });
+      const sent: string[] = [];
+      for (let i = 1; i <= 20; i++) {
+        const text = `during the cut ${i}`;
+        const res = await request(server, 'POST', `/v1/channels/${channelId}/messages`, {
+          auth: alice.token,
+          body: { content: text },
+        });
+        assert.equal(res.status, 200);
+        sent.push(text);
+      }
+      // Nothing reached the tab while it was cut off.
+      assert.equal(await shown(page, 'during the cut 1').count(), 0);
+      await cdp.send('Network.emulateNetworkConditions', { ...offline, offline: false });
+      await shown(page, 'during the cut 20').waitFor({ timeout: 20_000 });
+      await page.getByText('Connection lost. Reconnecting…').waitFor({ state: 'detached', timeout: 20_000 });
+      // Give a late duplicate (a replayed dispatch after the catch-up fetch) the chance to show up.
+      await page.waitForTimeout(1500);
+      const texts = (await shownTexts(page)).filter((t) => t.startsWith('during the cut') || t === 'before the cut');
+      assert.deepEqual(texts, ['before the cut', ...sent]);
+      await context.close();
+    });
+
+    it('shows upload progress and the file arrives for the other person', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const { guildId, channelId } = await guildWith(server, alice, bob);
+      const [ca, cb] = await Promise.all([signedIn(alice), signedIn(bob)]);
+      const [a, b] = await Promise.all([ca.newPage(), cb.newPage()]);
+      await Promise.all([
+        a.goto(`${server.origin}/channels/${guildId}/${channelId}`),
+        b.goto(`${server.origin}/channels/${guildId}/${channelId}`),
+      ]);
+      await Promise.all([composer(a).waitFor(), composer(b).waitFor()]);
+      // A slow uplink (1 MB/s) so that the progress bar has time to be seen.
+      const cdp = await ca.newCDPSession(a);
+      await cdp.send('Network.enable');
+      await cdp.send('Network.emulateNetworkConditions', {
+        offline: false,
+        latency: 20,
+        downloadThroughput: -1,
+        uploadThroughput: 1_000_000,
+      });
+      await a.locator('input[type="file"]').setInputFiles({
+        name: 'notes.txt',
+        mimeType: 'text/plain',
+        buffer: Buffer.alloc(3 * 1024 * 1024, 'hearth '),
+      });
+      await a.getByRole('list', { name: 'Files to send' }).getByText('notes.txt').waitFor();
+      await composer(a).fill('here is the file');
+      await composer(a).press('Enter');
+      const progress = a.getByRole('progressbar', { name: 'Uploading notes.txt' });
+      await progress.waitFor();
+      const values: number[] = [];
+      for (let i = 0; i < 10 && (await progress.count()) > 0; i++) {
+        const value = await progress.getAttribute('value').catch(() => null);
+        if (value !== null) values.push(Number(value));
+        await a.waitForTimeout(200);
+      }
+      assert.ok(
+        values.some((v) => v > 0 && v < 1),
+        `progress in between: ${values.join(', ')}`,
+      );
+      await b.getByRole('link', { name: 'notes.txt' }).waitFor({ timeout: 20_000 });
+      await a.getByRole('link', { name: 'notes.txt' }).waitFor();
+      assert.equal(await progress.count(), 0);
+      await Promise.all([ca.close(), cb.close()]);
+    });
+
+    it('hides a channel at once when a role change takes its view away', async () => {
+      const [owner, member] = await Promise.all([registerUser(server), registerUser(server)]);
+      const { guildId } = await guildWith(server, owner, member);
+      const role = await request(server, 'POST', `/v1/guilds/${guildId}/roles`, {
+        auth: owner.token,
+        body: { name: 'Staff', hoist: true },
+      });
+      assert.equal(role.status, 200, role.text);
+      const staff = await request(server, 'POST', `/v1/guilds/${guildId}/channels`, {
+        auth: owner.token,
+        body: {
+          name: 'staff-room',
+          type: 0,
+          permission_overwrites: [
+            { id: guildId, type: 0, allow: '0', deny: String(1 << 10) },
+            { id: role.body.id, type: 0, allow: String(1 << 10), deny: '0' },
+          ],
+        },
+      });
+      assert.equal(staff.status, 200, staff.text);
+      const put = await request(server, 'PUT', `/v1/guilds/${guildId}/members/${member.id}/roles/${role.body.id}`, {
+        auth: owner.token,
+      });
+      assert.equal(put.status, 204);
+      const context = await signedIn(member);
+      const page = await context.newPage();
+      await page.goto(`${server.origin}/channels/${guildId}/${staff.body.id}`);
+      await composer(page, 'staff-room').waitFor();
+      // The member list groups under the hoisted role.
+      await page.getByRole('complementary', { name: 'Members' }).getByRole('heading', { name: 'Staff — 1' }).waitFor();
+      const removed = await request(
+        server,
+        'DELETE',
+        `/v1/guilds/${guildId}/members/${member.id}/roles/${role.body.id}`,
+        { auth: owner.token },
+      );
+      assert.equal(removed.status, 204);
+      await page.getByRole('link', { name: '#staff-room' }).waitFor({ state: 'detached' });
+      await composer(page, 'general').waitFor();
+      await context.close();
+    });
+
+    it('works on a 375 px wide phone screen', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const { guildId, channelId } = await guildWith(server, alice, bob);
+      const context = await signedIn(bob);
+      const page = await context.newPage();
+      await page.setViewportSize({ width: 375, height: 740 });
+      await page.goto(`${server.origin}/channels/${guildId}/${channelId}`);
+      await composer(page).waitFor();
+      const width = await page.evaluate(() => document.documentElement.scrollWidth);
+      assert.ok(width <= 375, `no horizontal scroll (${width} px)`);
+      await composer(page).fill('from my phone');
+      await composer(page).press('Enter');
+      await page.locator('.message-list .content', { hasText: 'from my phone' }).waitFor();
+      await page.getByRole('button', { name: 'Open navigation' }).click();
+      await page.getByRole('link', { name: 'Direct messages' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Friends' }).waitFor();
+      await assertAccessible(page, 'friends page at 375 px');
+      await page.goBack();
+      await composer(page).waitFor();
+      await assertAccessible(page, 'chat view at 375 px');
+      await context.close();
+    });
+  });
+
+  describe('chat across a server restart', { timeout: 240_000 }, () => {
+    let dataDir: string;
+    let spawned: Spawned | undefined;
+    before(async () => {
+      dataDir = await mkdtemp(join(tmpdir(), 'hearth-chat-restart-'));
+    });
+    after(async () => {
+      if (spawned && spawned.child.exitCode === null) spawned.child.kill('SIGKILL');
+      await rm(dataDir, { recursive: true, force: true });
+    });
+
+    it('recovers an open tab after the server restarts and shows what was sent meanwhile', async () => {
+      const port = await freePort();
+      const origin = `http://localhost:${port}`;
+      const env = {
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        HEARTH_DATA_DIR: dataDir,
+        HEARTH_PUBLIC_URL: origin,
+        HEARTH_LOG_LEVEL: 'warn',
+      };
+      spawned = spawnEntrypoint(env);
+      await waitForHealth(origin, spawned);
+      const server = { url: origin };
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const { guildId, channelId } = await guildWith(server, alice, bob);
+      const context = await signedIn(bob);
+      const page = await context.newPage();
+      await page.goto(`${origin}/channels/${guildId}/${channelId}`);
+      await composer(page).waitFor();
+
+      const first = spawned;
+      first.child.kill('SIGTERM');
+      await first.exited;
+      await page.getByText('Connection lost. Reconnecting…').waitFor({ timeout: 15_000 });
+      spawned = spawnEntrypoint(env);
+      await waitForHealth(origin, spawned);
+      const res = await request(server, 'POST', `/v1/channels/${channelId}/messages`, {
+        auth: alice.token,
+        body: { content: 'sent while you were away' },
+      });
+      assert.equal(res.status, 200, res.text);
+      await shown(page, 'sent while you were away').waitFor({ timeout: 45_000 });
+      await page.getByText('Connection lost. Reconnecting…').waitFor({ state: 'detached' });
+      // And the tab is live again: a new message arrives through the new connection.
+      await request(server, 'POST', `/v1/channels/${channelId}/messages`, {
+        auth: alice.token,
+        body: { content: 'live again' },
+      });
+      await shown(page, 'live again').waitFor({ timeout: 15_000 });
+      assert.equal(await shown(page, 'sent while you were away').count(), 1);
+      await context.close();
+    });
+  });
+}
