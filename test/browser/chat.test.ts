@@ -156,5 +156,89 @@ if (!CHROMIUM_PATH) {
       await messageText(page, 'Hi all').waitFor();
       await Promise.all([co.close(), visitor.close()]);
     });
+
+    it('friends by username, a DM and a group conversation, live on both sides', async () => {
+      const [alice, bob, carol] = await Promise.all([registerUser(server), registerUser(server), registerUser(server)]);
+      const [ca, cb] = await Promise.all([signedIn(alice), signedIn(bob)]);
+      const [a, b] = await Promise.all([ca.newPage(), cb.newPage()]);
+      await Promise.all([a.goto(`${server.origin}/channels/@me`), b.goto(`${server.origin}/channels/@me`)]);
+      await a.getByRole('button', { name: 'Add friend' }).click();
+      await a.getByLabel('Add a friend by username').fill(bob.username);
+      await a.getByRole('button', { name: 'Send friend request' }).click();
+      await a.getByText(`Friend request sent to ${bob.username}.`).waitFor();
+      await b.getByRole('button', { name: 'Pending' }).click();
+      await b.getByRole('button', { name: `Accept ${alice.username}` }).click();
+      await b.getByRole('button', { name: 'All' }).click();
+      await b.getByRole('button', { name: `Message ${alice.username}` }).click();
+      const dmBox = b.getByRole('textbox', { name: `Message ${alice.username}` });
+      await dmBox.fill('hi from a DM');
+      await dmBox.press('Enter');
+      // Alice sees the DM appear in her list with an unread badge, and the tab title counts it.
+      const dmLink = a.getByRole('link', { name: new RegExp(`^${bob.username}, 1 mention`) });
+      await dmLink.waitFor();
+      await a.waitForFunction(() => document.title.startsWith('(1) '));
+      await dmLink.click();
+      await a.locator('.message-list').getByText('hi from a DM', { exact: true }).waitFor();
+      await a.waitForFunction(() => !document.title.startsWith('('));
+      await assertAccessible(a, 'DM view');
+
+      // A group conversation with a third person (a friend of Alice's).
+      const friend = await request(server, 'POST', '/v1/users/@me/relationships', {
+        auth: carol.token,
+        body: { username: alice.username },
+      });
+      assert.equal(friend.status, 204, friend.text);
+      await a.goto(`${server.origin}/channels/@me`);
+      await a.getByRole('button', { name: 'Pending' }).click();
+      await a.getByRole('button', { name: `Accept ${carol.username}` }).click();
+      await a.getByRole('button', { name: 'New conversation' }).click();
+      await a.getByRole('checkbox', { name: bob.username }).check();
+      await a.getByRole('checkbox', { name: carol.username }).check();
+      await a.getByRole('button', { name: 'Start the conversation' }).click();
+      const groupBox = a.getByRole('textbox', { name: /^Message / });
+      await groupBox.fill('hello both');
+      await groupBox.press('Enter');
+      await b
+        .getByRole('link', { name: /1 mention/ })
+        .first()
+        .waitFor();
+      await Promise.all([ca.close(), cb.close()]);
+    });
+
+    it('keyboard: Ctrl+K switches channel, Alt+Down moves to the next one, mentions badge the server', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const { guildId, channelId } = await guildWith(alice, bob);
+      const second = await request(server, 'POST', `/v1/guilds/${guildId}/channels`, {
+        auth: alice.token,
+        body: { name: 'random', type: 0 },
+      });
+      assert.equal(second.status, 200);
+      const cb = await signedIn(bob);
+      const b = await cb.newPage();
+      await b.goto(`${server.origin}/channels/${guildId}/${channelId}`);
+      await composer(b).waitFor();
+      await b.keyboard.press('Control+k');
+      await b.getByRole('combobox', { name: 'Where would you like to go?' }).fill('rand');
+      await b.keyboard.press('Enter');
+      await composer(b, 'random').waitFor();
+      await b.keyboard.press('Alt+ArrowUp');
+      await composer(b, 'general').waitFor();
+      await b.keyboard.press('Alt+ArrowDown');
+      await composer(b, 'random').waitFor();
+      // A mention in another channel badges it and counts in the title.
+      const sent = await request(server, 'POST', `/v1/channels/${channelId}/messages`, {
+        auth: alice.token,
+        body: { content: `look <@${bob.id}>` },
+      });
+      assert.equal(sent.status, 200);
+      await b.getByRole('link', { name: '#general, 1 mention' }).waitFor();
+      await b.getByRole('link', { name: /^Hearthside, 1 mention/ }).waitFor();
+      await b.waitForFunction(() => document.title === '(1) #random · Hearth');
+      await b.getByRole('link', { name: '#general, 1 mention' }).click();
+      await b.locator('.message-list .mention', { hasText: '@' }).first().waitFor();
+      await b.getByRole('link', { name: '#general' }).waitFor();
+      await b.waitForFunction(() => document.title === '#general · Hearth');
+      await cb.close();
+    });
   });
 }

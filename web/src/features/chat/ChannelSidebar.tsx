@@ -263,6 +263,7 @@ function DmList({ channelId }: { channelId: string | null }) {
   const { t } = useTranslation();
   const { navigate } = useApp();
   const store = useChat();
+  const [group, setGroup] = useState(false);
   return (
     <div className="sidebar-body">
       <div className="sidebar-head">
@@ -282,7 +283,12 @@ function DmList({ channelId }: { channelId: string | null }) {
         </a>
       </div>
       <div className="sidebar-scroll">
-        <h2 className="sidebar-subtitle">{t('chat.directMessages')}</h2>
+        <div className="sidebar-row">
+          <h2 className="sidebar-subtitle">{t('chat.directMessages')}</h2>
+          <button type="button" className="ghost small" onClick={() => setGroup(true)}>
+            {t('chat.newGroup')}
+          </button>
+        </div>
         <ul className="channel-list">
           {store.privateChannels().map((channel) => (
             <li key={channel.id}>
@@ -291,7 +297,63 @@ function DmList({ channelId }: { channelId: string | null }) {
           ))}
         </ul>
       </div>
+      {group && <GroupDmDialog onClose={() => setGroup(false)} />}
     </div>
+  );
+}
+
+function GroupDmDialog({ onClose }: { onClose: () => void }) {
+  const { t } = useTranslation();
+  const { navigate } = useApp();
+  const store = useChat();
+  const friends = [...store.relationships.values()].filter((r) => r.type === 1);
+  const [chosen, setChosen] = useState<Set<string>>(new Set());
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    try {
+      const ids = [...chosen];
+      const channel = ids.length === 1 ? await store.api.openDm(ids[0] as string) : await store.api.openGroupDm(ids);
+      onClose();
+      navigate(channelPath(channel));
+    } catch (caught) {
+      setError(caught);
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog title={t('chat.newGroup')} onClose={onClose}>
+      <form onSubmit={submit}>
+        {friends.length === 0 ? (
+          <p>{t('chat.empty.all')}</p>
+        ) : (
+          <fieldset className="friend-picker">
+            <legend>{t('chat.pickFriends')}</legend>
+            {friends.map((r) => (
+              <label key={r.id}>
+                <input
+                  type="checkbox"
+                  checked={chosen.has(r.id)}
+                  onChange={(e) => {
+                    const next = new Set(chosen);
+                    if (e.target.checked) next.add(r.id);
+                    else next.delete(r.id);
+                    setChosen(next);
+                  }}
+                />{' '}
+                {r.user.global_name ?? r.user.username}
+              </label>
+            ))}
+          </fieldset>
+        )}
+        <ErrorNotice error={error} />
+        <Button type="submit" busy={busy} disabled={chosen.size === 0}>
+          {t('chat.startConversation')}
+        </Button>
+      </form>
+    </Dialog>
   );
 }
 
