@@ -277,20 +277,20 @@ export const SETTINGS = [
     fallback: () => undefined,
   }),
   setting({
-    key: 'smtpFrom',
-    env: 'SMTP_FROM',
-    flag: '--smtp-from',
-    describe: 'Sender address of outgoing email',
-    parse: text,
-    fallback: () => 'Hearth <no-reply@hearth.invalid>',
-  }),
-  setting({
     key: 'publicUrl',
     env: 'HEARTH_PUBLIC_URL',
     flag: '--public-url',
     describe: 'Public base URL that discovery announces',
     parse: httpUrl,
     fallback: (partial) => `http://localhost:${partial.port ?? 8080}`,
+  }),
+  setting({
+    key: 'smtpFrom',
+    env: 'SMTP_FROM',
+    flag: '--smtp-from',
+    describe: "Sender address of outgoing email (default: no-reply at the public URL's host)",
+    parse: text,
+    fallback: (partial) => `Hearth <no-reply@${new URL(partial.publicUrl ?? 'http://localhost').hostname}>`,
   }),
   setting({
     key: 'webappUrl',

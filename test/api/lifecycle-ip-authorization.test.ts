@@ -96,6 +96,25 @@ describe('IP authorisation challenge', () => {
     assertFieldError(await poll(ticket), 'ticket', 'INVALID_OR_EXPIRED_AUTHORIZATION_TICKET');
   });
 
+  it('says which address, device and time asked; the session it makes lists that device', async () => {
+    const user = await registerUser(server);
+    const ip = freshIp();
+    const agent = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0 Safari/537.36';
+    const res = await login(server, user.email, user.password, { 'x-forwarded-for': ip, 'user-agent': agent });
+    assert.equal(res.status, 403, res.text);
+    const mail = await lastEmail(server, user.email, 'ip_authorization');
+    assert.match(mail.text, new RegExp(`Address: ${ip.replaceAll('.', '\\.')}\nDevice: Chrome on Linux\nTime: \\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2} UTC`));
+    assert.ok(mail.html.includes(`Address: ${ip}<br>Device: Chrome on Linux`));
+    assert.ok(!mail.text.includes('Mozilla'), 'the raw user agent is not repeated');
+    assert.equal((await authorize(mail.metadata.token as string)).status, 204);
+    const session = (await poll(res.body.ticket)).body.token as string;
+    const list = await request(server, 'GET', '/v1/auth/sessions', { auth: session });
+    const mine = list.body.find((s: { client_os: string | null }) => s.client_os !== null);
+    assert.equal(mine?.client_os, 'Linux');
+    assert.equal(mine?.client_platform, 'Chrome');
+    assert.equal(mine?.client_location, null);
+  });
+
   it('refuses a reused, forged or expired link', async () => {
     const user = await registerUser(server);
     const { ticket } = (await challenge(user, freshIp())).body;

@@ -6,6 +6,7 @@ import { CLEARED_BY_EMAIL_VERIFICATION } from '../../identity/flags.ts';
 import { hashPassword } from '../../platform/crypto/passwords.ts';
 import { isUniqueViolation } from '../../platform/db/database.ts';
 import { isCommonPassword, passwordField } from '../auth/account-rules.ts';
+import { clientInfoOf } from '../auth/client-info.ts';
 import { IpAuthorization } from '../auth/ip-authorization.ts';
 import type { TokenPurpose } from '../auth/one-time-tokens.ts';
 import { tokenResponse } from '../users/views.ts';
@@ -69,7 +70,7 @@ export function emailRevertRoutes(services: AppServices): AnyRoute[] {
         }
         await sessions.revokeAll(user.id);
         const restored = (await services.users.findById(user.id, { fresh: true })) ?? user;
-        const session = await sessions.issue(user.id, ctx.ip);
+        const session = await sessions.issue(user.id, ctx.ip, clientInfoOf(ctx.request.headers));
         return tokenResponse(services, restored, session.token);
       },
     }),

@@ -12,6 +12,7 @@ import {
   isDeleted,
   passwordField,
 } from '../auth/account-rules.ts';
+import { clientInfoOf } from '../auth/client-info.ts';
 import { IpAuthorization } from '../auth/ip-authorization.ts';
 import { reactivate } from '../auth/reactivation.ts';
 import { accountFor } from './account-guards.ts';
@@ -99,7 +100,7 @@ export function passwordRecoveryRoutes(services: AppServices): AnyRoute[] {
         await credentials.invalidate({ userId: user.id });
         const updated = (await services.users.findById(user.id, { fresh: true })) ?? user;
         const active = await reactivate(services, updated);
-        return signIn(services, active, ctx.ip);
+        return signIn(services, active, ctx.ip, clientInfoOf(ctx.request.headers));
       },
     }),
   ];

@@ -1,5 +1,6 @@
 import type { AppServices } from '../../app-services.ts';
 import type { UserRecord } from '../../identity/user-record.ts';
+import type { ClientInfo } from '../auth/sessions.ts';
 import { mfaChallenge } from '../mfa/login-challenge.ts';
 import { tokenResponse } from '../users/views.ts';
 
@@ -7,9 +8,14 @@ import { tokenResponse } from '../users/views.ts';
  * Ends a flow that signs the account in (password reset): the login's MFA challenge when the account has
  * a second factor, otherwise a new session and TR. Same shape as `POST /auth/login`.
  */
-export async function signIn(services: AppServices, user: UserRecord, ip: string): Promise<Record<string, unknown>> {
+export async function signIn(
+  services: AppServices,
+  user: UserRecord,
+  ip: string,
+  client: ClientInfo = {},
+): Promise<Record<string, unknown>> {
   const challenge = await mfaChallenge(services.mfa, user.id);
   if (challenge) return challenge;
-  const session = await services.sessions.issue(user.id, ip);
+  const session = await services.sessions.issue(user.id, ip, client);
   return tokenResponse(services, user, session.token);
 }

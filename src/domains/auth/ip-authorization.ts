@@ -5,6 +5,8 @@ import type { UserRecord } from '../../identity/user-record.ts';
 import { openUnder, sealUnder } from '../../platform/crypto/sealed-box.ts';
 import { digest, randomBase62 } from '../../platform/crypto/tokens.ts';
 import type { Queryable } from '../../platform/db/database.ts';
+import { describeDevice } from './client-info.ts';
+import type { ClientInfo } from './sessions.ts';
 
 export const IP_AUTHORIZATION_TTL_MS = 15 * 60_000;
 export const IP_AUTHORIZATION_RESEND_AFTER_S = 30;
@@ -23,6 +25,8 @@ export interface TicketData {
   completed?: boolean;
   completed_at?: number;
   sealed_session?: string;
+  /** The device that asked (os and platform words only), for the session made when the link is followed. */
+  client?: ClientInfo;
 }
 
 /** What the emailed token row carries: the ticket sealed under a key derived from the token itself. */
@@ -43,6 +47,7 @@ export interface IpAuthorizationSeed {
   resendUsed?: boolean;
   createdAt?: number;
   ttlMs?: number;
+  client?: ClientInfo;
 }
 
 /**
@@ -87,7 +92,7 @@ export class IpAuthorization {
   }
 
   /** Throws 403 IP_AUTHORIZATION_REQUIRED (and emails the link) when the address is new. */
-  async requireKnownAddress(user: UserRecord, ip: string, ipKey: string): Promise<void> {
+  async requireKnownAddress(user: UserRecord, ip: string, ipKey: string, client: ClientInfo = {}): Promise<void> {
     if (await this.isKnown(user.id, ipKey)) return;
     if (!this.active || !user.email || hasFlag(user.flags, USER_FLAGS.APP_STORE_REVIEWER)) {
       await this.authorize(user.id, ipKey);
@@ -95,8 +100,14 @@ export class IpAuthorization {
     }
     const ticket = randomBase62(64);
     const token = randomBase62(64);
-    await this.seed({ ticket, token, userId: user.id, email: user.email, ip, ipKey });
-    await this.services.emails.sendLink('ip_authorization', user.email, token, { user_id: user.id, ip });
+    await this.seed({ ticket, token, userId: user.id, email: user.email, ip, ipKey, client });
+    await this.services.emails.sendLink(
+      'ip_authorization',
+      user.email,
+      token,
+      { user_id: user.id, ip },
+      newLocationDetails(ip, client, this.services.clock.now()),
+    );
     throw new ApiError('IP_AUTHORIZATION_REQUIRED', {
       extra: {
         ip_authorization_required: true,
@@ -117,6 +128,7 @@ export class IpAuthorization {
       ip_key: seed.ipKey,
       email: seed.email,
       resend_used: seed.resendUsed ?? false,
+      ...(seed.client && Object.keys(seed.client).length > 0 ? { client: seed.client } : {}),
     };
     await tokens.issue(
       'ip_authorization_ticket',
@@ -176,7 +188,7 @@ export class IpAuthorization {
     const held = ticket ? await this.findTicket(ticket) : undefined;
     await this.authorize(userId, used.data.ip_key);
     if (!ticket || !held || held.data.completed) return true;
-    const session = await sessions.issue(userId, used.data.ip);
+    const session = await sessions.issue(userId, used.data.ip, held.data.client ?? {});
     const now = clock.now();
     const completed: TicketData = {
       ...held.data,
@@ -203,7 +215,13 @@ export class IpAuthorization {
     const token = randomBase62(64);
     const ttl = Math.max(1, expiresAt.getTime() - clock.now());
     await this.issueToken(userId, ticket, data.ip, data.ip_key, ttl, token);
-    await emails.sendLink('ip_authorization', data.email, token, { user_id: userId, ip: data.ip, resend: true });
+    await emails.sendLink(
+      'ip_authorization',
+      data.email,
+      token,
+      { user_id: userId, ip: data.ip, resend: true },
+      newLocationDetails(data.ip, data.client ?? {}, clock.now()),
+    );
   }
 
   /** Test harness: ends a ticket and/or token now. */
@@ -215,4 +233,13 @@ export class IpAuthorization {
     }
     if (token) await tokens.expire('ip_authorization_token', token);
   }
+}
+
+/** What the new-location email says about the attempt: address, device and time (no place: no location database). */
+function newLocationDetails(ip: string, client: ClientInfo, now: number): string[] {
+  return [
+    `Address: ${ip}`,
+    `Device: ${describeDevice(client)}`,
+    `Time: ${new Date(now).toISOString().replace('T', ' ').slice(0, 19)} UTC`,
+  ];
 }

@@ -21,6 +21,7 @@ import {
   passwordField,
   usernameField,
 } from './account-rules.ts';
+import { clientInfoOf } from './client-info.ts';
 import { IpAuthorization } from './ip-authorization.ts';
 import { reactivate } from './reactivation.ts';
 
@@ -110,7 +111,7 @@ export function authRoutes(services: AppServices): AnyRoute[] {
         if (pending) return { registration_pending_approval: true, user_id: id };
         const user = await services.users.findById(id, { fresh: true });
         if (!user) throw new Error('registered user vanished');
-        const session = await sessions.issue(id, ctx.ip);
+        const session = await sessions.issue(id, ctx.ip, clientInfoOf(ctx.request.headers));
         return tokenResponse(services, user, session.token);
       },
     }),
@@ -151,8 +152,8 @@ export function authRoutes(services: AppServices): AnyRoute[] {
         const active = await reactivate(services, user);
         const challenge = await mfaChallenge(mfa, active.id);
         if (challenge) return challenge;
-        await ipAuthorization.requireKnownAddress(active, ctx.ip, toIpKey(ctx.ip));
-        const session = await sessions.issue(active.id, ctx.ip);
+        await ipAuthorization.requireKnownAddress(active, ctx.ip, toIpKey(ctx.ip), clientInfoOf(ctx.request.headers));
+        const session = await sessions.issue(active.id, ctx.ip, clientInfoOf(ctx.request.headers));
         return tokenResponse(services, active, session.token);
       },
     }),

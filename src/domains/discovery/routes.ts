@@ -2,6 +2,8 @@ import type { AppServices } from '../../app-services.ts';
 import type { Config } from '../../config/config.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
 import { captchaView } from '../captcha/captcha-view.ts';
+import { MAX_GUILDS_PER_USER } from '../chat/guilds.ts';
+import { MAX_CONTENT_LENGTH } from '../chat/message-body.ts';
 import type { InstanceSettings } from '../instance/instance-settings.ts';
 import { ssoStatus } from './sso-status.ts';
 import { gatewayUrl } from './urls.ts';
@@ -47,10 +49,10 @@ export function discoveryDocument(
         {
           id: 'default',
           overrides: {
-            max_message_length: 2000,
+            max_message_length: MAX_CONTENT_LENGTH,
             max_attachments_per_message: 10,
             max_attachment_file_size: 25 * 1024 * 1024,
-            max_guilds: 100,
+            max_guilds: MAX_GUILDS_PER_USER,
             max_guild_channels: 500,
             max_guild_roles: 250,
             max_webhooks_per_channel: 15,

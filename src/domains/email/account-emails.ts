@@ -75,15 +75,24 @@ export class AccountEmails {
     return this.mailer.enabled;
   }
 
-  async sendLink(type: EmailType, to: string, token: string, extra: Record<string, unknown> = {}): Promise<void> {
+  /** `details`: lines that say what caused the email (the address and device of a new sign-in). */
+  async sendLink(
+    type: EmailType,
+    to: string,
+    token: string,
+    extra: Record<string, unknown> = {},
+    details: readonly string[] = [],
+  ): Promise<void> {
     const template = TEMPLATES[type];
     const link = `${this.webappUrl}${template.path ?? ''}#token=${encodeURIComponent(token)}`;
+    const detailText = details.length > 0 ? `${details.join('\n')}\n\n` : '';
+    const detailHtml = details.length > 0 ? `<p>${details.map(escapeHtml).join('<br>')}</p>` : '';
     await this.deliver({
       to,
       type,
       subject: template.subject,
-      text: `${template.intro}\n\n${template.action}: ${link}\n\nThis link expires in ${template.expires}.\n`,
-      html: `<p>${escapeHtml(template.intro)}</p><p><a href="${escapeHtml(link)}">${escapeHtml(template.action)}</a></p><p>This link expires in ${template.expires}.</p>`,
+      text: `${template.intro}\n\n${detailText}${template.action}: ${link}\n\nThis link expires in ${template.expires}.\n`,
+      html: `<p>${escapeHtml(template.intro)}</p>${detailHtml}<p><a href="${escapeHtml(link)}">${escapeHtml(template.action)}</a></p><p>This link expires in ${template.expires}.</p>`,
       metadata: { token, ...extra },
     });
   }

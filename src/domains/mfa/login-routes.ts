@@ -4,6 +4,7 @@ import { ApiError, fieldError } from '../../http/errors.ts';
 import { type AnyRoute, type RateLimitSpec, type RequestContext, route } from '../../http/route.ts';
 import type { UserRecord } from '../../identity/user-record.ts';
 import { assertNotBot, assertNotSuspended, isDeleted } from '../auth/account-rules.ts';
+import { clientInfoOf } from '../auth/client-info.ts';
 import { reactivate } from '../auth/reactivation.ts';
 import { tokenResponse } from '../users/views.ts';
 
@@ -34,7 +35,7 @@ export function mfaLoginRoutes(services: AppServices): AnyRoute[] {
   async function completeLogin(ctx: RequestContext, ticket: string, user: UserRecord) {
     if ((await mfa.tickets.consume(ticket)) !== user.id) throw sessionTimeout();
     assertNotSuspended(user, ctx.now);
-    const session = await sessions.issue(user.id, ctx.ip);
+    const session = await sessions.issue(user.id, ctx.ip, clientInfoOf(ctx.request.headers));
     return tokenResponse(services, user, session.token);
   }
 
@@ -131,7 +132,7 @@ export function mfaLoginRoutes(services: AppServices): AnyRoute[] {
         assertNotSuspended(user, ctx.now);
         // A passkey sign-in is a login: it ends a self-disable and cancels a pending self-deletion.
         const active = await reactivate(services, user);
-        const session = await sessions.issue(active.id, ctx.ip);
+        const session = await sessions.issue(active.id, ctx.ip, clientInfoOf(ctx.request.headers));
         return tokenResponse(services, active, session.token);
       },
     }),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
+import { clientInfoOf } from '../auth/client-info.ts';
 import { ssoStatus } from '../discovery/sso-status.ts';
 import { tokenResponse } from '../users/views.ts';
 import { SsoFlow } from './sso-flow.ts';
@@ -58,7 +59,7 @@ export function ssoRoutes(services: AppServices): AnyRoute[] {
       async handler(ctx) {
         const { user, redirectTo } = await flow.complete(ctx.body, ctx);
         // Never an MFA challenge: the identity provider owns the second factor for SSO sign-ins.
-        const session = await services.sessions.issue(user.id, ctx.ip);
+        const session = await services.sessions.issue(user.id, ctx.ip, clientInfoOf(ctx.request.headers));
         return { ...(await tokenResponse(services, user, session.token)), redirect_to: redirectTo };
       },
     }),

@@ -7,6 +7,7 @@ import { partialUser } from '../../identity/user-record.ts';
 import { hashPassword } from '../../platform/crypto/passwords.ts';
 import { parseSnowflake } from '../../platform/crypto/snowflake.ts';
 import { isCommonPassword, passwordField, usernameField } from '../auth/account-rules.ts';
+import { clientInfoOf } from '../auth/client-info.ts';
 import type { EmailTokenApplier } from './email-token.ts';
 import { USER_UPDATED_TOPIC } from './mfa-status-view.ts';
 import { applyProfileChanges } from './profile-changes.ts';
@@ -88,7 +89,7 @@ export function userRoutes(services: AppServices, applyEmailToken: EmailTokenApp
         if (body.new_password !== undefined && !updated.isBot) {
           // A password change ends every session, the caller's too, and hands back a fresh one.
           await sessions.revokeAll(user.id);
-          const session = await sessions.issue(user.id, ctx.ip);
+          const session = await sessions.issue(user.id, ctx.ip, clientInfoOf(ctx.request.headers));
           return { ...view, token: session.token };
         }
         return view;
