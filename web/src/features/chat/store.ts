@@ -336,7 +336,22 @@ export class ChatStore {
     this.mentions.delete(channelId);
     this.saveLocalReads();
     this.changed();
-    if (tellServer) void this.api.ack(channelId, target).catch(() => undefined);
+    if (tellServer) this.scheduleAck(channelId);
+  }
+
+  private readonly ackTimers = new Map<string, number>();
+
+  /** Acks go out at most once a second per channel (the newest read message), not once per message. */
+  private scheduleAck(channelId: string): void {
+    if (this.ackTimers.has(channelId)) return;
+    this.ackTimers.set(
+      channelId,
+      window.setTimeout(() => {
+        this.ackTimers.delete(channelId);
+        const read = this.readStates.get(channelId);
+        if (read) void this.api.ack(channelId, read).catch(() => undefined);
+      }, 1000),
+    );
   }
 
   private localReadsKey(): string {
