@@ -17,6 +17,7 @@ import type { MfaStore } from './domains/mfa/mfa-store.ts';
 import type { SudoMode } from './domains/sudo/sudo-mode.ts';
 import type { MfaStatusView } from './domains/users/mfa-status-view.ts';
 import type { UsersRepository } from './domains/users/users-repository.ts';
+import type { VoiceService } from './domains/voice/voice-service.ts';
 import type { CredentialResolver } from './http/auth/credential-resolver.ts';
 import type { ShiftableClock } from './platform/clock.ts';
 import type { SnowflakeGenerator } from './platform/crypto/snowflake.ts';
@@ -84,6 +85,8 @@ export interface AppServices {
   /** The whole chat core (access checks, store, events) for modules built on it: webhooks, attachments. */
   chatCore: ChatModule;
   attachments: AttachmentService;
+  /** Voice states, their permissions and the media tokens of VOICE_SERVER_UPDATE (docs/voice.md). */
+  voice: VoiceService;
   /** Deletes expired tokens, codes, MFA attempts and abandoned uploads (with their bytes) periodically. */
   janitor: Janitor;
 }

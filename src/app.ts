@@ -20,6 +20,7 @@ import { MfaStore } from './domains/mfa/mfa-store.ts';
 import { SudoMode } from './domains/sudo/sudo-mode.ts';
 import { MfaStatusView } from './domains/users/mfa-status-view.ts';
 import { UsersRepository } from './domains/users/users-repository.ts';
+import { VoiceService } from './domains/voice/voice-service.ts';
 import { type GatewayOptions, GatewayServer } from './gateway/gateway-server.ts';
 import { authFailureRecorder } from './http/auth/auth-failures.ts';
 import { CredentialResolver } from './http/auth/credential-resolver.ts';
@@ -36,6 +37,7 @@ import { type EventBus, InProcessEventBus } from './platform/state/event-bus.ts'
 import { InProcessIpBanStore, type IpBanStore } from './platform/state/ip-bans.ts';
 import { InProcessRateLimiter, type RateLimiter } from './platform/state/rate-limiter.ts';
 import { openRedisState } from './platform/state/redis.ts';
+import { InProcessVoiceStateStore, type VoiceStateStore } from './platform/state/voice-states.ts';
 import { openObjectStore } from './platform/storage/open-object-store.ts';
 import { buildRoutes } from './routes.ts';
 import { registerWebClient } from './web/web-client.ts';
@@ -74,12 +76,14 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   let bus: EventBus = new InProcessEventBus();
   let rateLimiter: RateLimiter = new InProcessRateLimiter();
   let ipBans: IpBanStore = new InProcessIpBanStore();
+  let voiceStates: VoiceStateStore = new InProcessVoiceStateStore();
   let closeState = async () => {};
   if (config.redisUrl) {
     const state = await openRedisState(config.redisUrl, config.redisPrefix);
     bus = state.bus;
     rateLimiter = state.rateLimiter;
     ipBans = state.ipBans;
+    voiceStates = state.voiceStates;
     closeState = state.close;
   }
 
@@ -158,6 +162,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
       mediaBase: () => `${config.publicUrl}/media`,
     }),
     messages: chat.messages,
+    voice: new VoiceService({ store: voiceStates, chat, dispatcher, bus, clock, config, log }),
     // Test mode sweeps often; automatic sweeps skip while the test clock runs ahead (see Janitor).
     janitor: new Janitor({ db, clock, objects, log }, { intervalMs: config.testMode ? 1000 : 60_000 }),
   } satisfies AppServices as AppServices;

@@ -1,4 +1,5 @@
 import WebSocket from 'ws';
+import type { VoiceStateRequest } from '../domains/voice/voice-service.ts';
 import {
   CLOSE,
   type CloseReason,
@@ -16,6 +17,7 @@ import {
   type ResumePayload,
 } from './protocol.ts';
 import type { GatewaySession, SessionSocket } from './sessions.ts';
+import { parseVoiceStateUpdate } from './voice-protocol.ts';
 
 /** What a connection asks of the gateway once a frame is valid; the connection itself only does I/O and state. */
 export interface ConnectionHandlers {
@@ -23,6 +25,7 @@ export interface ConnectionHandlers {
   resume(connection: Connection, payload: ResumePayload): Promise<void>;
   presence(connection: Connection, payload: PresencePayload): void;
   requestMembers(connection: Connection, payload: RequestMembersPayload): Promise<void>;
+  voiceState(connection: Connection, payload: VoiceStateRequest): void;
   /** `code` is the peer's close code (1005/1006 when none). */
   closed(connection: Connection, code: number): void;
 }
@@ -200,8 +203,11 @@ export class Connection implements SessionSocket {
       const request = parseRequestMembers(d);
       if (!request) return CLOSE.INVALID_PAYLOAD;
       this.run(this.handlers.requestMembers(this, request));
+    } else if (op === OP.VOICE_STATE_UPDATE) {
+      const request = parseVoiceStateUpdate(d);
+      if (request === undefined) return CLOSE.INVALID_PAYLOAD;
+      if (request) this.handlers.voiceState(this, request);
     }
-    // Op 4 (voice state) is reserved: accepted and ignored until voice exists.
     return undefined;
   }
 

@@ -4,6 +4,11 @@ import { WebSocketServer } from 'ws';
 import type { AppServices } from '../app-services.ts';
 import { CREDENTIALS_REVOKED_TOPIC, type CredentialsRevoked } from '../domains/auth/sessions.ts';
 import { DISPATCH_TOPIC, type Dispatch, type Dispatcher } from '../domains/events/dispatch.ts';
+import {
+  VOICE_SESSION_TOPIC,
+  type VoiceSessionMessage,
+  type VoiceStateRequest,
+} from '../domains/voice/voice-service.ts';
 import { AUTH_INVALIDATION_TOPIC, type AuthInvalidation } from '../http/auth/credential-resolver.ts';
 import { clientIp } from '../http/client-ip.ts';
 import { ApiError, bannedError } from '../http/errors.ts';
@@ -16,6 +21,7 @@ import { Fanout } from './fanout.ts';
 import { type IdentifyDeps, SessionStarter } from './identify.ts';
 import { CLOSE, dispatchPrefix, FRAMES, type PresencePayload, type RequestMembersPayload } from './protocol.ts';
 import { SessionRegistry } from './sessions.ts';
+import { VoiceGateway } from './voice-gateway.ts';
 
 export interface GatewayTimings {
   /** Announced in Hello. */
@@ -41,7 +47,7 @@ export interface GatewayOptions {
 }
 
 export type GatewayDeps = IdentifyDeps &
-  Pick<AppServices, 'banCheck' | 'users'> & {
+  Pick<AppServices, 'banCheck' | 'users' | 'voice'> & {
     bus: EventBus;
     dispatcher: Dispatcher;
   };
@@ -71,6 +77,7 @@ export class GatewayServer implements ConnectionHandlers {
   private readonly socketsPerIp = new Map<string, number>();
   private readonly starter: SessionStarter;
   private readonly fanout: Fanout;
+  private readonly voice: VoiceGateway;
   private readonly unsubscribe: (() => void)[] = [];
   private timings: GatewayTimings;
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -83,10 +90,17 @@ export class GatewayServer implements ConnectionHandlers {
   ) {
     this.timings = { ...DEFAULT_TIMINGS, ...options.timings };
     this.maxSocketsPerIp = options.maxSocketsPerIp ?? 256;
-    this.starter = new SessionStarter(deps, this.registry, {
-      maxSessionsPerUser: options.maxSessionsPerUser ?? 100,
-      maxGuildsPerShard: options.maxGuildsPerShard ?? 2500,
-    });
+    this.voice = new VoiceGateway(deps.voice, this.registry, deps.log);
+    this.registry.onRemoved = (session) => this.voice.sessionEnded(session);
+    this.starter = new SessionStarter(
+      deps,
+      this.registry,
+      {
+        maxSessionsPerUser: options.maxSessionsPerUser ?? 100,
+        maxGuildsPerShard: options.maxGuildsPerShard ?? 2500,
+      },
+      (guilds) => this.voice.decorateGuilds(guilds),
+    );
     this.fanout = new Fanout(this.registry, deps.chat, deps.log);
     this.unsubscribe.push(
       deps.bus.subscribe<Dispatch>(DISPATCH_TOPIC, (dispatch) => this.fanout.onDispatch(dispatch)),
@@ -94,6 +108,7 @@ export class GatewayServer implements ConnectionHandlers {
       deps.bus.subscribe<AuthInvalidation>(AUTH_INVALIDATION_TOPIC, (message) => {
         if (message.userId) this.recheckRestriction(message.userId).catch(() => {});
       }),
+      deps.bus.subscribe<VoiceSessionMessage>(VOICE_SESSION_TOPIC, (message) => this.voice.onSessionMessage(message)),
     );
     this.restartSweep();
   }
@@ -205,6 +220,11 @@ export class GatewayServer implements ConnectionHandlers {
       if (request.nonce !== undefined) payload.nonce = request.nonce;
       session.deliver(dispatchPrefix('GUILD_MEMBERS_CHUNK', payload));
     }
+  }
+
+  /** Op 4: join, move, leave or change one's own flags. */
+  voiceState(connection: Connection, request: VoiceStateRequest): void {
+    if (connection.session) this.voice.request(connection.session, request);
   }
 
   closed(connection: Connection, code: number): void {

@@ -44,6 +44,8 @@ export class SessionStarter {
     private readonly deps: IdentifyDeps,
     private readonly registry: SessionRegistry,
     private readonly limits: SessionLimits,
+    /** Adds what other domains contribute to READY's guild payloads (voice states), in place. */
+    private readonly decorateGuilds: (guilds: Record<string, unknown>[]) => Promise<void> = async () => {},
   ) {}
 
   async identify(connection: Connection, payload: IdentifyPayload): Promise<void> {
@@ -215,6 +217,7 @@ export class SessionStarter {
       ),
       index.hasPrivateChannels ? chat.privateChannelsOf(session.userId) : [],
     ]);
+    await this.decorateGuilds(guilds);
     const payload: Record<string, unknown> = {
       v: 1,
       version: 1,

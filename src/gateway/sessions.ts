@@ -105,6 +105,8 @@ export class SessionRegistry {
   private readonly byUser = new Map<string, Set<GatewaySession>>();
   private readonly byGuild = new Map<string, Set<GatewaySession>>();
   private readonly detached = new Set<GatewaySession>();
+  /** Called once for every session that ends (closed on purpose, revoked, or past its resume window). */
+  onRemoved: ((session: GatewaySession) => void) | undefined;
 
   get size(): number {
     return this.byId.size;
@@ -170,6 +172,7 @@ export class SessionRegistry {
     for (const guildId of session.guildIds) removeFrom(this.byGuild, guildId, session);
     session.guildIds.clear();
     this.detached.delete(session);
+    this.onRemoved?.(session);
   }
 
   /** Drops sessions whose socket ended more than `windowMs` ago. */

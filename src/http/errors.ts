@@ -95,6 +95,9 @@ export const ERRORS = {
   USER_BANNED_FROM_GUILD: { status: 403, message: 'You are banned from this guild' },
   MAX_PINS: { status: 400, message: 'Maximum number of pinned messages reached' },
   UNKNOWN_EMOJI: { status: 400, message: 'Unknown emoji' },
+
+  // Voice
+  TARGET_NOT_CONNECTED_TO_VOICE: { status: 400, message: 'Target user is not connected to voice' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;

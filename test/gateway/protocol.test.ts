@@ -268,7 +268,7 @@ describe('frame rules', () => {
     assert.deepEqual(await client.closed, { code: 4002, reason: 'Invalid presence payload' });
   });
 
-  test('a voice state update is accepted and ignored', async () => {
+  test('a voice state update for a DM call (guild_id null) is accepted and ignored: DM calls are not served yet', async () => {
     const { client } = await readyClient(server, alice.token);
     client.send({ op: 4, d: { guild_id: null, channel_id: null, self_mute: false, self_deaf: false } });
     client.send({ op: 1, d: 1 });

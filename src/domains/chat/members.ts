@@ -129,6 +129,9 @@ export function memberRoutes(deps: ChatDeps): AnyRoute[] {
           guild.require(PERMISSIONS.DEAFEN_MEMBERS);
           set('deaf', body.deaf);
         }
+        // Move or disconnect (voice): refused before anything is written.
+        if (body.channel_id !== undefined)
+          await services.voice.checkMove(guild, target.user_id, body.channel_id ?? null);
         if (body.communication_disabled_until !== undefined) {
           if (self) throw new ApiError('MISSING_PERMISSIONS');
           guild.require(PERMISSIONS.MODERATE_MEMBERS);
@@ -144,13 +147,19 @@ export function memberRoutes(deps: ChatDeps): AnyRoute[] {
             throw fieldError('communication_disabled_until', 'INVALID_FORMAT', 'A timeout lasts at most 28 days');
           set('communication_disabled_until', until === null || until <= ctx.now ? null : new Date(until));
         }
-        if (sets.length === 0) return memberView(target, await store.user(target.user_id));
+        const voiceChange = body.channel_id !== undefined || sets.some((s) => /^(mute|deaf) /.test(s));
+        if (sets.length === 0) {
+          if (voiceChange) await services.voice.applyMemberChange(guildId, target, { channelId: body.channel_id });
+          return memberView(target, await store.user(target.user_id));
+        }
         const [row] = await db.query<MemberRow>(
           `UPDATE members m SET ${sets.join(', ')} WHERE m.guild_id = $1 AND m.user_id = $2 RETURNING ${MEMBER_COLUMNS}`,
           values,
         );
         if (!row) throw new ApiError('UNKNOWN_MEMBER');
-        return publishMemberUpdate(guildId, row);
+        const view = await publishMemberUpdate(guildId, row);
+        if (voiceChange) await services.voice.applyMemberChange(guildId, row, { channelId: body.channel_id });
+        return view;
       },
     }),
 

@@ -34,7 +34,7 @@ export function discoveryDocument(
     },
     captcha: captchaView(config),
     features: {
-      voice_enabled: false,
+      voice_enabled: true,
       stripe_enabled: false,
       self_hosted: true,
       presigned_attachment_uploads: true,
@@ -71,7 +71,7 @@ export function discoveryDocument(
     },
     community: { single_community: false, single_community_guild_id: null, direct_messages_disabled: false },
     gif: { provider: 'none', display_name: '', attribution_required: false },
-    services: { voice: false, push: false, search: false, billing: false },
+    services: { voice: true, push: false, search: false, billing: false },
     push: { public_vapid_key: null },
   };
 }

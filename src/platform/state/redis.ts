@@ -4,6 +4,8 @@ import type { EventBus } from './event-bus.ts';
 import { LocalSubscribers } from './event-bus.ts';
 import type { IpBan, IpBanStore } from './ip-bans.ts';
 import type { RateDecision, RateLimiter } from './rate-limiter.ts';
+import { RedisVoiceStateStore } from './redis-voice-states.ts';
+import type { VoiceStateStore } from './voice-states.ts';
 
 export interface RedisEventBusLike extends EventBus {
   /** Resolves once every SUBSCRIBE sent so far is acknowledged (messages published after it arrive). */
@@ -14,6 +16,7 @@ export interface RedisState {
   bus: RedisEventBusLike;
   rateLimiter: RateLimiter;
   ipBans: IpBanStore;
+  voiceStates: VoiceStateStore;
   close(): Promise<void>;
 }
 
@@ -292,6 +295,7 @@ export async function openRedisState(url: string, prefix: string): Promise<Redis
     bus,
     rateLimiter: new RedisRateLimiter(client, prefix),
     ipBans: new RedisIpBanStore(client, prefix),
+    voiceStates: new RedisVoiceStateStore(client, prefix),
     async close() {
       await Promise.allSettled([subscriber.quit(), client.quit()]);
     },

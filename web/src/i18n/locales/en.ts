@@ -253,6 +253,7 @@ const en = {
     ACCESS_DENIED: 'Your account cannot do this.',
     BOT_USER_AUTH_ENDPOINT_ACCESS_DENIED: 'Bot accounts cannot sign in here.',
     MISSING_PERMISSIONS: 'You do not have the permission to do this.',
+    TARGET_NOT_CONNECTED_TO_VOICE: 'This person is not in a voice channel.',
     MISSING_ACCESS: 'You do not have access to this.',
     MISSING_ACL: 'Your account lacks the administrative right this needs.',
     SSO_REQUIRED: 'This server requires single sign-on. Use the single sign-on button.',

@@ -256,6 +256,7 @@ const fr: Messages = {
     ACCESS_DENIED: 'Votre compte ne peut pas faire cela.',
     BOT_USER_AUTH_ENDPOINT_ACCESS_DENIED: 'Les comptes de bot ne peuvent pas se connecter ici.',
     MISSING_PERMISSIONS: 'Vous n’avez pas la permission de faire cela.',
+    TARGET_NOT_CONNECTED_TO_VOICE: 'Cette personne n’est dans aucun salon vocal.',
     MISSING_ACCESS: 'Vous n’avez pas accès à ceci.',
     MISSING_ACL: 'Votre compte n’a pas le droit d’administration nécessaire.',
     SSO_REQUIRED: 'Ce serveur exige l’authentification unique. Utilisez le bouton d’authentification unique.',

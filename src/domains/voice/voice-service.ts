@@ -1,0 +1,242 @@
+import type { Config } from '../../config/config.ts';
+import { ApiError } from '../../http/errors.ts';
+import type { Clock } from '../../platform/clock.ts';
+import { digest, randomBase62 } from '../../platform/crypto/tokens.ts';
+import type { Logger } from '../../platform/log.ts';
+import type { EventBus } from '../../platform/state/event-bus.ts';
+import type { StoredVoiceState, VoiceStateStore } from '../../platform/state/voice-states.ts';
+import type { GuildContext } from '../chat/access.ts';
+import type { ChatModule } from '../chat/module.ts';
+import { has, PERMISSIONS } from '../chat/permissions.ts';
+import { CHANNEL_TYPES, type ChannelRow, type MemberRow } from '../chat/rows.ts';
+import { memberView } from '../chat/views.ts';
+import type { Dispatcher } from '../events/dispatch.ts';
+
+/** Bus topic carrying a frame for one gateway session (VOICE_SERVER_UPDATE after a moderator's move). */
+export const VOICE_SESSION_TOPIC = 'voice.session';
+
+export interface VoiceSessionMessage {
+  sessionId: string;
+  event: string;
+  payload: Record<string, unknown>;
+}
+
+/** Op 4 as the gateway parsed it. */
+export interface VoiceStateRequest {
+  guildId: string;
+  channelId: string | null;
+  selfMute: boolean;
+  selfDeaf: boolean;
+  selfVideo: boolean;
+  selfStream: boolean;
+}
+
+/** Why an op 4 changed nothing (the gateway, like Discord's, answers a refusal with silence; tests read this). */
+export type VoiceRefusal =
+  | 'unknown_channel'
+  | 'not_voice_channel'
+  | 'missing_connect'
+  | 'channel_full'
+  | 'not_member'
+  | 'not_connected';
+
+export type VoiceOutcome =
+  | { ok: true; server: Record<string, unknown> | undefined }
+  | { ok: false; refusal: VoiceRefusal };
+
+/** How long the VOICE_SERVER_UPDATE token opens the media endpoint. */
+export const VOICE_GRANT_TTL_MS = 120_000;
+
+export interface VoiceServiceDeps {
+  store: VoiceStateStore;
+  chat: Pick<ChatModule, 'access' | 'store'>;
+  dispatcher: Dispatcher;
+  bus: EventBus;
+  clock: Clock;
+  config: Pick<Config, 'publicUrl'>;
+  log: Logger;
+}
+
+/** The media endpoint announced in VOICE_SERVER_UPDATE: the signalling WebSocket on the public origin. */
+export function voiceEndpoint(config: Pick<Config, 'publicUrl'>): string {
+  return `${config.publicUrl.replace(/^http/, 'ws')}/voice`;
+}
+
+/**
+ * Voice state: who is in which voice channel, with which flags, and who may be there. Changes are stored in the
+ * shared store and announced to the guild as VOICE_STATE_UPDATE; a join or move also mints the single-room token
+ * the joining session receives in VOICE_SERVER_UPDATE.
+ */
+export class VoiceService {
+  constructor(private readonly deps: VoiceServiceDeps) {}
+
+  statesOf(guildId: string): Promise<StoredVoiceState[]> {
+    return this.deps.store.ofGuild(guildId);
+  }
+
+  stateOf(guildId: string, userId: string): Promise<StoredVoiceState | undefined> {
+    return this.deps.store.get(guildId, userId);
+  }
+
+  /** Op 4 from a gateway session. */
+  async update(sessionId: string, userId: string, request: VoiceStateRequest): Promise<VoiceOutcome> {
+    const { store } = this.deps;
+    if (request.channelId === null) {
+      const removed = await store.remove(request.guildId, userId);
+      if (!removed) return { ok: false, refusal: 'not_connected' };
+      await this.announceLeft(removed);
+      return { ok: true, server: undefined };
+    }
+    const target = await this.voiceChannel(request.channelId, userId, request.guildId);
+    if (!target.ok) return target;
+    const { channel, member, permissions } = target;
+    if (!has(permissions, PERMISSIONS.VIEW_CHANNEL) || !has(permissions, PERMISSIONS.CONNECT))
+      return { ok: false, refusal: 'missing_connect' };
+    const previous = await store.get(request.guildId, userId);
+    const canStream = has(permissions, PERMISSIONS.STREAM);
+    const state: StoredVoiceState = {
+      guild_id: request.guildId,
+      channel_id: channel.id,
+      user_id: userId,
+      session_id: sessionId,
+      deaf: member.deaf,
+      mute: member.mute,
+      self_deaf: request.selfDeaf,
+      self_mute: request.selfMute || request.selfDeaf,
+      self_video: request.selfVideo && canStream,
+      self_stream: request.selfStream && canStream,
+      suppress: !has(permissions, PERMISSIONS.SPEAK),
+      request_to_speak_timestamp: null,
+    };
+    // MOVE_MEMBERS lets a member into a full channel, as in Discord.
+    const limit = has(permissions, PERMISSIONS.MOVE_MEMBERS) ? 0 : (channel.user_limit ?? 0);
+    if (!(await store.put(state, limit))) return { ok: false, refusal: 'channel_full' };
+    await this.announce(state, member);
+    const moved = !previous || previous.channel_id !== state.channel_id || previous.session_id !== sessionId;
+    return { ok: true, server: moved ? await this.serverUpdate(state) : undefined };
+  }
+
+  /** A gateway session ended: its voice states go, unless another session has taken them over. */
+  async leaveSession(sessionId: string, userId: string, guildIds: Iterable<string>): Promise<void> {
+    for (const guildId of guildIds) {
+      const removed = await this.deps.store.remove(guildId, userId, sessionId);
+      if (removed) await this.announceLeft(removed);
+    }
+  }
+
+  /**
+   * PATCH /guilds/{id}/members/{uid} `channel_id` (move or disconnect), checked before anything is written:
+   * the caller needs MOVE_MEMBERS, the target must be connected, and the caller must be able to connect to
+   * the destination.
+   */
+  async checkMove(guild: GuildContext, targetUserId: string, channelId: string | null): Promise<void> {
+    guild.require(PERMISSIONS.MOVE_MEMBERS);
+    const current = await this.deps.store.get(guild.guildId, targetUserId);
+    if (!current) throw new ApiError('TARGET_NOT_CONNECTED_TO_VOICE');
+    if (channelId === null) return;
+    const channel = await this.deps.chat.store.channel(channelId);
+    if (!channel || channel.guild_id !== guild.guildId) throw new ApiError('UNKNOWN_CHANNEL');
+    if (channel.type !== CHANNEL_TYPES.GUILD_VOICE) throw new ApiError('UNKNOWN_CHANNEL');
+    const permissions = guild.channelPermissions(channel);
+    if (!has(permissions, PERMISSIONS.VIEW_CHANNEL) || !has(permissions, PERMISSIONS.CONNECT))
+      throw new ApiError('MISSING_PERMISSIONS');
+  }
+
+  /**
+   * After the member row was written: server mute/deaf and a move or disconnect reach the voice state, the guild
+   * hears VOICE_STATE_UPDATE, and a moved member's session gets a token for the new room.
+   */
+  async applyMemberChange(
+    guildId: string,
+    member: MemberRow,
+    change: { channelId?: string | null | undefined },
+  ): Promise<void> {
+    const { store } = this.deps;
+    const current = await store.get(guildId, member.user_id);
+    if (!current) return;
+    if (change.channelId === null) {
+      const removed = await store.remove(guildId, member.user_id, current.session_id);
+      if (removed) await this.announceLeft(removed);
+      return;
+    }
+    const channelId = change.channelId ?? current.channel_id;
+    const channel = await this.deps.chat.store.channel(channelId);
+    const targetPermissions = channel ? await this.memberPermissions(channel, member.user_id) : 0n;
+    const next: StoredVoiceState = {
+      ...current,
+      channel_id: channelId,
+      mute: member.mute,
+      deaf: member.deaf,
+      suppress: !has(targetPermissions, PERMISSIONS.SPEAK),
+    };
+    if (!(await store.put(next, 0))) return;
+    await this.announce(next, member);
+    if (next.channel_id !== current.channel_id) {
+      const server = await this.serverUpdate(next);
+      await this.deps.bus.publish<VoiceSessionMessage>(VOICE_SESSION_TOPIC, {
+        sessionId: next.session_id,
+        event: 'VOICE_SERVER_UPDATE',
+        payload: server,
+      });
+    }
+  }
+
+  private async memberPermissions(channel: ChannelRow, userId: string): Promise<bigint> {
+    try {
+      return (await this.deps.chat.access.channel(channel.id, userId, this.deps.clock.now())).permissions;
+    } catch {
+      return 0n;
+    }
+  }
+
+  private async voiceChannel(
+    channelId: string,
+    userId: string,
+    guildId: string,
+  ): Promise<
+    { ok: true; channel: ChannelRow; member: MemberRow; permissions: bigint } | { ok: false; refusal: VoiceRefusal }
+  > {
+    let access: Awaited<ReturnType<ChatModule['access']['channel']>>;
+    try {
+      access = await this.deps.chat.access.channel(channelId, userId, this.deps.clock.now());
+    } catch (error) {
+      if (error instanceof ApiError)
+        return { ok: false, refusal: error.code === 'UNKNOWN_CHANNEL' ? 'unknown_channel' : 'not_member' };
+      throw error;
+    }
+    const { channel, guild, permissions } = access;
+    if (!guild || channel.guild_id !== guildId) return { ok: false, refusal: 'unknown_channel' };
+    if (channel.type !== CHANNEL_TYPES.GUILD_VOICE) return { ok: false, refusal: 'not_voice_channel' };
+    return { ok: true, channel, member: guild.member, permissions };
+  }
+
+  private async serverUpdate(state: StoredVoiceState): Promise<Record<string, unknown>> {
+    const token = randomBase62(40);
+    await this.deps.store.putGrant(digest(token), {
+      guildId: state.guild_id,
+      channelId: state.channel_id,
+      userId: state.user_id,
+      sessionId: state.session_id,
+      expiresAt: this.deps.clock.now() + VOICE_GRANT_TTL_MS,
+    });
+    return { token, guild_id: state.guild_id, endpoint: voiceEndpoint(this.deps.config) };
+  }
+
+  private async announce(state: StoredVoiceState, member?: MemberRow): Promise<void> {
+    const row = member ?? (await this.deps.chat.store.member(state.guild_id, state.user_id));
+    const user = await this.deps.chat.store.user(state.user_id);
+    const payload: Record<string, unknown> = { ...state };
+    if (row) payload.member = memberView(row, user);
+    await this.deps.dispatcher.dispatch('VOICE_STATE_UPDATE', payload, { kind: 'guild', guildId: state.guild_id });
+  }
+
+  private async announceLeft(state: StoredVoiceState): Promise<void> {
+    const left = { ...state, channel_id: null, self_video: false, self_stream: false };
+    const row = await this.deps.chat.store.member(state.guild_id, state.user_id);
+    const user = await this.deps.chat.store.user(state.user_id);
+    const payload: Record<string, unknown> = { ...left };
+    if (row) payload.member = memberView(row, user);
+    // A member who just left the guild is not in its audience any more; they still hear that they left.
+    await this.deps.dispatcher.dispatch('VOICE_STATE_UPDATE', payload, { kind: 'guild', guildId: state.guild_id });
+  }
+}
