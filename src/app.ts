@@ -30,6 +30,7 @@ import { SnowflakeGenerator } from './platform/crypto/snowflake.ts';
 import { TokenCheck } from './platform/crypto/token-check.ts';
 import type { Database } from './platform/db/database.ts';
 import { migrate } from './platform/db/migrate.ts';
+import { NodeLease } from './platform/db/node-lease.ts';
 import { openConfiguredDatabase } from './platform/db/open-database.ts';
 import { createLogger, type Logger } from './platform/log.ts';
 import { CapturingMailer, DisabledMailer, type Mailer, Outbox, SmtpMailer } from './platform/mail/mailer.ts';
@@ -96,7 +97,18 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   const credentials = new CredentialResolver(db, users, bus, clock, tokenCheck);
   await credentials.loadLegacyDigests();
   const settings = new InstanceSettings(db, bus, secrets.mfa);
-  const ids = new SnowflakeGenerator(config.workerId, () => clock.now());
+  const lease = await NodeLease.acquire(db, {
+    preferredWorkerId: config.workerId,
+    objectStore: config.s3Bucket ? `s3:${config.s3Bucket}` : `local:${join(dataDir, 'objects')}`,
+    sharedObjectDir: config.sharedObjectDir,
+    log,
+    onLost: () => {
+      // Ids minted now could collide with the process that took the worker id: stop rather than corrupt.
+      log.error('the worker-id lease was lost (this process stalled past its expiry); exiting');
+      process.exit(70);
+    },
+  });
+  const ids = new SnowflakeGenerator(lease.workerId, () => clock.now());
   await ensureAdminApplication({ db, ids, config, now: clock.now() });
   if (await settings.sealPlainSecret()) log.info('sealed the plain-text SSO client secret');
   await settings.reload();
@@ -195,6 +207,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
       await closeHttp(http);
       await credentials.close();
       await closeState();
+      await lease.release().catch(() => {});
       await db.close();
     },
   };

@@ -59,6 +59,8 @@ export interface Config {
   s3Prefix: string | undefined;
   roles: Set<'api' | 'gateway' | 'media'>;
   workerId: number;
+  /** The local object directory (`<data dir>/objects`) is one directory shared by every node. */
+  sharedObjectDir: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
 }
 
@@ -397,6 +399,15 @@ export const SETTINGS = [
     describe: 'Comma-separated CIDRs never banned automatically',
     parse: cidrs,
     fallback: () => [],
+  }),
+  setting({
+    key: 'sharedObjectDir',
+    env: 'HEARTH_SHARED_OBJECT_DIR',
+    flag: '--shared-object-dir',
+    describe:
+      'Declare <data dir>/objects one directory shared by every process (else a second process on the same database is refused unless HEARTH_S3_BUCKET is set)',
+    parse: boolean,
+    fallback: () => false,
   }),
   setting({
     key: 'ipAuthorization',

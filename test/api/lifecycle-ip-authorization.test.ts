@@ -103,7 +103,12 @@ describe('IP authorisation challenge', () => {
     const res = await login(server, user.email, user.password, { 'x-forwarded-for': ip, 'user-agent': agent });
     assert.equal(res.status, 403, res.text);
     const mail = await lastEmail(server, user.email, 'ip_authorization');
-    assert.match(mail.text, new RegExp(`Address: ${ip.replaceAll('.', '\\.')}\nDevice: Chrome on Linux\nTime: \\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2} UTC`));
+    assert.match(
+      mail.text,
+      new RegExp(
+        `Address: ${ip.replaceAll('.', '\\.')}\nDevice: Chrome on Linux\nTime: \\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2} UTC`,
+      ),
+    );
     assert.ok(mail.html.includes(`Address: ${ip}<br>Device: Chrome on Linux`));
     assert.ok(!mail.text.includes('Mozilla'), 'the raw user agent is not repeated');
     assert.equal((await authorize(mail.metadata.token as string)).status, 204);

@@ -13,6 +13,23 @@ import { templatePath } from './template.ts';
 
 export const TEST_TOKEN = 'test-harness-token';
 
+export interface TestSecrets {
+  sudo: string;
+  mediaProxy: string;
+  relay: string;
+  mfa: string;
+}
+
+/** Fresh signing secrets; servers meant to act as nodes of one instance are given the same set. */
+export function newTestSecrets(): TestSecrets {
+  return {
+    sudo: 's'.repeat(32) + randomBytes(8).toString('hex'),
+    mediaProxy: randomBytes(32).toString('hex'),
+    relay: randomBytes(32).toString('hex'),
+    mfa: randomBytes(32).toString('hex'),
+  };
+}
+
 export interface TestServer {
   app: RunningApp;
   /** http://127.0.0.1:<port> */
@@ -26,7 +43,10 @@ export interface TestServer {
  * Starts a real server on a random port with a fresh database: an in-memory PGlite copied from the migrated
  * template, or (when `TEST_DATABASE_URL` is set) a new PostgreSQL database; Redis when `TEST_REDIS_URL` is set.
  */
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+export async function startTestServer(
+  env: Record<string, string> = {},
+  options: { secrets?: TestSecrets } = {},
+): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'hearth-test-'));
   const adminUrl = process.env.TEST_DATABASE_URL;
   let dropDatabase = async () => {};
@@ -65,12 +85,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
   // The port is only known after listen; discovery needs a public URL, so a placeholder is replaced below.
   const config = loadConfig({ ...baseEnv, HEARTH_PUBLIC_URL: 'http://127.0.0.1:1', ...env });
   const explicitPublicUrl = env.HEARTH_PUBLIC_URL !== undefined;
-  const secrets = {
-    sudo: 's'.repeat(32) + randomBytes(8).toString('hex'),
-    mediaProxy: randomBytes(32).toString('hex'),
-    relay: randomBytes(32).toString('hex'),
-    mfa: randomBytes(32).toString('hex'),
-  };
+  const secrets = options.secrets ?? newTestSecrets();
   const app = await startApp({
     config,
     secrets,
