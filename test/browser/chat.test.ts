@@ -77,6 +77,27 @@ if (!CHROMIUM_PATH) {
       assert.equal(await b.locator('.message-list code', { hasText: 'code' }).count(), 1);
       assert.equal(await b.getByRole('button', { name: 'Spoiler' }).count(), 1);
 
+      // Mention and :shortcode: completion; markup in a message stays text, only http(s) links are links.
+      await composer(a).pressSequentially(`@${bob.username.slice(0, 4)}`);
+      await a.getByRole('option', { name: new RegExp(bob.username) }).waitFor();
+      await composer(a).press('Tab');
+      await composer(a).pressSequentially(':tad');
+      await a.getByRole('option', { name: '🎉 :tada:' }).waitFor();
+      await composer(a).press('Tab');
+      await composer(a).pressSequentially(
+        '[x](javascript:alert(1)) <img src=x onerror=alert(1)> [site](https://example.com/a) ~~gone~~',
+      );
+      await composer(a).press('Enter');
+      const safe = b.locator('.message', { hasText: 'site' });
+      await safe.waitFor();
+      assert.equal(await safe.locator('.mention.me').innerText(), `@${bob.username}`);
+      assert.match(await safe.innerText(), /🎉/);
+      assert.equal(await safe.locator('img').count(), 0);
+      assert.deepEqual(await safe.locator('.content a').evaluateAll((els) => els.map((e) => e.getAttribute('href'))), [
+        'https://example.com/a',
+      ]);
+      assert.equal(await safe.locator('s', { hasText: 'gone' }).count(), 1);
+
       // Bob reacts with 👍; Alice sees the count live.
       const aliceMessage = b.locator('.message', { hasText: 'Hello Bob' });
       await aliceMessage.hover();

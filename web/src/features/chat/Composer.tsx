@@ -3,6 +3,7 @@ import { useTranslation } from 'react-i18next';
 import type { Channel, Message } from '../../api/chat-types.ts';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { useChat } from './context.ts';
+import { EMOJI } from './emoji.ts';
 
 const TYPING_EVERY_MS = 8000;
 
@@ -99,7 +100,7 @@ export function Composer({
   };
 
   const complete = (choice: Suggestion) => {
-    const before = text.slice(0, caret).replace(/[@#][\w-]*$/, choice.insert);
+    const before = text.slice(0, caret).replace(/(?:[@#][\w.-]*|:[\w+-]*)$/, choice.insert);
     const next = `${before} ${text.slice(caret)}`;
     setText(next);
     setSelected(0);
@@ -278,6 +279,13 @@ function suggest(store: ReturnType<typeof useChat>, channel: Channel, before: st
       }
     }
     return out.slice(0, 10);
+  }
+  const shortcode = /(?:^|\s):([\w+-]{2,32})$/.exec(before);
+  if (shortcode) {
+    const query = (shortcode[1] ?? '').toLowerCase();
+    return EMOJI.filter(([name]) => name.startsWith(query))
+      .slice(0, 8)
+      .map(([name, char]) => ({ id: `e${name}`, label: `${char} :${name}:`, insert: char }));
   }
   const hash = /(?:^|\s)#([\w-]{0,32})$/.exec(before);
   if (hash && channel.guild_id) {

@@ -1,4 +1,5 @@
 import { Fragment, type ReactNode, useEffect, useState } from 'react';
+import { useTranslation } from 'react-i18next';
 
 /**
  * The platform's markdown rendered as React elements (never HTML strings, so nothing in a message can become
@@ -28,16 +29,14 @@ function safeUrl(raw: string): string | null {
 }
 
 function Spoiler({ children }: { children: ReactNode }) {
+  const { t } = useTranslation();
   const [shown, setShown] = useState(false);
+  if (shown) return <span className="spoiler shown">{children}</span>;
+  // Hidden: a button named "Spoiler" (the text is kept from assistive technology until revealed).
   return (
-    <button
-      type="button"
-      className={shown ? 'spoiler shown' : 'spoiler'}
-      aria-expanded={shown}
-      aria-label={shown ? undefined : 'Spoiler'}
-      onClick={() => setShown(true)}
-    >
-      <span aria-hidden={!shown}>{children}</span>
+    <button type="button" className="spoiler" onClick={() => setShown(true)}>
+      <span className="visually-hidden">{t('chat.spoiler')}</span>
+      <span aria-hidden="true">{children}</span>
     </button>
   );
 }

@@ -4,6 +4,7 @@ import type { SessionInfo } from '../../api/types.ts';
 import { useApp } from '../../app-context.tsx';
 import { Button } from '../../components/Button.tsx';
 import { ErrorNotice, Notice } from '../../components/ErrorNotice.tsx';
+import { Link } from '../../components/Link.tsx';
 import { PageLayout } from '../../components/PageLayout.tsx';
 import { SudoCancelled, useSudo } from '../../components/SudoPrompt.tsx';
 import { formatDate, snowflakeDate } from '../../i18n/format.ts';
@@ -75,7 +76,9 @@ export default function HomePage() {
 
   return (
     <PageLayout title={t('home.title', { name })}>
-      <p>{t('home.intro')}</p>
+      <p>
+        {t('home.intro')} <Link href="/channels/@me">{t('home.openChat')}</Link>
+      </p>
       <section aria-labelledby="account-heading">
         <h2 id="account-heading">{t('home.account')}</h2>
         <dl className="facts">

@@ -110,6 +110,7 @@ const chatEn = {
   newGroup: 'New conversation',
   pickFriends: 'Friends to include',
   startConversation: 'Start the conversation',
+  spoiler: 'Spoiler',
   incoming: 'Incoming request',
   outgoing: 'Outgoing request',
   messageName: 'Message {{name}}',

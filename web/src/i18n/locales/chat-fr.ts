@@ -112,6 +112,7 @@ const chatFr: ChatMessages = {
   newGroup: 'Nouvelle conversation',
   pickFriends: 'Amis à inclure',
   startConversation: 'Commencer la conversation',
+  spoiler: 'Divulgâcheur',
   incoming: 'Demande reçue',
   outgoing: 'Demande envoyée',
   messageName: 'Écrire à {{name}}',

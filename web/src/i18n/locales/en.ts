@@ -154,7 +154,8 @@ const en = {
   },
   home: {
     title: 'Welcome, {{name}}',
-    intro: 'You are signed in. Chat is coming to this page soon.',
+    intro: 'You are signed in.',
+    openChat: 'Open your conversations',
     account: 'Your account',
     emailVerified: 'Email verified',
     emailNotVerified: 'Your email address is not verified yet.',

@@ -157,7 +157,8 @@ const fr: Messages = {
   },
   home: {
     title: 'Bienvenue, {{name}}',
-    intro: 'Vous êtes connecté. La discussion arrive bientôt sur cette page.',
+    intro: 'Vous êtes connecté.',
+    openChat: 'Ouvrir vos conversations',
     account: 'Votre compte',
     emailVerified: 'Adresse e-mail vérifiée',
     emailNotVerified: 'Votre adresse e-mail n’est pas encore vérifiée.',
