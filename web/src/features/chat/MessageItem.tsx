@@ -104,7 +104,7 @@ function Item({
         <div className="message-head">
           <button
             type="button"
-            className="author link"
+            className="author"
             style={{ color: store.roleColor(channel.guild_id, message.author.id) }}
             onClick={() => setPopout(!popout)}
             aria-expanded={popout}
