@@ -1,6 +1,13 @@
 #!/usr/bin/env node
-// `npx hearth …`: runs the TypeScript CLI through tsx (a runtime dependency), as `npm start` runs the server.
-import { register } from 'tsx/esm/api';
+// `npx hearth …`: the compiled CLI (dist/, built by `npm ci`), or the TypeScript source through tsx in a
+// checkout that has not been built.
+import { existsSync } from 'node:fs';
 
-register();
-await import('../src/cli/hearth.ts');
+const compiled = new URL('../dist/cli/hearth.js', import.meta.url);
+if (existsSync(compiled)) {
+  await import(compiled.href);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../src/cli/hearth.ts');
+}

@@ -71,8 +71,14 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   const dataDir = resolve(config.dataDir);
   await mkdir(dataDir, { recursive: true });
 
+  const opening = performance.now();
   const db = options.database ?? (await openConfiguredDatabase(config));
-  await migrate(db);
+  const applied = await migrate(db);
+  log.info('database ready', {
+    storage: db.kind,
+    migrations_applied: applied.length,
+    ms: Math.round(performance.now() - opening),
+  });
 
   let bus: EventBus = new InProcessEventBus();
   let rateLimiter: RateLimiter = new InProcessRateLimiter();

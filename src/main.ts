@@ -24,6 +24,10 @@ async function main(): Promise<void> {
     throw error;
   }
   const log = createLogger(config.logLevel);
+  log.info('starting', {
+    storage: config.databaseUrl ? 'postgres' : `embedded (${config.dataDir})`,
+    roles: [...config.roles].join(','),
+  });
   // With a shared database or Redis, several processes may serve one instance: secrets generated per process
   // would disagree (a TOTP factor set up on one node refused on another), so they must be given.
   const missing = SECRET_NAMES.filter((name) => !config[SECRET_SETTING[name]]);
