@@ -11,6 +11,7 @@ import { OneTimeTokens } from './domains/auth/one-time-tokens.ts';
 import { SessionService } from './domains/auth/sessions.ts';
 import { CaptchaVerifier } from './domains/captcha/captcha-verifier.ts';
 import { createChatModule } from './domains/chat/module.ts';
+import { ThreadArchiver } from './domains/chat/thread-archiver.ts';
 import { AccountEmails } from './domains/email/account-emails.ts';
 import { Dispatcher } from './domains/events/dispatch.ts';
 import { InstanceSettings } from './domains/instance/instance-settings.ts';
@@ -194,6 +195,9 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   const deletionSweeper = new DeletionSweeper(services, config.testMode ? 500 : 60_000);
   deletionSweeper.start();
   services.janitor.start();
+  // Idle threads archive themselves; test mode checks every second so a shifted clock takes effect at once.
+  const threadArchiver = new ThreadArchiver(chat.threads, log, config.testMode ? 1000 : 60_000);
+  threadArchiver.start();
 
   await http.listen({ port: config.port, host: config.host });
   const address = http.server.address();
@@ -209,6 +213,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     async close() {
       await deletionSweeper.stop();
       await services.janitor.stop();
+      await threadArchiver.stop();
       await gateway?.drain();
       await closeHttp(http);
       await credentials.close();

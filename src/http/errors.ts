@@ -95,6 +95,10 @@ export const ERRORS = {
   USER_BANNED_FROM_GUILD: { status: 403, message: 'You are banned from this guild' },
   MAX_PINS: { status: 400, message: 'Maximum number of pinned messages reached' },
   UNKNOWN_EMOJI: { status: 400, message: 'Unknown emoji' },
+  CANNOT_EXECUTE_ACTION_ON_CHANNEL_TYPE: { status: 400, message: 'Cannot execute action on this channel type' },
+  THREAD_ALREADY_CREATED_FOR_MESSAGE: { status: 400, message: 'A thread has already been created for this message' },
+  THREAD_ARCHIVED: { status: 400, message: 'Thread is archived' },
+  THREAD_LOCKED: { status: 403, message: 'Thread is locked' },
 
   // Voice
   TARGET_NOT_CONNECTED_TO_VOICE: { status: 400, message: 'Target user is not connected to voice' },

@@ -18,7 +18,7 @@ after(async () => {
   await server?.close();
 });
 
-const DEFAULT_EVERYONE = [0n, 6n, 9n, 10n, 11n, 14n, 15n, 16n, 18n, 20n, 21n, 25n, 26n, 37n, 43n].reduce(
+const DEFAULT_EVERYONE = [0n, 6n, 9n, 10n, 11n, 14n, 15n, 16n, 18n, 20n, 21n, 25n, 26n, 35n, 36n, 37n, 38n, 43n].reduce(
   (a, b) => a | (1n << b),
   0n,
 );

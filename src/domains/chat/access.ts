@@ -10,10 +10,12 @@ import {
   PERMISSIONS,
   type PermissionSubject,
   parsePermissions,
+  threadPermissions,
   topRolePosition,
 } from './permissions.ts';
-import { CHANNEL_TYPES, type ChannelRow, type GuildRow, type MemberRow, type RoleRow } from './rows.ts';
+import { CHANNEL_TYPES, type ChannelRow, type GuildRow, isThread, type MemberRow, type RoleRow } from './rows.ts';
 import type { ChatStore, GuildBundle } from './store.ts';
+import type { ThreadChannelRow, ThreadStore } from './thread-store.ts';
 
 /** A path id that is not a snowflake names nothing: the resource's UNKNOWN_* code, never a 500. */
 export function pathId(raw: string | undefined, unknown: ErrorCode): string {
@@ -129,6 +131,16 @@ export interface ChannelAccess {
   /** Set for DM and group-DM channels. */
   recipients: string[] | undefined;
   permissions: bigint;
+  /** Set for threads: the caller's standing in the thread and its parent. */
+  thread?: ThreadAccess | undefined;
+}
+
+export interface ThreadAccess {
+  row: ThreadChannelRow;
+  parent: ChannelRow;
+  /** The caller's permissions in the parent channel (threads have no overwrites of their own). */
+  parentPermissions: bigint;
+  isMember: boolean;
 }
 
 export function isPrivateChannel(channel: Pick<ChannelRow, 'type'>): boolean {
@@ -136,7 +148,10 @@ export function isPrivateChannel(channel: Pick<ChannelRow, 'type'>): boolean {
 }
 
 export class Access {
-  constructor(private readonly store: ChatStore) {}
+  constructor(
+    private readonly store: ChatStore,
+    private readonly threads: ThreadStore,
+  ) {}
 
   /** The caller must be a member: missing guild → UNKNOWN_GUILD, not a member → MISSING_ACCESS. */
   async guild(guildId: string, userId: string, now: number, db?: Queryable): Promise<GuildContext> {
@@ -161,10 +176,38 @@ export class Access {
       if (!recipients.includes(userId)) throw new ApiError('MISSING_ACCESS');
       return { channel, guild: undefined, recipients, permissions: DM_PERMISSIONS };
     }
+    if (isThread(channel)) return this.thread(channel.id, userId, now, db);
     const guild = await this.guild(channel.guild_id, userId, now, db);
     const permissions = guild.channelPermissions(channel);
     if (!has(permissions, PERMISSIONS.VIEW_CHANNEL)) throw new ApiError('MISSING_ACCESS');
     return { channel, guild, recipients: undefined, permissions };
+  }
+
+  /**
+   * A thread is seen by whoever sees its parent; a private thread only by its members and MANAGE_THREADS
+   * holders. Permissions are the parent's, with SEND_MESSAGES standing for SEND_MESSAGES_IN_THREADS.
+   */
+  private async thread(threadId: string, userId: string, now: number, db?: Queryable): Promise<ChannelAccess> {
+    const row = await this.threads.find(threadId, db);
+    if (!row) throw new ApiError('UNKNOWN_CHANNEL');
+    const [guild, parent, membership] = await Promise.all([
+      this.guild(row.guild_id, userId, now, db),
+      this.store.channel(row.parent_id, db),
+      this.threads.member(row.id, userId, db),
+    ]);
+    if (!parent) throw new ApiError('UNKNOWN_CHANNEL');
+    const parentPermissions = guild.channelPermissions(parent);
+    if (!has(parentPermissions, PERMISSIONS.VIEW_CHANNEL)) throw new ApiError('MISSING_ACCESS');
+    const isMember = membership !== undefined;
+    if (row.type === CHANNEL_TYPES.PRIVATE_THREAD && !isMember && !has(parentPermissions, PERMISSIONS.MANAGE_THREADS))
+      throw new ApiError('MISSING_ACCESS');
+    return {
+      channel: row,
+      guild,
+      recipients: undefined,
+      permissions: threadPermissions(parentPermissions),
+      thread: { row, parent, parentPermissions, isMember },
+    };
   }
 
   /** The path's `:channelId` as the caller sees it (the first step of every channel route), optionally with `bit`. */

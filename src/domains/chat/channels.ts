@@ -8,6 +8,7 @@ import { leaveGroupDm } from './dms.ts';
 import { ALL_PERMISSIONS, has, PERMISSIONS } from './permissions.ts';
 import { privateChannelFor, privateChannelViews } from './private-channels.ts';
 import { CHANNEL_TYPES, type ChannelRow, type OverwriteJson } from './rows.ts';
+import { autoArchiveDuration } from './threads.ts';
 import { channelView } from './views.ts';
 
 export const MAX_GUILD_CHANNELS = 500;
@@ -54,6 +55,11 @@ const patchChannelBody = z.object({
     .string()
     .max(10 * 1024 * 1024)
     .nullish(),
+  // Thread fields (thread-service.ts); ignored for other channels.
+  archived: z.boolean().optional(),
+  auto_archive_duration: autoArchiveDuration.optional(),
+  locked: z.boolean().optional(),
+  invitable: z.boolean().optional(),
 });
 
 const positionsBody = z
@@ -110,6 +116,7 @@ async function checkOverwrites(
 export function channelRoutes(deps: ChatDeps): AnyRoute[] {
   const { services, store, access, events } = deps;
   const { db, ids } = services;
+  const threads = services.chatCore.threads;
 
   async function requireParent(guildId: string, parentId: string | null | undefined): Promise<ChannelRow | undefined> {
     if (!parentId) return undefined;
@@ -234,6 +241,7 @@ export function channelRoutes(deps: ChatDeps): AnyRoute[] {
         const channelAccess = await access.channelOf(ctx);
         if (isPrivateChannel(channelAccess.channel))
           return privateChannelFor(store, channelAccess.channel, channelAccess.recipients ?? [], ctx.user.id);
+        if (channelAccess.thread) return threads.view(channelAccess.channel.id, ctx.user.id);
         return channelView(channelAccess.channel);
       },
     }),
@@ -263,6 +271,7 @@ export function channelRoutes(deps: ChatDeps): AnyRoute[] {
           for (const userId of recipients) await events.users('CHANNEL_UPDATE', [userId], viewFor(userId));
           return viewFor(ctx.user.id);
         }
+        if (channelAccess.thread) return threads.update(channelAccess, ctx.user.id, body);
         const guild = channelAccess.guild as GuildContext;
         requireChannel(channelAccess, PERMISSIONS.MANAGE_CHANNELS);
         let overwrites = channel.permission_overwrites;
@@ -321,9 +330,18 @@ export function channelRoutes(deps: ChatDeps): AnyRoute[] {
           await events.users('CHANNEL_DELETE', [ctx.user.id], { id: channel.id, type: channel.type });
           return undefined;
         }
+        if (channelAccess.thread) {
+          await threads.remove(channelAccess);
+          return undefined;
+        }
         requireChannel(channelAccess, PERMISSIONS.MANAGE_CHANNELS);
         const guildId = channel.guild_id as string;
         await db.transaction(async (tx) => {
+          // A channel's threads go with it (clients drop them on CHANNEL_DELETE, as Discord's do).
+          await tx.query('DELETE FROM channels WHERE guild_id = $1 AND parent_id = $2 AND type IN (10, 11, 12)', [
+            guildId,
+            channel.id,
+          ]);
           await tx.query('UPDATE channels SET parent_id = NULL WHERE guild_id = $1 AND parent_id = $2', [
             guildId,
             channel.id,

@@ -1,6 +1,7 @@
 import type { EventBus } from '../../platform/state/event-bus.ts';
 import type { Audience, Dispatcher } from '../events/dispatch.ts';
 import type { ChannelAccess } from './access.ts';
+import { type ChannelRow, isThread } from './rows.ts';
 
 /** Tells every process that cached permission data of a guild (or of one member in it) is stale. */
 export const CHAT_INVALIDATE_TOPIC = 'chat.invalidate';
@@ -15,10 +16,17 @@ export interface ChatInvalidation {
  * describes state the receiver can already read back.
  */
 export class ChatEvents {
+  private threadAudience: ((thread: ChannelRow) => Promise<Audience>) | undefined;
+
   constructor(
     private readonly dispatcher: Dispatcher,
     private readonly bus: EventBus,
   ) {}
+
+  /** Who sees a thread's events: the threads module knows (parent viewers, or a private thread's members). */
+  setThreadAudience(resolve: (thread: ChannelRow) => Promise<Audience>): void {
+    this.threadAudience = resolve;
+  }
 
   guild(event: string, guildId: string, payload: Record<string, unknown>): Promise<void> {
     return this.dispatcher.dispatch(event, { ...payload, guild_id: guildId }, { kind: 'guild', guildId });
@@ -35,12 +43,27 @@ export class ChatEvents {
     if (channel.guild_id === null) {
       return this.users(event, access.recipients ?? [], { ...payload, channel_id: channel.id });
     }
+    if (isThread(channel) && this.threadAudience) {
+      const guildId = channel.guild_id;
+      return this.threadAudience(channel).then((audience) =>
+        this.dispatcher.dispatch(event, { ...payload, channel_id: channel.id, guild_id: guildId }, audience),
+      );
+    }
     const audience: Audience = { kind: 'channel', guildId: channel.guild_id, channelId: channel.id };
     return this.dispatcher.dispatch(
       event,
       { ...payload, channel_id: channel.id, guild_id: channel.guild_id },
       audience,
     );
+  }
+
+  /** A thread's own events (THREAD_CREATE/UPDATE/DELETE/MEMBERS_UPDATE): who sees the thread; payload untouched. */
+  async thread(event: string, thread: ChannelRow, payload: Record<string, unknown>): Promise<void> {
+    const guildId = thread.guild_id as string;
+    const audience: Audience = this.threadAudience
+      ? await this.threadAudience(thread)
+      : { kind: 'channel', guildId, channelId: thread.parent_id as string };
+    await this.dispatcher.dispatch(event, payload, audience);
   }
 
   /** A guild channel's own events (CHANNEL_CREATE/UPDATE): members who can view it; payload untouched. */

@@ -2,6 +2,9 @@ import { subjectFor, toOverwrites } from './access.ts';
 import { computeChannelPermissions, has, PERMISSIONS } from './permissions.ts';
 import type { ChannelRow, GuildRow, MemberRow, RoleRow } from './rows.ts';
 import type { ChatStore, GuildBundle } from './store.ts';
+import { visibleThreads } from './thread-service.ts';
+import { ThreadStore } from './thread-store.ts';
+import { threadView } from './thread-views.ts';
 import { channelView, guildView, memberView, roleView } from './views.ts';
 
 /**
@@ -53,6 +56,7 @@ export async function renderGuildPayload(
     has(computeChannelPermissions(subject, toOverwrites(c)), PERMISSIONS.VIEW_CHANNEL),
   );
   const viewer = options.reducedMembers ? { id: viewerId } : await store.user(viewerId);
+  const threads = await activeThreads(store, source, viewerId, subject);
   const guild = guildView(bundle.guild);
   const memberCount = source.memberCount;
   return {
@@ -60,7 +64,7 @@ export async function renderGuildPayload(
     properties: guild,
     roles: bundle.roles.map(roleView),
     channels: visible.map(channelView),
-    threads: [],
+    threads,
     emojis: [],
     stickers: [],
     members: [memberView(bundle.member, viewer)],
@@ -74,4 +78,28 @@ export async function renderGuildPayload(
     large: false,
     unavailable: false,
   };
+}
+
+/** GUILD_CREATE `threads`: the active threads the viewer sees, each with the viewer's membership (no ids). */
+async function activeThreads(
+  store: ChatStore,
+  source: GuildPayloadSource,
+  viewerId: string,
+  subject: ReturnType<typeof subjectFor>,
+): Promise<Record<string, unknown>[]> {
+  const threadStore = new ThreadStore(store.db);
+  const rows = await threadStore.active(source.guild.id);
+  if (rows.length === 0) return [];
+  const parents = new Map(source.channels.map((c) => [c.id, c]));
+  const { threads, members } = await visibleThreads(threadStore, rows, viewerId, (parentId) => {
+    const parent = parents.get(parentId);
+    return parent ? computeChannelPermissions(subject, toOverwrites(parent)) : 0n;
+  });
+  const mine = new Map(members.map((m) => [m.thread_id, m]));
+  return threads.map((row) => {
+    const view = threadView(row);
+    const member = mine.get(row.id);
+    if (member) view.member = { join_timestamp: new Date(member.join_timestamp).toISOString(), flags: member.flags };
+    return view;
+  });
 }

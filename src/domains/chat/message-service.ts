@@ -7,7 +7,16 @@ import type { Queryable } from '../../platform/db/database.ts';
 import type { ChatEvents } from './events.ts';
 import { type AllowedMentions, effectiveMentions, parseMentions, pingsRepliedUser } from './mentions.ts';
 import { CLIENT_MESSAGE_FLAGS, type Embed } from './message-body.ts';
-import { CHANNEL_TYPES, type ChannelRow, iso, MESSAGE_COLUMNS, type MemberRow, type MessageRow } from './rows.ts';
+import {
+  CHANNEL_TYPES,
+  type ChannelRow,
+  iso,
+  isThread,
+  MESSAGE_COLUMNS,
+  type MemberRow,
+  type MessageRow,
+  THREAD_TYPES,
+} from './rows.ts';
 import type { ChatStore } from './store.ts';
 import { memberView, timestampOf } from './views.ts';
 
@@ -69,13 +78,33 @@ interface ReactionAggregate {
   me: boolean;
 }
 
-const TEXT_TYPES: ReadonlySet<number> = new Set([CHANNEL_TYPES.GUILD_TEXT, CHANNEL_TYPES.DM, CHANNEL_TYPES.GROUP_DM]);
+const TEXT_TYPES: ReadonlySet<number> = new Set([
+  CHANNEL_TYPES.GUILD_TEXT,
+  CHANNEL_TYPES.DM,
+  CHANNEL_TYPES.GROUP_DM,
+  ...THREAD_TYPES,
+]);
+
+/** Message flag HAS_THREAD: a thread was started from this message (the thread has the message's id). */
+export const HAS_THREAD_FLAG = 1 << 5;
+
+/** What the threads module does around messages (see thread-service.ts). */
+export interface ThreadHooks {
+  /** Refuses (locked) or unarchives (archived) before a message lands in a thread. */
+  beforeMessage(thread: ChannelRow, authorId: string | null): Promise<void>;
+  /** Counts the message, joins the author and the members it mentions. */
+  afterMessage(thread: ChannelRow, authorId: string | null, mentionedUserIds: readonly string[]): Promise<void>;
+  /** The thread objects started from these messages, by message id. */
+  startedThreads(messageIds: readonly string[]): Promise<Map<string, Record<string, unknown>>>;
+}
 
 /**
  * Message creation, editing and rendering. Routes, webhook execution and the test harness all create
  * messages through `create`, so validation, mentions, storage and the MESSAGE_CREATE dispatch stay in one place.
  */
 export class MessageService {
+  private threadHooks: ThreadHooks | undefined;
+
   constructor(
     private readonly store: ChatStore,
     private readonly events: ChatEvents,
@@ -85,6 +114,10 @@ export class MessageService {
 
   private get db(): Queryable {
     return this.store.db;
+  }
+
+  setThreadHooks(hooks: ThreadHooks): void {
+    this.threadHooks = hooks;
   }
 
   async create(input: CreateMessageInput): Promise<Record<string, unknown>> {
@@ -104,6 +137,8 @@ export class MessageService {
     )
       throw new ApiError('CANNOT_SEND_EMPTY_MESSAGE');
 
+    const inThread = isThread(channel) ? this.threadHooks : undefined;
+    await inThread?.beforeMessage(channel, input.author?.id ?? null);
     let referenced: MessageRow | undefined;
     if (input.messageReference) {
       referenced = await this.referencedMessage(channel, input.messageReference);
@@ -170,6 +205,7 @@ export class MessageService {
       input.author?.id ?? null,
       input.authorMember,
     );
+    await inThread?.afterMessage(channel, input.author?.id ?? null, row.mentions);
     return message;
   }
 
@@ -268,6 +304,9 @@ export class MessageService {
           ),
     ]);
     const users = new Map([...known, ...loaded]);
+    const starters = rows.filter((r) => (r.flags & HAS_THREAD_FLAG) !== 0).map((r) => r.id);
+    const threads =
+      starters.length > 0 && this.threadHooks ? await this.threadHooks.startedThreads(starters) : new Map();
     const referencedById = new Map(referenced.map((r) => [r.id, r]));
     const base = (row: MessageRow): Record<string, unknown> => {
       const view: Record<string, unknown> = {
@@ -296,6 +335,8 @@ export class MessageService {
     };
     return rows.map((row) => {
       const view = base(row);
+      const thread = threads.get(row.id);
+      if (thread) view.thread = thread;
       const list = reactions.get(row.id);
       if (list && list.length > 0) {
         view.reactions = list.map((r) => ({

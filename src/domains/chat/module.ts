@@ -10,6 +10,8 @@ import { ChatReadModel } from './chat-read-model.ts';
 import { ChatEvents } from './events.ts';
 import { MessageService } from './message-service.ts';
 import { ChatStore } from './store.ts';
+import { ThreadService } from './thread-service.ts';
+import { ThreadStore } from './thread-store.ts';
 
 export interface ChatModule {
   store: ChatStore;
@@ -18,6 +20,7 @@ export interface ChatModule {
   messages: MessageService;
   readModel: ChatReadModel;
   botInstaller: ChatBotInstaller;
+  threads: ThreadService;
 }
 
 /** Builds the chat core's collaborators once, for the composition root. */
@@ -30,9 +33,11 @@ export function createChatModule(deps: {
   clock: Clock;
 }): ChatModule {
   const store = new ChatStore(deps.db, deps.users);
-  const access = new Access(store);
+  const threadStore = new ThreadStore(deps.db);
+  const access = new Access(store, threadStore);
   const events = new ChatEvents(deps.dispatcher, deps.bus);
   const messages = new MessageService(store, events, deps.ids, deps.clock);
+  const threads = new ThreadService(store, threadStore, access, events, messages, deps.clock);
   return {
     store,
     access,
@@ -40,5 +45,6 @@ export function createChatModule(deps: {
     messages,
     readModel: new ChatReadModel(store, deps.bus, deps.clock),
     botInstaller: new ChatBotInstaller(store, events, deps.ids, deps.clock),
+    threads,
   };
 }

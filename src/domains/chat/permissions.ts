@@ -33,7 +33,11 @@ export const PERMISSIONS = {
   MANAGE_ROLES: 1n << 28n,
   MANAGE_WEBHOOKS: 1n << 29n,
   MANAGE_EXPRESSIONS: 1n << 30n,
+  MANAGE_THREADS: 1n << 34n,
+  CREATE_PUBLIC_THREADS: 1n << 35n,
+  CREATE_PRIVATE_THREADS: 1n << 36n,
   USE_EXTERNAL_STICKERS: 1n << 37n,
+  SEND_MESSAGES_IN_THREADS: 1n << 38n,
   MODERATE_MEMBERS: 1n << 40n,
   CREATE_EXPRESSIONS: 1n << 43n,
   PIN_MESSAGES: 1n << 51n,
@@ -61,6 +65,9 @@ export const DEFAULT_EVERYONE_PERMISSIONS: bigint = [
   PERMISSIONS.CHANGE_NICKNAME,
   PERMISSIONS.USE_EXTERNAL_STICKERS,
   PERMISSIONS.CREATE_EXPRESSIONS,
+  PERMISSIONS.CREATE_PUBLIC_THREADS,
+  PERMISSIONS.CREATE_PRIVATE_THREADS,
+  PERMISSIONS.SEND_MESSAGES_IN_THREADS,
 ].reduce((a, b) => a | b, 0n);
 
 /** While timed out a member keeps only these (Discord's rule). */
@@ -160,4 +167,16 @@ export function topRolePosition(
   let top = 0;
   for (const roleId of subject.memberRoleIds) top = Math.max(top, positions.get(roleId) ?? 0);
   return top;
+}
+
+/**
+ * What a member may do in a thread, from their permissions in its parent channel (threads have no overwrites
+ * of their own): sending is SEND_MESSAGES_IN_THREADS, not SEND_MESSAGES, and the sending extras follow it.
+ */
+export function threadPermissions(parentPermissions: bigint): bigint {
+  if (!has(parentPermissions, PERMISSIONS.VIEW_CHANNEL)) return 0n;
+  let permissions = parentPermissions & ~PERMISSIONS.SEND_MESSAGES;
+  if (has(parentPermissions, PERMISSIONS.SEND_MESSAGES_IN_THREADS)) permissions |= PERMISSIONS.SEND_MESSAGES;
+  else permissions &= ~SEND_DEPENDENT;
+  return permissions;
 }

@@ -12,6 +12,7 @@ import { pinRoutes } from './pins.ts';
 import { reactionRoutes } from './reactions.ts';
 import { relationshipRoutes } from './relationships.ts';
 import { roleRoutes } from './roles.ts';
+import { threadRoutes } from './threads.ts';
 import { typingRoutes } from './typing.ts';
 
 /** Every chat-core route of api.md §3.8 and the chat rows of §3.2. */
@@ -31,5 +32,6 @@ export function chatRoutes(services: AppServices): AnyRoute[] {
     ...typingRoutes(deps),
     ...dmRoutes(deps),
     ...relationshipRoutes(deps),
+    ...threadRoutes(deps, services.chatCore.threads),
   ];
 }

@@ -1,6 +1,26 @@
 /** Database rows of the chat tables as the drivers return them (int8 columns as decimal strings). */
 
-export const CHANNEL_TYPES = { GUILD_TEXT: 0, DM: 1, GUILD_VOICE: 2, GROUP_DM: 3, GUILD_CATEGORY: 4 } as const;
+export const CHANNEL_TYPES = {
+  GUILD_TEXT: 0,
+  DM: 1,
+  GUILD_VOICE: 2,
+  GROUP_DM: 3,
+  GUILD_CATEGORY: 4,
+  ANNOUNCEMENT_THREAD: 10,
+  PUBLIC_THREAD: 11,
+  PRIVATE_THREAD: 12,
+} as const;
+
+/** Thread channel types (announcement, public, private): rows of `channels` with a `threads` row too. */
+export const THREAD_TYPES: readonly number[] = [
+  CHANNEL_TYPES.ANNOUNCEMENT_THREAD,
+  CHANNEL_TYPES.PUBLIC_THREAD,
+  CHANNEL_TYPES.PRIVATE_THREAD,
+];
+
+export function isThread(channel: Pick<ChannelRow, 'type'>): boolean {
+  return THREAD_TYPES.includes(channel.type);
+}
 
 export interface GuildRow {
   id: string;

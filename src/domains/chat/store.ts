@@ -47,7 +47,11 @@ export class ChatStore {
   }
 
   async guildChannels(guildId: string, db: Queryable = this.db): Promise<ChannelRow[]> {
-    return db.query<ChannelRow>('SELECT * FROM channels WHERE guild_id = $1 ORDER BY position, id', [guildId]);
+    // Threads are channels too, but Discord lists them apart (GUILD_CREATE `threads`, the thread routes).
+    return db.query<ChannelRow>(
+      'SELECT * FROM channels WHERE guild_id = $1 AND type NOT IN (10, 11, 12) ORDER BY position, id',
+      [guildId],
+    );
   }
 
   async roles(guildId: string, db: Queryable = this.db): Promise<RoleRow[]> {

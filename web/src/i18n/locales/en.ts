@@ -238,6 +238,9 @@ const en = {
   errors: {
     NETWORK_ERROR: 'The server could not be reached. Check your connection and try again.',
     UNKNOWN_ERROR: 'Something went wrong. Please try again.',
+    THREAD_ALREADY_CREATED_FOR_MESSAGE: 'A thread has already been started from this message.',
+    THREAD_ARCHIVED: 'This thread is archived. Unarchive it first.',
+    THREAD_LOCKED: 'This thread is locked. Only moderators can post in it or reopen it.',
     BAD_REQUEST: 'The server could not understand this request.',
     FORBIDDEN: 'You are not allowed to do this.',
     NOT_FOUND: 'This could not be found.',

@@ -241,6 +241,9 @@ const fr: Messages = {
   errors: {
     NETWORK_ERROR: 'Le serveur est injoignable. Vérifiez votre connexion et réessayez.',
     UNKNOWN_ERROR: 'Une erreur est survenue. Veuillez réessayer.',
+    THREAD_ALREADY_CREATED_FOR_MESSAGE: 'Un fil a déjà été créé à partir de ce message.',
+    THREAD_ARCHIVED: 'Ce fil est archivé. Désarchivez-le d’abord.',
+    THREAD_LOCKED: 'Ce fil est verrouillé. Seuls les modérateurs peuvent y écrire ou le rouvrir.',
     BAD_REQUEST: 'Le serveur n’a pas compris cette demande.',
     FORBIDDEN: 'Vous n’avez pas le droit de faire cela.',
     NOT_FOUND: 'Élément introuvable.',

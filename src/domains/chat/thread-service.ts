@@ -1,0 +1,377 @@
+import { ApiError } from '../../http/errors.ts';
+import type { Clock } from '../../platform/clock.ts';
+import { isUniqueViolation, type Queryable } from '../../platform/db/database.ts';
+import type { Audience } from '../events/dispatch.ts';
+import { type Access, type ChannelAccess, subjectFor, type ThreadAccess, toOverwrites } from './access.ts';
+import type { ChatEvents } from './events.ts';
+import { HAS_THREAD_FLAG, type MessageService, type ThreadHooks } from './message-service.ts';
+import { computeChannelPermissions, has, PERMISSIONS } from './permissions.ts';
+import { CHANNEL_TYPES, type ChannelRow, MEMBER_COLUMNS, type MemberRow, type MessageRow } from './rows.ts';
+import type { ChatStore } from './store.ts';
+import type { ThreadChannelRow, ThreadMemberRow, ThreadStore } from './thread-store.ts';
+import { threadMemberView, threadView } from './thread-views.ts';
+import { memberView } from './views.ts';
+
+export const AUTO_ARCHIVE_DURATIONS = [60, 1440, 4320, 10080] as const;
+
+export interface CreateThreadInput {
+  parent: ChannelAccess;
+  ownerId: string;
+  name: string;
+  type: number;
+  autoArchiveDuration?: number | undefined;
+  rateLimitPerUser?: number | undefined;
+  invitable?: boolean | undefined;
+  /** The message the thread starts from (public threads only); the thread takes its id. */
+  starter?: MessageRow | undefined;
+  id: string;
+}
+
+export interface UpdateThreadInput {
+  name?: string | undefined;
+  archived?: boolean | undefined;
+  auto_archive_duration?: number | undefined;
+  locked?: boolean | undefined;
+  invitable?: boolean | undefined;
+  rate_limit_per_user?: number | undefined;
+}
+
+/** The viewer's permissions in a parent channel, for deciding which threads they see. */
+export type ParentPermissions = (parentId: string) => bigint;
+
+/**
+ * The threads among `rows` a viewer sees (parent visible; private ones only as a member or MANAGE_THREADS
+ * holder), with the viewer's thread member rows for them.
+ */
+export async function visibleThreads(
+  store: ThreadStore,
+  rows: readonly ThreadChannelRow[],
+  viewerId: string,
+  parentPermissions: ParentPermissions,
+): Promise<{ threads: ThreadChannelRow[]; members: ThreadMemberRow[] }> {
+  const memberships = await store.membershipsOf(
+    viewerId,
+    rows.map((r) => r.id),
+  );
+  const joined = new Set(memberships.map((m) => m.thread_id));
+  const threads = rows.filter((row) => {
+    const permissions = parentPermissions(row.parent_id);
+    if (!has(permissions, PERMISSIONS.VIEW_CHANNEL)) return false;
+    if (row.type !== CHANNEL_TYPES.PRIVATE_THREAD) return true;
+    return joined.has(row.id) || has(permissions, PERMISSIONS.MANAGE_THREADS);
+  });
+  const shown = new Set(threads.map((t) => t.id));
+  return { threads, members: memberships.filter((m) => shown.has(m.thread_id)) };
+}
+
+/**
+ * Threads (Discord's model): creation, membership, archive and lock, auto-archive, and who sees them. A public
+ * thread's events reach whoever sees its parent; a private thread's only its members and MANAGE_THREADS holders.
+ */
+export class ThreadService implements ThreadHooks {
+  constructor(
+    private readonly store: ChatStore,
+    readonly threads: ThreadStore,
+    private readonly access: Access,
+    private readonly events: ChatEvents,
+    private readonly messages: MessageService,
+    private readonly clock: Clock,
+  ) {
+    events.setThreadAudience((thread) => this.audience(thread));
+    messages.setThreadHooks(this);
+  }
+
+  private get db(): Queryable {
+    return this.store.db;
+  }
+
+  async audience(thread: ChannelRow): Promise<Audience> {
+    const guildId = thread.guild_id as string;
+    if (thread.type !== CHANNEL_TYPES.PRIVATE_THREAD)
+      return { kind: 'channel', guildId, channelId: thread.parent_id as string };
+    return { kind: 'users', userIds: await this.privateViewers(thread) };
+  }
+
+  /** Members of a private thread who still see its parent, and everyone holding MANAGE_THREADS there. */
+  async privateViewers(thread: ChannelRow): Promise<string[]> {
+    const guildId = thread.guild_id as string;
+    const [guild, roles, parent, members, threadMembers] = await Promise.all([
+      this.store.guild(guildId),
+      this.store.roles(guildId),
+      this.store.channel(thread.parent_id as string),
+      this.db.query<MemberRow>(`SELECT ${MEMBER_COLUMNS} FROM members m WHERE m.guild_id = $1`, [guildId]),
+      this.threads.memberIds(thread.id),
+    ]);
+    if (!guild || !parent) return [];
+    const joined = new Set(threadMembers);
+    const overwrites = toOverwrites(parent);
+    const now = this.clock.now();
+    return members
+      .filter((member) => {
+        const permissions = computeChannelPermissions(subjectFor(guild, roles, member, now), overwrites);
+        if (!has(permissions, PERMISSIONS.VIEW_CHANNEL)) return false;
+        return joined.has(member.user_id) || has(permissions, PERMISSIONS.MANAGE_THREADS);
+      })
+      .map((m) => m.user_id);
+  }
+
+  async view(threadId: string, viewerId?: string): Promise<Record<string, unknown>> {
+    const [row, member] = await Promise.all([
+      this.threads.find(threadId),
+      viewerId ? this.threads.member(threadId, viewerId) : Promise.resolve(undefined),
+    ]);
+    if (!row) throw new ApiError('UNKNOWN_CHANNEL');
+    return threadView(row, member);
+  }
+
+  /** Threads the viewer sees among `rows`, with the viewer's thread member rows. */
+  visible(rows: readonly ThreadChannelRow[], viewerId: string, parentPermissions: ParentPermissions) {
+    return visibleThreads(this.threads, rows, viewerId, parentPermissions);
+  }
+
+  async create(input: CreateThreadInput): Promise<ThreadChannelRow> {
+    const parent = input.parent.channel;
+    const guildId = parent.guild_id as string;
+    const at = new Date(this.clock.now());
+    try {
+      await this.store.db.transaction(async (tx) => {
+        await tx.query(
+          `INSERT INTO channels (id, type, guild_id, name, parent_id, rate_limit_per_user, owner_id, nsfw)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+          [
+            input.id,
+            input.type,
+            guildId,
+            input.name,
+            parent.id,
+            input.rateLimitPerUser ?? 0,
+            input.ownerId,
+            parent.nsfw,
+          ],
+        );
+        await tx.query(
+          `INSERT INTO threads (channel_id, guild_id, parent_id, auto_archive_duration, archive_timestamp, invitable,
+                                create_timestamp, last_activity_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $5, $5)`,
+          [input.id, guildId, parent.id, input.autoArchiveDuration ?? 1440, at, input.invitable ?? true],
+        );
+        await this.threads.addMember(input.id, input.ownerId, at, tx);
+        if (input.starter)
+          await tx.query('UPDATE messages SET flags = flags | $2 WHERE id = $1', [input.starter.id, HAS_THREAD_FLAG]);
+      });
+    } catch (error) {
+      if (input.starter && isUniqueViolation(error)) throw new ApiError('THREAD_ALREADY_CREATED_FOR_MESSAGE');
+      throw error;
+    }
+    const row = (await this.threads.find(input.id)) as ThreadChannelRow;
+    await this.events.thread('THREAD_CREATE', row, { ...threadView(row), newly_created: true });
+    if (input.starter) {
+      const starter = await this.messages.find(parent.id, input.starter.id);
+      if (starter) {
+        const [message] = await this.messages.render([starter], undefined);
+        await this.events.channel('MESSAGE_UPDATE', { channel: parent, recipients: undefined }, message ?? {});
+      }
+    }
+    return row;
+  }
+
+  /**
+   * Adds a member; newly added → THREAD_MEMBER_UPDATE to them, THREAD_MEMBERS_UPDATE to the thread's viewers,
+   * and for a private thread THREAD_CREATE to them (they could not see it before).
+   */
+  async addMember(thread: ThreadChannelRow, userId: string): Promise<boolean> {
+    const added = await this.threads.addMember(thread.id, userId, new Date(this.clock.now()));
+    if (!added) return false;
+    const guildId = thread.guild_id;
+    const row = (await this.threads.find(thread.id)) ?? thread;
+    if (row.type === CHANNEL_TYPES.PRIVATE_THREAD)
+      await this.events.users('THREAD_CREATE', [userId], threadView(row, added));
+    await this.events.users('THREAD_MEMBER_UPDATE', [userId], { ...threadMemberView(added), guild_id: guildId });
+    const [guildMember, users] = await Promise.all([
+      this.store.member(guildId, userId),
+      this.store.usersByIds([userId]),
+    ]);
+    const member = guildMember ? memberView(guildMember, users.get(userId)) : undefined;
+    await this.events.thread('THREAD_MEMBERS_UPDATE', row, {
+      id: row.id,
+      guild_id: guildId,
+      member_count: row.member_count,
+      added_members: [{ ...threadMemberView(added, member), presence: null }],
+    });
+    return true;
+  }
+
+  async removeMember(thread: ThreadChannelRow, userId: string): Promise<boolean> {
+    // The leaver still gets the update: compute the audience before they leave a private thread.
+    const audience = await this.audience(thread);
+    const removed = await this.threads.removeMember(thread.id, userId);
+    if (!removed) return false;
+    const row = (await this.threads.find(thread.id)) ?? thread;
+    const payload = {
+      id: row.id,
+      guild_id: row.guild_id,
+      member_count: row.member_count,
+      removed_member_ids: [userId],
+    };
+    if (audience.kind === 'users') await this.events.users('THREAD_MEMBERS_UPDATE', audience.userIds, payload);
+    else await this.events.thread('THREAD_MEMBERS_UPDATE', row, payload);
+    return true;
+  }
+
+  /** Whether `userId` (a guild member) may see the thread's parent; not a member → UNKNOWN_MEMBER. */
+  async requireCanJoin(thread: ThreadChannelRow, userId: string): Promise<void> {
+    const target = await this.access.channel(thread.parent_id, userId, this.clock.now()).catch((error: unknown) => {
+      if (error instanceof ApiError && error.code === 'MISSING_ACCESS') {
+        return undefined;
+      }
+      throw error;
+    });
+    if (target === undefined) {
+      const member = await this.store.member(thread.guild_id, userId);
+      throw new ApiError(member ? 'MISSING_PERMISSIONS' : 'UNKNOWN_MEMBER');
+    }
+  }
+
+  async update(access: ChannelAccess, userId: string, body: UpdateThreadInput): Promise<Record<string, unknown>> {
+    const thread = access.thread as ThreadAccess;
+    const row = thread.row;
+    const canManage = has(thread.parentPermissions, PERMISSIONS.MANAGE_THREADS);
+    const isOwner = row.owner_id === userId;
+    if ((body.locked !== undefined || body.rate_limit_per_user !== undefined) && !canManage)
+      throw new ApiError('MISSING_PERMISSIONS');
+    if (
+      (body.name !== undefined || body.auto_archive_duration !== undefined || body.archived === true) &&
+      !canManage &&
+      !isOwner
+    )
+      throw new ApiError('MISSING_PERMISSIONS');
+    if (body.invitable !== undefined) {
+      if (row.type !== CHANNEL_TYPES.PRIVATE_THREAD) throw new ApiError('CANNOT_EXECUTE_ACTION_ON_CHANNEL_TYPE');
+      if (!canManage && !isOwner) throw new ApiError('MISSING_PERMISSIONS');
+    }
+    const locked = body.locked ?? row.locked;
+    const unarchiving = row.archived && body.archived === false;
+    if (unarchiving) {
+      if (locked && !canManage) throw new ApiError('THREAD_LOCKED');
+      if (!has(thread.parentPermissions, PERMISSIONS.SEND_MESSAGES_IN_THREADS) && !canManage)
+        throw new ApiError('MISSING_PERMISSIONS');
+    }
+    // An archived thread changes only by being unarchived (a moderator may also lock or unlock it).
+    const onlyArchiveFields = Object.entries(body).every(
+      ([key, value]) => value === undefined || key === 'archived' || key === 'locked',
+    );
+    if (row.archived && !unarchiving && !onlyArchiveFields) throw new ApiError('THREAD_ARCHIVED');
+    const archived = body.archived ?? row.archived;
+    const now = new Date(this.clock.now());
+    const archiveChanged = archived !== row.archived;
+    await this.store.db.transaction(async (tx) => {
+      await tx.query('UPDATE channels SET name = $2, rate_limit_per_user = $3 WHERE id = $1', [
+        row.id,
+        body.name ?? row.name,
+        body.rate_limit_per_user ?? row.rate_limit_per_user,
+      ]);
+      await tx.query(
+        `UPDATE threads SET archived = $2, auto_archive_duration = $3, locked = $4, invitable = $5,
+                archive_timestamp = CASE WHEN $6 THEN $7 ELSE archive_timestamp END,
+                last_activity_at = CASE WHEN $6 AND NOT $2 THEN $7 ELSE last_activity_at END
+          WHERE channel_id = $1`,
+        [
+          row.id,
+          archived,
+          body.auto_archive_duration ?? row.auto_archive_duration,
+          locked,
+          body.invitable ?? row.invitable,
+          archiveChanged,
+          now,
+        ],
+      );
+    });
+    const updated = (await this.threads.find(row.id)) as ThreadChannelRow;
+    await this.events.thread('THREAD_UPDATE', updated, threadView(updated));
+    const member = await this.threads.member(row.id, userId);
+    return threadView(updated, member);
+  }
+
+  async remove(access: ChannelAccess): Promise<Record<string, unknown>> {
+    const thread = access.thread as ThreadAccess;
+    if (!has(thread.parentPermissions, PERMISSIONS.MANAGE_THREADS)) throw new ApiError('MISSING_PERMISSIONS');
+    const row = thread.row;
+    const audience = await this.audience(row);
+    await this.store.db.transaction(async (tx) => {
+      await tx.query('DELETE FROM channels WHERE id = $1', [row.id]);
+      await tx.query('UPDATE messages SET flags = flags & ~$2::int WHERE id = $1', [row.id, HAS_THREAD_FLAG]);
+    });
+    const payload = { id: row.id, guild_id: row.guild_id, parent_id: row.parent_id, type: row.type };
+    if (audience.kind === 'users') await this.events.users('THREAD_DELETE', audience.userIds, payload);
+    else await this.events.thread('THREAD_DELETE', row, payload);
+    return threadView(row);
+  }
+
+  // ThreadHooks: what messages do to their thread.
+
+  async beforeMessage(channel: ChannelRow, authorId: string | null): Promise<void> {
+    const row = await this.threads.find(channel.id);
+    if (!row) throw new ApiError('UNKNOWN_CHANNEL');
+    if (row.locked && authorId !== null) {
+      const author = await this.access.channel(row.parent_id, authorId, this.clock.now());
+      if (!has(author.permissions, PERMISSIONS.MANAGE_THREADS)) throw new ApiError('THREAD_LOCKED');
+    }
+    if (!row.archived) return;
+    const now = new Date(this.clock.now());
+    await this.db.query(
+      'UPDATE threads SET archived = false, archive_timestamp = $2, last_activity_at = $2 WHERE channel_id = $1',
+      [row.id, now],
+    );
+    const updated = (await this.threads.find(row.id)) as ThreadChannelRow;
+    await this.events.thread('THREAD_UPDATE', updated, threadView(updated));
+  }
+
+  async afterMessage(channel: ChannelRow, authorId: string | null, mentioned: readonly string[]): Promise<void> {
+    await this.db.query(
+      'UPDATE threads SET total_message_sent = total_message_sent + 1, last_activity_at = $2 WHERE channel_id = $1',
+      [channel.id, new Date(this.clock.now())],
+    );
+    const row = await this.threads.find(channel.id);
+    if (!row) return;
+    if (authorId) await this.addMember(row, authorId);
+    const others = mentioned.filter((id) => id !== authorId);
+    if (others.length === 0) return;
+    // Mentions add people who can see the parent; into a private thread that is not invitable only a
+    // moderator's (or the owner's) mention adds them.
+    if (row.type === CHANNEL_TYPES.PRIVATE_THREAD && !row.invitable && authorId && row.owner_id !== authorId) {
+      const author = await this.access.channel(row.parent_id, authorId, this.clock.now());
+      if (!has(author.permissions, PERMISSIONS.MANAGE_THREADS)) return;
+    }
+    for (const userId of others) {
+      const canSee = await this.access
+        .channel(row.parent_id, userId, this.clock.now())
+        .then(() => true)
+        .catch(() => false);
+      if (canSee) await this.addMember(row, userId);
+    }
+  }
+
+  async startedThreads(messageIds: readonly string[]): Promise<Map<string, Record<string, unknown>>> {
+    const rows = await this.threads.findMany(messageIds);
+    return new Map(rows.map((row) => [row.id, threadView(row)]));
+  }
+
+  /** Archives every thread idle for its auto_archive_duration; returns how many. */
+  async archiveIdle(): Promise<number> {
+    const now = new Date(this.clock.now());
+    const archived = await this.db.query<{ channel_id: string }>(
+      `UPDATE threads SET archived = true, archive_timestamp = $1
+        WHERE channel_id IN (
+          SELECT channel_id FROM threads
+           WHERE NOT archived AND last_activity_at + auto_archive_duration * interval '1 minute' <= $1
+           LIMIT 500 FOR UPDATE SKIP LOCKED)
+        RETURNING channel_id`,
+      [now],
+    );
+    for (const { channel_id } of archived) {
+      const row = await this.threads.find(channel_id);
+      if (row) await this.events.thread('THREAD_UPDATE', row, threadView(row));
+    }
+    return archived.length;
+  }
+}
