@@ -157,6 +157,53 @@ if (!CHROMIUM_PATH) {
       await Promise.all([ca.close(), cb.close()]);
     });
 
+    it('keeps two tabs of one account consistent, opens message links and shows image previews', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const { guildId, channelId } = await guildWith(server, alice, bob);
+      const random = await request(server, 'POST', `/v1/guilds/${guildId}/channels`, {
+        auth: alice.token,
+        body: { name: 'random', type: 0 },
+      });
+      const context = await signedIn(bob);
+      const [tab1, tab2] = await Promise.all([context.newPage(), context.newPage()]);
+      await tab1.goto(`${server.origin}/channels/${guildId}/${channelId}`);
+      await tab2.goto(`${server.origin}/channels/${guildId}/${random.body.id}`);
+      await Promise.all([composer(tab1).waitFor(), composer(tab2, 'random').waitFor()]);
+      const posted = await request(server, 'POST', `/v1/channels/${channelId}/messages`, {
+        auth: alice.token,
+        body: { content: 'seen in tab one' },
+      });
+      assert.equal(posted.status, 200);
+      await shown(tab1, 'seen in tab one').waitFor();
+      // Tab one read it (on screen): the ack reaches tab two, whose #general goes from unread to read.
+      await tab2.getByRole('link', { name: '#general', exact: true }).waitFor({ timeout: 10_000 });
+      // A message sent from tab two shows in tab one once (and, being one's own, does not count as unread).
+      await composer(tab2, 'random').fill('from tab two');
+      await composer(tab2, 'random').press('Enter');
+      await shown(tab2, 'from tab two').waitFor();
+      await tab1.getByRole('link', { name: '#random', exact: true }).click();
+      await shown(tab1, 'from tab two').waitFor();
+      assert.equal(await shown(tab1, 'from tab two').count(), 1);
+
+      // A message link opens its channel scrolled to it.
+      await tab2.goto(`${server.origin}/channels/${guildId}/${channelId}/${posted.body.id}`);
+      await tab2.locator(`#message-${posted.body.id}.highlighted`).waitFor();
+
+      // An image attachment shows a preview that opens in a lightbox.
+      const png = Buffer.from(
+        'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+        'base64',
+      );
+      await tab2.locator('input[type="file"]').setInputFiles({ name: 'dot.png', mimeType: 'image/png', buffer: png });
+      await composer(tab2).press('Enter');
+      await tab1.getByRole('link', { name: '#general', exact: true }).click();
+      await tab1.getByRole('button', { name: 'View image dot.png' }).click();
+      await tab1.getByRole('dialog', { name: 'dot.png' }).getByRole('img', { name: 'dot.png' }).waitFor();
+      await tab1.keyboard.press('Escape');
+      await tab1.getByRole('dialog', { name: 'dot.png' }).waitFor({ state: 'detached' });
+      await context.close();
+    });
+
     it('hides a channel at once when a role change takes its view away', async () => {
       const [owner, member] = await Promise.all([registerUser(server), registerUser(server)]);
       const { guildId } = await guildWith(server, owner, member);

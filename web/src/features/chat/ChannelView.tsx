@@ -12,11 +12,14 @@ import { has, P } from './permissions.ts';
 /** One channel: header (name, topic, actions), history, typing line and composer; voice channels get a slot. */
 export function ChannelView({
   channel,
+  focusMessageId,
   onOpenNav,
   membersOpen,
   onToggleMembers,
 }: {
   channel: Channel;
+  /** A message link (`/channels/…/{message_id}`): scroll to it and highlight it. */
+  focusMessageId: string | null;
   onOpenNav: () => void;
   membersOpen: boolean;
   onToggleMembers: (() => void) | undefined;
@@ -39,8 +42,8 @@ export function ChannelView({
   }, [title, unread, t]);
 
   useEffect(() => {
-    void store.open(channel.id);
-  }, [channel.id, store]);
+    if (!voice) void store.open(channel.id);
+  }, [channel.id, store, voice]);
 
   return (
     <div className="channel-view">
@@ -86,9 +89,17 @@ export function ChannelView({
           <p>{t('chat.voiceSoon')}</p>
         </section>
       )}
-      <MessageList channel={channel} onReply={setReplyTo} editing={editing} setEditing={setEditing} />
-      <TypingLine channelId={channel.id} />
-      {has(perms, P.SEND_MESSAGES) ? (
+      {!voice && (
+        <MessageList
+          channel={channel}
+          focusMessageId={focusMessageId}
+          onReply={setReplyTo}
+          editing={editing}
+          setEditing={setEditing}
+        />
+      )}
+      {!voice && <TypingLine channelId={channel.id} />}
+      {voice ? null : has(perms, P.SEND_MESSAGES) ? (
         <Composer
           channel={channel}
           label={t('chat.messageTo', { name: title })}

@@ -17,9 +17,13 @@ import { ChatStore } from './store.ts';
 import './chat.css';
 
 /** Reads `/channels/@me[/cid]` and `/channels/{gid}[/cid]`. */
-export function parseChatPath(pathname: string): { guildId: string | null; channelId: string | null } {
-  const [, , scope, channel] = pathname.split('/');
-  return { guildId: !scope || scope === '@me' ? null : scope, channelId: channel || null };
+export function parseChatPath(pathname: string): {
+  guildId: string | null;
+  channelId: string | null;
+  messageId: string | null;
+} {
+  const [, , scope, channel, message] = pathname.split('/');
+  return { guildId: !scope || scope === '@me' ? null : scope, channelId: channel || null, messageId: message || null };
 }
 
 /** The chat client: guild rail, channel list, the open channel (or friends), members. */
@@ -42,7 +46,7 @@ function ChatLayout() {
   const { navigate } = useApp();
   const store = useChat();
   const location = useLocation();
-  const { guildId, channelId } = parseChatPath(location.pathname);
+  const { guildId, channelId, messageId } = parseChatPath(location.pathname);
   const [navOpen, setNavOpen] = useState(false);
   const [membersOpen, setMembersOpen] = useState(() => window.innerWidth > 1000);
   const [switcher, setSwitcher] = useState(false);
@@ -108,6 +112,7 @@ function ChatLayout() {
           <ChannelView
             key={visible.id}
             channel={visible}
+            focusMessageId={messageId}
             onOpenNav={() => setNavOpen(true)}
             membersOpen={membersOpen}
             onToggleMembers={guild ? () => setMembersOpen(!membersOpen) : undefined}

@@ -14,11 +14,13 @@ const GROUP_MS = 7 * 60 * 1000;
  */
 export function MessageList({
   channel,
+  focusMessageId,
   onReply,
   editing,
   setEditing,
 }: {
   channel: Channel;
+  focusMessageId: string | null;
   onReply: (message: Message) => void;
   editing: string | null;
   setEditing: (id: string | null) => void;
@@ -127,6 +129,15 @@ export function MessageList({
       window.setTimeout(() => setHighlight(null), 2000);
     }
   };
+
+  // A message link: once the first page is in, load back to the message and bring it into view.
+  const focused = useRef<string | null>(null);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs when the target or the first page changes
+  useEffect(() => {
+    if (!focusMessageId || focused.current === focusMessageId || items.length === 0) return;
+    focused.current = focusMessageId;
+    void jumpTo(focusMessageId);
+  }, [focusMessageId, items.length > 0]);
 
   const name = store.channelLabel(channel);
   let markerShown = false;
