@@ -21,6 +21,8 @@ import { MfaStore } from './domains/mfa/mfa-store.ts';
 import { SudoMode } from './domains/sudo/sudo-mode.ts';
 import { MfaStatusView } from './domains/users/mfa-status-view.ts';
 import { UsersRepository } from './domains/users/users-repository.ts';
+import { sfuNetwork } from './domains/voice/sfu/network-settings.ts';
+import { VoiceSignallingServer } from './domains/voice/sfu/signalling-server.ts';
 import { VoiceService } from './domains/voice/voice-service.ts';
 import { type GatewayOptions, GatewayServer } from './gateway/gateway-server.ts';
 import { authFailureRecorder } from './http/auth/auth-failures.ts';
@@ -61,6 +63,8 @@ export interface RunningApp {
   port: number;
   /** Present when this process serves the `gateway` role. */
   gateway: GatewayServer | undefined;
+  /** The embedded voice SFU's signalling endpoint (with the gateway role). */
+  sfu: VoiceSignallingServer | undefined;
   close(): Promise<void>;
 }
 
@@ -191,6 +195,10 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   registerWebClient(http, { config, log });
   const gateway = config.roles.has('gateway') ? new GatewayServer(services, options.gateway) : undefined;
   gateway?.attach(http.server);
+  const sfu = gateway
+    ? new VoiceSignallingServer({ store: voiceStates, bus, clock, log, network: sfuNetwork(config) })
+    : undefined;
+  sfu?.attach(http.server);
   // Finalises self-deletions whose grace period ended; test mode sweeps often (36 s grace).
   const deletionSweeper = new DeletionSweeper(services, config.testMode ? 500 : 60_000);
   deletionSweeper.start();
@@ -210,11 +218,13 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     port,
     url: `http://127.0.0.1:${port}`,
     gateway,
+    sfu,
     async close() {
       await deletionSweeper.stop();
       await services.janitor.stop();
       await threadArchiver.stop();
       await gateway?.drain();
+      await sfu?.close();
       await closeHttp(http);
       await credentials.close();
       await closeState();

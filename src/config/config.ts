@@ -58,6 +58,12 @@ export interface Config {
   s3ForcePathStyle: boolean;
   s3Prefix: string | undefined;
   roles: Set<'api' | 'gateway' | 'media'>;
+  /** Voice media (docs/voice.md): extra announced addresses, UDP port range, TURN servers. */
+  voiceAnnouncedAddresses: string[];
+  voicePortRange: [number, number] | undefined;
+  voiceTurnUrls: string[];
+  voiceTurnUsername: string | undefined;
+  voiceTurnCredential: string | undefined;
   workerId: number;
   /** The local object directory (`<data dir>/objects`) is one directory shared by every node. */
   sharedObjectDir: boolean;
@@ -182,6 +188,22 @@ const roles: Parser<Config['roles']> = (raw) => {
       throw new ConfigError(`unknown role "${value}" (api, gateway, media)`);
   if (values.length === 0) throw new ConfigError('needs at least one role');
   return new Set(values as (typeof allowed)[number][]);
+};
+
+const portRange: Parser<[number, number] | undefined> = (raw) => {
+  if (raw === '') return undefined;
+  const match = /^(\d{1,5})-(\d{1,5})$/.exec(raw);
+  const min = Number(match?.[1]);
+  const max = Number(match?.[2]);
+  if (!match || min < 1024 || max > 65535 || min >= max) throw new ConfigError('must be "min-max" within 1024-65535');
+  return [min, max];
+};
+
+const turnUrls: Parser<string[]> = (raw) => {
+  const urls = list(raw);
+  for (const url of urls)
+    if (!/^(stun|turns?):[^\s]+$/.test(url)) throw new ConfigError(`"${url}" is not a stun:, turn: or turns: URL`);
+  return urls;
 };
 
 const s3Bucket: Parser<string | undefined> = (raw) => {
@@ -611,6 +633,46 @@ export const SETTINGS = [
     describe: 'Comma-separated roles this process serves: api, gateway, media (default: all)',
     parse: roles,
     fallback: () => new Set(['api', 'gateway', 'media'] as const),
+  }),
+  setting({
+    key: 'voiceAnnouncedAddresses',
+    env: 'HEARTH_VOICE_ANNOUNCED_ADDRESSES',
+    flag: '--voice-announced-addresses',
+    describe: 'Comma-separated public IPv4 addresses announced as extra media host candidates (1:1 NAT)',
+    parse: list,
+    fallback: () => [],
+  }),
+  setting({
+    key: 'voicePortRange',
+    env: 'HEARTH_VOICE_PORT_RANGE',
+    flag: '--voice-port-range',
+    describe: 'UDP port range for voice media, "min-max" (default: ephemeral ports)',
+    parse: portRange,
+    fallback: () => undefined,
+  }),
+  setting({
+    key: 'voiceTurnUrls',
+    env: 'HEARTH_VOICE_TURN_URLS',
+    flag: '--voice-turn-urls',
+    describe: 'Comma-separated stun:/turn:/turns: URLs given to the SFU and to voice clients',
+    parse: turnUrls,
+    fallback: () => [],
+  }),
+  setting({
+    key: 'voiceTurnUsername',
+    env: 'HEARTH_VOICE_TURN_USERNAME',
+    flag: '--voice-turn-username',
+    describe: 'Username for the TURN servers',
+    parse: optionalText,
+    fallback: () => undefined,
+  }),
+  setting({
+    key: 'voiceTurnCredential',
+    env: 'HEARTH_VOICE_TURN_CREDENTIAL',
+    flag: '--voice-turn-credential',
+    describe: 'Credential (password) for the TURN servers',
+    parse: optionalText,
+    fallback: () => undefined,
   }),
   setting({
     key: 'workerId',

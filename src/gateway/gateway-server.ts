@@ -148,6 +148,8 @@ export class GatewayServer implements ConnectionHandlers {
   private async onUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on('error', () => {});
     const url = new URL(request.url ?? '/', 'http://gateway.invalid');
+    // The voice signalling endpoint has its own upgrade listener (src/domains/voice/sfu).
+    if (url.pathname === '/voice' || url.pathname === '/voice/') return;
     if (url.pathname !== '/gateway' && url.pathname !== '/gateway/')
       return rejectUpgrade(socket, new ApiError('NOT_FOUND'));
     if (this.draining) return rejectUpgrade(socket, new ApiError('SERVICE_UNAVAILABLE', { message: 'Draining' }));

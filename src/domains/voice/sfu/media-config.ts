@@ -1,0 +1,84 @@
+import {
+  useAudioLevelIndication as audioLevelExtension,
+  type PeerConfig,
+  type RTCIceServer,
+  RTCRtpCodecParameters,
+  useSdesMid as sdesMidExtension,
+} from 'werift';
+
+/** How the embedded SFU reaches clients: extra announced addresses, a port range and TURN servers. */
+export interface SfuNetworkSettings {
+  /** Public address(es) announced as extra host candidates (1:1 NAT, cloud VMs); the same ports must be forwarded. */
+  announcedAddresses: string[];
+  /** UDP port range for media ([min, max]); undefined = ephemeral ports. */
+  portRange: [number, number] | undefined;
+  /** STUN/TURN servers given to the server's and the clients' ICE agents (coturn: docs/voice.md). */
+  iceServers: RTCIceServer[];
+  /** Adds loopback host candidates (tests and single-machine development). */
+  includeLoopback: boolean;
+}
+
+/** Opus (DTX and in-band FEC asked for in fmtp) and VP8, with NACK/PLI feedback; the audio-level extension. */
+export function peerConfig(network: SfuNetworkSettings): Partial<PeerConfig> {
+  return {
+    codecs: {
+      audio: [
+        new RTCRtpCodecParameters({
+          mimeType: 'audio/opus',
+          clockRate: 48000,
+          channels: 2,
+          payloadType: 111,
+          parameters: 'minptime=10;useinbandfec=1;usedtx=1',
+        }),
+      ],
+      video: [
+        new RTCRtpCodecParameters({
+          mimeType: 'video/VP8',
+          clockRate: 90000,
+          payloadType: 96,
+          rtcpFeedback: [
+            { type: 'nack' },
+            { type: 'nack', parameter: 'pli' },
+            { type: 'goog-remb' },
+            { type: 'ccm', parameter: 'fir' },
+          ],
+        }),
+      ],
+    },
+    headerExtensions: {
+      audio: [sdesMidExtension(), audioLevelExtension()],
+      video: [sdesMidExtension()],
+    },
+    iceServers: network.iceServers,
+    icePortRange: network.portRange,
+    ...(network.includeLoopback ? { iceAdditionalHostAddresses: ['127.0.0.1'] } : {}),
+    bundlePolicy: 'max-bundle',
+  };
+}
+
+/**
+ * Adds a copy of every IPv4 host candidate with each announced address (same port and foundation), so a client
+ * behind the internet reaches a server behind 1:1 NAT without a TURN server.
+ */
+export function announceAddresses(sdp: string, addresses: string[]): string {
+  if (addresses.length === 0) return sdp;
+  const lines = sdp.split('\r\n');
+  const out: string[] = [];
+  for (const line of lines) {
+    out.push(line);
+    const match = /^a=candidate:(\S+) (\d) (udp|tcp) (\d+) (\d+\.\d+\.\d+\.\d+) (\d+) typ host(.*)$/i.exec(line);
+    if (!match) continue;
+    const [, foundation, component, protocol, priority, , port, rest] = match;
+    for (const address of addresses)
+      out.push(
+        `a=candidate:${foundation}x ${component} ${protocol} ${Number(priority) - 1} ${address} ${port} typ host${rest}`,
+      );
+  }
+  return out.join('\r\n');
+}
+
+/** RFC 6464 audio level: 0 (loudest) … 127 (silence) dBov; the V bit is ignored. */
+export function audioLevel(payload: Buffer): number | undefined {
+  const byte = payload[0];
+  return byte === undefined ? undefined : byte & 0x7f;
+}

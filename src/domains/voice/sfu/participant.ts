@@ -1,0 +1,188 @@
+import { RTCPeerConnection, type RTCRtpTransceiver, RTP_EXTENSION_URI, type RtpPacket } from 'werift';
+import type WebSocket from 'ws';
+import { announceAddresses, audioLevel, peerConfig, type SfuNetworkSettings } from './media-config.ts';
+
+/** What a client publishes, one upstream transceiver each, in this order (mids 0, 1, 2). */
+export const UPSTREAM_KINDS = ['audio', 'camera', 'screen'] as const;
+export type MediaKind = (typeof UPSTREAM_KINDS)[number];
+
+/** The forwarding switches that come from the voice state (server mute/deafen, SPEAK). */
+export interface ForwardingFlags {
+  /** Audio from this member reaches nobody (server mute or no SPEAK). */
+  silenced: boolean;
+  /** This member receives no audio (server deafen). */
+  deafened: boolean;
+}
+
+interface Downstream {
+  publisherId: string;
+  kind: MediaKind;
+  transceiver: RTCRtpTransceiver;
+}
+
+/** Speaking indicator: louder than this (dBov, 0 = loudest) counts as speech; a short hangover avoids flicker. */
+const SPEECH_LEVEL = 60;
+const SPEAKING_HANGOVER_MS = 400;
+
+/**
+ * One member in a room: the server side of their peer connection. Negotiation is server-driven (the server
+ * always offers, the client only answers), so there is never glare; offers are made one at a time.
+ */
+export class Participant {
+  readonly pc: RTCPeerConnection;
+  flags: ForwardingFlags = { silenced: false, deafened: false };
+  /** Forwards this member's upstream RTP; set by the room. */
+  onRtp: ((kind: MediaKind, packet: RtpPacket) => void) | undefined;
+  onSpeaking: ((speaking: boolean) => void) | undefined;
+  onPictureLoss: ((publisherId: string, kind: MediaKind) => void) | undefined;
+  private readonly upstream = new Map<MediaKind, { transceiver: RTCRtpTransceiver; ssrc: number | undefined }>();
+  private readonly downstream: Downstream[] = [];
+  private negotiating: Promise<void> = Promise.resolve();
+  private pendingAnswer: ((sdp: string) => void) | undefined;
+  private speaking = false;
+  private lastSpeech = 0;
+  private closed = false;
+
+  constructor(
+    readonly userId: string,
+    readonly sessionId: string,
+    private readonly ws: WebSocket,
+    private readonly network: SfuNetworkSettings,
+  ) {
+    this.pc = new RTCPeerConnection(peerConfig(network));
+    for (const kind of UPSTREAM_KINDS) {
+      const transceiver = this.pc.addTransceiver(kind === 'audio' ? 'audio' : 'video', { direction: 'recvonly' });
+      this.upstream.set(kind, { transceiver, ssrc: undefined });
+      transceiver.onTrack.subscribe((track) => {
+        const entry = this.upstream.get(kind);
+        if (entry) entry.ssrc = track.ssrc;
+        track.onReceiveRtp.subscribe((packet) => this.received(kind, packet));
+      });
+    }
+  }
+
+  /** Wraps a downstream subscription to a publisher's media; takes effect at the next negotiation. */
+  subscribe(publisherId: string, kind: MediaKind): RTCRtpTransceiver {
+    // A transceiver left by a publisher who went away is reused before a new m-line is added.
+    const free = this.downstream.find((d) => d.publisherId === '' && d.kind === kind);
+    if (free) {
+      free.publisherId = publisherId;
+      return free.transceiver;
+    }
+    const transceiver = this.pc.addTransceiver(kind === 'audio' ? 'audio' : 'video', { direction: 'sendonly' });
+    const entry: Downstream = { publisherId, kind, transceiver };
+    transceiver.sender.onPictureLossIndication.subscribe(() => {
+      if (entry.publisherId) this.onPictureLoss?.(entry.publisherId, kind);
+    });
+    this.downstream.push(entry);
+    return transceiver;
+  }
+
+  sendersFor(publisherId: string, kind: MediaKind): RTCRtpTransceiver | undefined {
+    return this.downstream.find((d) => d.publisherId === publisherId && d.kind === kind)?.transceiver;
+  }
+
+  /** A publisher left: its downstream tracks go quiet (transceivers are kept, as renegotiating them away costs more). */
+  unsubscribeAll(publisherId: string): void {
+    for (const d of this.downstream) if (d.publisherId === publisherId) d.publisherId = '';
+  }
+
+  /** Asks the upstream sender for a key frame (a subscriber lost a picture). */
+  requestKeyFrame(kind: MediaKind): void {
+    const entry = this.upstream.get(kind);
+    if (entry?.ssrc !== undefined) entry.transceiver.receiver.sendRtcpPLI(entry.ssrc).catch(() => {});
+  }
+
+  /** Queues a server offer; resolves once the client's answer is applied. */
+  negotiate(): Promise<void> {
+    this.negotiating = this.negotiating.then(() => this.offerOnce()).catch(() => {});
+    return this.negotiating;
+  }
+
+  answer(sdp: string): void {
+    const resolve = this.pendingAnswer;
+    this.pendingAnswer = undefined;
+    resolve?.(sdp);
+  }
+
+  async candidate(candidate: { candidate: string; sdpMid?: string; sdpMLineIndex?: number }): Promise<void> {
+    await this.pc.addIceCandidate(candidate).catch(() => {});
+  }
+
+  send(op: string, d: unknown): void {
+    if (this.ws.readyState === 1) this.ws.send(JSON.stringify({ op, d }));
+  }
+
+  closeSocket(close: { code: number; reason: string }): void {
+    if (this.ws.readyState === 1) this.ws.close(close.code, close.reason);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.pendingAnswer = undefined;
+    this.pc.close().catch(() => {});
+  }
+
+  private async offerOnce(): Promise<void> {
+    if (this.closed) return;
+    const offer = await this.pc.createOffer();
+    await this.pc.setLocalDescription(offer);
+    await this.gathered();
+    const local = this.pc.localDescription;
+    if (!local || this.closed) return;
+    const tracks = this.downstream.map((d) => ({ mid: d.transceiver.mid, user_id: d.publisherId, kind: d.kind }));
+    const upstream = UPSTREAM_KINDS.map((kind) => ({ mid: this.upstream.get(kind)?.transceiver.mid, kind }));
+    const answer = new Promise<string>((resolve) => {
+      this.pendingAnswer = resolve;
+    });
+    this.send('offer', { sdp: announceAddresses(local.sdp, this.network.announcedAddresses), upstream, tracks });
+    const sdp = await Promise.race([answer, new Promise<string>((_, reject) => setTimeout(reject, 15_000))]);
+    if (this.closed) return;
+    await this.pc.setRemoteDescription({ type: 'answer', sdp });
+  }
+
+  private async gathered(): Promise<void> {
+    if (this.pc.iceGatheringState === 'complete') return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 3000);
+      const { unSubscribe } = this.pc.iceGatheringStateChange.subscribe((state) => {
+        if (state !== 'complete') return;
+        clearTimeout(timer);
+        unSubscribe();
+        resolve();
+      });
+    });
+  }
+
+  private received(kind: MediaKind, packet: RtpPacket): void {
+    if (kind === 'audio') this.trackSpeech(packet);
+    this.onRtp?.(kind, packet);
+  }
+
+  private trackSpeech(packet: RtpPacket): void {
+    const id = this.audioLevelId();
+    if (id === undefined) return;
+    const extension = packet.header.extensions.find((e) => e.id === id);
+    const level = extension ? audioLevel(extension.payload) : undefined;
+    if (level === undefined) return;
+    const now = performance.now();
+    if (level <= SPEECH_LEVEL && !this.flags.silenced) this.lastSpeech = now;
+    const speaking = now - this.lastSpeech < SPEAKING_HANGOVER_MS;
+    if (speaking !== this.speaking) {
+      this.speaking = speaking;
+      this.onSpeaking?.(speaking);
+    }
+  }
+
+  private levelId: number | undefined;
+
+  private audioLevelId(): number | undefined {
+    if (this.levelId !== undefined) return this.levelId;
+    const transceiver = this.upstream.get('audio')?.transceiver;
+    const extension = transceiver?.headerExtensions.find((e) => e.uri === RTP_EXTENSION_URI.audioLevelIndication);
+    // Known only once negotiated; not cached before.
+    this.levelId = extension?.id;
+    return this.levelId;
+  }
+}

@@ -1,0 +1,85 @@
+import type { RtpPacket } from 'werift';
+import { type MediaKind, type Participant, UPSTREAM_KINDS } from './participant.ts';
+
+/** Per-room counters the benchmarks and the status line read. */
+export interface RoomStats {
+  forwarded: number;
+  dropped: number;
+}
+
+/**
+ * One voice channel's media: who is connected, what each publishes, and the forwarding of every RTP packet from
+ * a publisher to each other participant's matching downstream transceiver. The payload is never decoded.
+ */
+export class Room {
+  readonly participants = new Map<string, Participant>();
+  /** What each member has published so far; a member who joins later is subscribed to all of it. */
+  private readonly published = new Map<string, Set<MediaKind>>();
+  readonly stats: RoomStats = { forwarded: 0, dropped: 0 };
+
+  constructor(
+    readonly guildId: string,
+    readonly channelId: string,
+  ) {}
+
+  get size(): number {
+    return this.participants.size;
+  }
+
+  join(participant: Participant): void {
+    this.participants.get(participant.userId)?.close();
+    this.participants.set(participant.userId, participant);
+    participant.onRtp = (kind, packet) => this.forward(participant, kind, packet);
+    participant.onSpeaking = (speaking) => this.broadcast('speaking', { user_id: participant.userId, speaking });
+    participant.onPictureLoss = (publisherId, kind) => this.participants.get(publisherId)?.requestKeyFrame(kind);
+    for (const [publisherId, kinds] of this.published)
+      if (publisherId !== participant.userId) for (const kind of kinds) participant.subscribe(publisherId, kind);
+    this.broadcast('participants', { user_ids: [...this.participants.keys()] });
+    participant.negotiate();
+  }
+
+  leave(participant: Participant): void {
+    if (this.participants.get(participant.userId) !== participant) return;
+    this.participants.delete(participant.userId);
+    this.published.delete(participant.userId);
+    participant.close();
+    for (const other of this.participants.values()) other.unsubscribeAll(participant.userId);
+    this.broadcast('participants', { user_ids: [...this.participants.keys()] });
+  }
+
+  private forward(from: Participant, kind: MediaKind, packet: RtpPacket): void {
+    let kinds = this.published.get(from.userId);
+    if (!kinds?.has(kind)) {
+      // First packet of this kind from this member: every other participant gets a downstream m-line for it.
+      if (!kinds) {
+        kinds = new Set();
+        this.published.set(from.userId, kinds);
+      }
+      kinds.add(kind);
+      for (const other of this.participants.values())
+        if (other !== from) {
+          other.subscribe(from.userId, kind);
+          other.negotiate();
+        }
+    }
+    // Server mute and a member without SPEAK stop at the SFU: their audio is forwarded to nobody.
+    if (kind === 'audio' && from.flags.silenced) {
+      this.stats.dropped++;
+      return;
+    }
+    const buffer = packet.serialize();
+    for (const other of this.participants.values()) {
+      if (other === from || (kind === 'audio' && other.flags.deafened)) continue;
+      const transceiver = other.sendersFor(from.userId, kind);
+      if (!transceiver) continue;
+      transceiver.sender.sendRtp(buffer).catch(() => {});
+      this.stats.forwarded++;
+    }
+  }
+
+  broadcast(op: string, d: unknown): void {
+    for (const participant of this.participants.values()) participant.send(op, d);
+  }
+}
+
+export { UPSTREAM_KINDS };

@@ -1,0 +1,205 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import WebSocket, { WebSocketServer } from 'ws';
+import type { Clock } from '../../../platform/clock.ts';
+import { digest } from '../../../platform/crypto/tokens.ts';
+import type { Logger } from '../../../platform/log.ts';
+import type { EventBus } from '../../../platform/state/event-bus.ts';
+import type { StoredVoiceState, VoiceStateStore } from '../../../platform/state/voice-states.ts';
+import { DISPATCH_TOPIC, type Dispatch } from '../../events/dispatch.ts';
+import type { SfuNetworkSettings } from './media-config.ts';
+import { type ForwardingFlags, Participant } from './participant.ts';
+import { Room } from './room.ts';
+
+/** The path of the media endpoint announced in VOICE_SERVER_UPDATE. */
+export const VOICE_PATH = '/voice';
+
+/** Signalling closes (Discord's voice gateway numbers where one exists). */
+export const VOICE_CLOSE = {
+  NOT_AUTHENTICATED: { code: 4003, reason: 'Not authenticated' },
+  AUTHENTICATION_FAILED: { code: 4004, reason: 'Authentication failed' },
+  DECODE_ERROR: { code: 4002, reason: 'Failed to decode payload' },
+  DISCONNECTED: { code: 4014, reason: 'Disconnected' },
+  SESSION_REPLACED: { code: 4006, reason: 'Session no longer valid' },
+} as const;
+
+const IDENTIFY_TIMEOUT_MS = 10_000;
+const MAX_FRAME_BYTES = 64 * 1024;
+
+export interface SignallingDeps {
+  store: VoiceStateStore;
+  bus: EventBus;
+  clock: Clock;
+  log: Logger;
+  network: SfuNetworkSettings;
+}
+
+export function forwardingFlags(state: Pick<StoredVoiceState, 'mute' | 'suppress' | 'deaf'>): ForwardingFlags {
+  return { silenced: state.mute || state.suppress, deafened: state.deaf };
+}
+
+/**
+ * The embedded SFU's signalling WebSocket at `/voice`. A client opens it with the token of its
+ * VOICE_SERVER_UPDATE (`{op:"identify", d:{token}}`); the server then offers, the client answers
+ * (`{op:"answer", d:{sdp}}`) and may trickle candidates (`{op:"candidate", d:{candidate, sdpMid}}`). Voice-state
+ * changes (server mute, deafen, move, disconnect) arrive on the event bus and apply to forwarding at once.
+ */
+export class VoiceSignallingServer {
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
+  private readonly rooms = new Map<string, Room>();
+  private readonly unsubscribe: () => void;
+
+  constructor(private readonly deps: SignallingDeps) {
+    this.unsubscribe = deps.bus.subscribe<Dispatch>(DISPATCH_TOPIC, (dispatch) => {
+      if (dispatch.event === 'VOICE_STATE_UPDATE') this.onVoiceState(dispatch.payload);
+    });
+  }
+
+  attach(server: Server): void {
+    server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+      const path = new URL(request.url ?? '/', 'http://voice.invalid').pathname;
+      if (path !== VOICE_PATH && path !== `${VOICE_PATH}/`) return;
+      socket.on('error', () => {});
+      this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws));
+    });
+  }
+
+  stats(): { rooms: number; participants: number; forwarded: number; dropped: number } {
+    let participants = 0;
+    let forwarded = 0;
+    let dropped = 0;
+    for (const room of this.rooms.values()) {
+      participants += room.size;
+      forwarded += room.stats.forwarded;
+      dropped += room.stats.dropped;
+    }
+    return { rooms: this.rooms.size, participants, forwarded, dropped };
+  }
+
+  async close(): Promise<void> {
+    this.unsubscribe();
+    for (const room of this.rooms.values())
+      for (const participant of [...room.participants.values()]) room.leave(participant);
+    this.rooms.clear();
+    this.wss.close();
+  }
+
+  private accept(ws: WebSocket): void {
+    let participant: Participant | undefined;
+    let room: Room | undefined;
+    let identifying = false;
+    const timer = setTimeout(() => {
+      if (!participant) closeWith(ws, VOICE_CLOSE.NOT_AUTHENTICATED);
+    }, IDENTIFY_TIMEOUT_MS);
+    ws.on('error', () => {});
+    ws.on('close', () => {
+      clearTimeout(timer);
+      if (participant && room) this.leave(room, participant);
+    });
+    ws.on('message', (data, isBinary) => {
+      const message = isBinary ? undefined : parse(data.toString());
+      if (!message) return closeWith(ws, VOICE_CLOSE.DECODE_ERROR);
+      if (!participant) {
+        if (message.op !== 'identify' || identifying) return closeWith(ws, VOICE_CLOSE.NOT_AUTHENTICATED);
+        identifying = true;
+        const token = (message.d as { token?: unknown } | undefined)?.token;
+        this.identify(ws, typeof token === 'string' ? token : '')
+          .then((joined) => {
+            if (!joined) return closeWith(ws, VOICE_CLOSE.AUTHENTICATION_FAILED);
+            clearTimeout(timer);
+            ({ participant, room } = joined);
+            if (ws.readyState !== WebSocket.OPEN) this.leave(room, participant);
+          })
+          .catch((error) => {
+            this.deps.log.error('voice identify failed', { error: (error as Error).message });
+            closeWith(ws, VOICE_CLOSE.AUTHENTICATION_FAILED);
+          });
+        return;
+      }
+      const d = (message.d ?? {}) as Record<string, unknown>;
+      if (message.op === 'answer' && typeof d.sdp === 'string') participant.answer(d.sdp);
+      else if (message.op === 'candidate' && typeof d.candidate === 'string')
+        participant
+          .candidate({
+            candidate: d.candidate,
+            ...(typeof d.sdpMid === 'string' ? { sdpMid: d.sdpMid } : {}),
+            ...(typeof d.sdpMLineIndex === 'number' ? { sdpMLineIndex: d.sdpMLineIndex } : {}),
+          })
+          .catch(() => {});
+      else if (message.op !== 'heartbeat') closeWith(ws, VOICE_CLOSE.DECODE_ERROR);
+    });
+  }
+
+  /** The token must name a live grant and the member must still be in that room with that session. */
+  private async identify(ws: WebSocket, token: string): Promise<{ participant: Participant; room: Room } | undefined> {
+    if (token.length === 0 || token.length > 128) return undefined;
+    const grant = await this.deps.store.grant(digest(token), this.deps.clock.now());
+    if (!grant) return undefined;
+    const state = await this.deps.store.get(grant.guildId, grant.userId);
+    if (!state || state.channel_id !== grant.channelId || state.session_id !== grant.sessionId) return undefined;
+    const key = roomKey(grant.guildId, grant.channelId);
+    let room = this.rooms.get(key);
+    if (!room) {
+      room = new Room(grant.guildId, grant.channelId);
+      this.rooms.set(key, room);
+    }
+    const previous = room.participants.get(grant.userId);
+    if (previous) {
+      previous.send('closed', { reason: 'replaced' });
+      previous.close();
+    }
+    const participant = new Participant(grant.userId, grant.sessionId, ws, this.deps.network);
+    participant.flags = forwardingFlags(state);
+    participant.send('ready', {
+      user_id: grant.userId,
+      guild_id: grant.guildId,
+      channel_id: grant.channelId,
+      ice_servers: this.deps.network.iceServers,
+    });
+    room.join(participant);
+    return { participant, room };
+  }
+
+  private leave(room: Room, participant: Participant): void {
+    room.leave(participant);
+    if (room.size === 0 && this.rooms.get(roomKey(room.guildId, room.channelId)) === room)
+      this.rooms.delete(roomKey(room.guildId, room.channelId));
+  }
+
+  /** Server mute/deafen applies to forwarding at once; a move, a disconnect or another session ends the media. */
+  private onVoiceState(payload: Record<string, unknown>): void {
+    const guildId = payload.guild_id;
+    const userId = payload.user_id;
+    if (typeof guildId !== 'string' || typeof userId !== 'string') return;
+    for (const room of this.rooms.values()) {
+      if (room.guildId !== guildId) continue;
+      const participant = room.participants.get(userId);
+      if (!participant) continue;
+      if (payload.channel_id !== room.channelId || payload.session_id !== participant.sessionId) {
+        participant.send('closed', { reason: 'disconnected' });
+        this.leave(room, participant);
+        participant.closeSocket(VOICE_CLOSE.DISCONNECTED);
+        continue;
+      }
+      participant.flags = forwardingFlags(payload as unknown as StoredVoiceState);
+    }
+  }
+}
+
+function roomKey(guildId: string, channelId: string): string {
+  return `${guildId}:${channelId}`;
+}
+
+function parse(text: string): { op: string; d: unknown } | undefined {
+  try {
+    const value = JSON.parse(text) as { op?: unknown; d?: unknown };
+    if (typeof value !== 'object' || value === null || typeof value.op !== 'string') return undefined;
+    return { op: value.op, d: value.d };
+  } catch {
+    return undefined;
+  }
+}
+
+function closeWith(ws: WebSocket, close: { code: number; reason: string }): void {
+  if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(close.code, close.reason);
+}

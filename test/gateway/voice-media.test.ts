@@ -1,0 +1,137 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import WebSocket from 'ws';
+import { as, join, newGuild, ok } from '../support/chat.ts';
+import { registerUser, type TestUser } from '../support/client.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { VoiceTestClient } from '../support/voice-client.ts';
+import { type Frame, type GatewayClient, readyClient } from './gateway-client.ts';
+
+const SPEAK = 1n << 21n;
+
+let server: TestServer;
+let owner: TestUser;
+let alice: TestUser;
+let bob: TestUser;
+let carol: TestUser;
+let guild: { id: string; system_channel_id: string };
+let room: string;
+const gateways: GatewayClient[] = [];
+const voices: VoiceTestClient[] = [];
+
+/** op 4 → VOICE_SERVER_UPDATE → signalling socket → first negotiation. */
+async function joinVoice(user: TestUser, channelId = room): Promise<{ gw: GatewayClient; voice: VoiceTestClient }> {
+  const { client: gw } = await readyClient(server, user.token);
+  gateways.push(gw);
+  gw.send({ op: 4, d: { guild_id: guild.id, channel_id: channelId, self_mute: false, self_deaf: false } });
+  const update = (await gw.dispatch('VOICE_SERVER_UPDATE')) as Frame & { d: { token: string; endpoint: string } };
+  const voice = new VoiceTestClient(update.d.endpoint, update.d.token);
+  voices.push(voice);
+  await voice.negotiations(1);
+  return { gw, voice };
+}
+
+async function until(check: () => boolean, what: string, timeoutMs = 8000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Keeps `voice` talking until `check` holds. */
+async function speakUntil(voice: VoiceTestClient, check: () => boolean, what: string): Promise<void> {
+  let done = false;
+  const talking = (async () => {
+    while (!done) await voice.speak(1);
+  })();
+  try {
+    await until(check, what);
+  } finally {
+    done = true;
+    await talking;
+  }
+}
+
+before(async () => {
+  server = await startTestServer();
+  [owner, alice, bob, carol] = await Promise.all([
+    registerUser(server),
+    registerUser(server),
+    registerUser(server),
+    registerUser(server),
+  ]);
+  guild = await newGuild(server, owner);
+  for (const user of [alice, bob, carol]) await join(server, owner, user, guild);
+  room = (await ok(as(server, owner, 'POST', `/guilds/${guild.id}/channels`, { name: 'talk', type: 2 }))).id;
+});
+
+after(async () => {
+  await Promise.all(voices.map((v) => v.close().catch(() => {})));
+  await Promise.all(gateways.map((g) => g.close()));
+  await server.close();
+});
+
+describe('embedded SFU (werift clients)', () => {
+  it('refuses a signalling socket without a valid token (4004) and one that speaks before identifying (4003)', async () => {
+    const endpoint = `${server.url.replace(/^http/, 'ws')}/voice`;
+    const bad = new VoiceTestClient(endpoint, 'not-a-real-token');
+    voices.push(bad);
+    assert.deepEqual(await bad.closed, { code: 4004, reason: 'Authentication failed' });
+    const early = new WebSocket(endpoint);
+    await new Promise((r) => early.once('open', r));
+    early.send(JSON.stringify({ op: 'answer', d: { sdp: 'x' } }));
+    const code = await new Promise((r) => early.once('close', (c) => r(c)));
+    assert.equal(code, 4003);
+  });
+
+  it('two members each receive the other’s RTP; server mute stops forwarding at the SFU; speaking is announced', async () => {
+    const a = await joinVoice(alice);
+    const b = await joinVoice(bob);
+    await speakUntil(a.voice, () => (b.voice.received.get(alice.id) ?? 0) >= 10, 'bob hears alice');
+    await speakUntil(b.voice, () => (a.voice.received.get(bob.id) ?? 0) >= 10, 'alice hears bob');
+    assert.ok(b.voice.messages.some((m) => m.op === 'speaking' && m.d.user_id === alice.id && m.d.speaking === true));
+
+    await ok(as(server, owner, 'PATCH', `/guilds/${guild.id}/members/${bob.id}`, { mute: true }));
+    await a.gw.next((f) => f.t === 'VOICE_STATE_UPDATE' && (f.d as any).user_id === bob.id && (f.d as any).mute);
+    const before = a.voice.received.get(bob.id) ?? 0;
+    await b.voice.speak(25);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(a.voice.received.get(bob.id) ?? 0, before, 'nothing from a server-muted member');
+    // Alice still reaches Bob: mute is one-way.
+    const heard = b.voice.received.get(alice.id) ?? 0;
+    await speakUntil(a.voice, () => (b.voice.received.get(alice.id) ?? 0) >= heard + 5, 'bob still hears alice');
+
+    await ok(as(server, owner, 'PATCH', `/guilds/${guild.id}/members/${bob.id}`, { mute: false }));
+    await a.gw.next((f) => f.t === 'VOICE_STATE_UPDATE' && (f.d as any).user_id === bob.id && !(f.d as any).mute);
+    await speakUntil(b.voice, () => (a.voice.received.get(bob.id) ?? 0) > before + 5, 'unmuted bob is heard');
+  });
+
+  it('a member without SPEAK is forwarded to nobody', async () => {
+    await ok(
+      as(server, owner, 'PUT', `/channels/${room}/permissions/${carol.id}`, {
+        type: 1,
+        allow: '0',
+        deny: SPEAK.toString(),
+      }),
+      204,
+    );
+    const c = await joinVoice(carol);
+    const listeners = voices.filter((v) => v !== c.voice && v.messages.some((m) => m.op === 'ready'));
+    const droppedBefore = server.app.sfu?.stats().dropped ?? 0;
+    await speakUntil(
+      c.voice,
+      () => (server.app.sfu?.stats().dropped ?? 0) >= droppedBefore + 20,
+      'carol reaches the SFU',
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    for (const listener of listeners) assert.equal(listener.received.get(carol.id) ?? 0, 0);
+  });
+
+  it('a disconnect by a moderator closes the member’s media socket with 4014', async () => {
+    const target = voices.find((v) => v.messages.some((m) => m.op === 'ready' && m.d.user_id === carol.id));
+    assert.ok(target);
+    await ok(as(server, owner, 'PATCH', `/guilds/${guild.id}/members/${carol.id}`, { channel_id: null }));
+    assert.deepEqual(await target.closed, { code: 4014, reason: 'Disconnected' });
+  });
+});

@@ -1,0 +1,137 @@
+import {
+  MediaStreamTrack,
+  RTCPeerConnection,
+  type RTCRtpTransceiver,
+  RTP_EXTENSION_URI,
+  RtpHeader,
+  RtpPacket,
+} from 'werift';
+import WebSocket from 'ws';
+import { peerConfig } from '../../src/domains/voice/sfu/media-config.ts';
+
+interface OfferTrack {
+  mid: string | null;
+  user_id: string;
+  kind: string;
+}
+
+/**
+ * A Node WebRTC voice client (werift) speaking Hearth's voice signalling: identify with the VOICE_SERVER_UPDATE
+ * token, answer the server's offers, publish a synthetic Opus stream with the audio-level extension, and count
+ * the RTP packets received from each other member.
+ */
+export class VoiceTestClient {
+  readonly ws: WebSocket;
+  readonly pc = new RTCPeerConnection(
+    peerConfig({ announcedAddresses: [], portRange: undefined, iceServers: [], includeLoopback: true }),
+  );
+  readonly received = new Map<string, number>();
+  /** Arrival times (performance.now()) of packets by publisher and sequence number, for delay measurements. */
+  onPacket: ((from: string, packet: RtpPacket) => void) | undefined;
+  readonly messages: { op: string; d: any }[] = [];
+  readonly closed: Promise<{ code: number; reason: string }>;
+  private readonly midOwners = new Map<string, string>();
+  private readonly audio = new MediaStreamTrack({ kind: 'audio' });
+  private audioTransceiver: RTCRtpTransceiver | undefined;
+  private sequence = Math.floor(Math.random() * 30000);
+  private timestamp = Math.floor(Math.random() * 1e6);
+  private negotiated = 0;
+  private negotiatedWaiters: (() => void)[] = [];
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(endpoint: string, token: string) {
+    this.ws = new WebSocket(endpoint);
+    this.closed = new Promise((resolve) =>
+      this.ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
+    this.ws.on('error', () => {});
+    this.ws.on('open', () => this.ws.send(JSON.stringify({ op: 'identify', d: { token } })));
+    this.ws.on('message', (data) => {
+      const message = JSON.parse(data.toString()) as { op: string; d: any };
+      this.messages.push(message);
+      if (message.op === 'offer') this.chain = this.chain.then(() => this.answer(message.d)).catch(() => {});
+    });
+    this.pc.onTrack.subscribe((track) => {
+      track.onReceiveRtp.subscribe((packet) => {
+        const mid = this.pc
+          .getTransceivers()
+          .find((t) => t.receiver.track === track || t.receiver.tracks.includes(track))?.mid;
+        const owner = mid ? this.midOwners.get(mid) : undefined;
+        if (!owner) return;
+        this.received.set(owner, (this.received.get(owner) ?? 0) + 1);
+        this.onPacket?.(owner, packet);
+      });
+    });
+  }
+
+  /** Resolves after the `count`-th answered offer. */
+  async negotiations(count = 1): Promise<void> {
+    while (this.negotiated < count) await new Promise<void>((resolve) => this.negotiatedWaiters.push(resolve));
+  }
+
+  /** Sends `count` Opus-shaped packets, one every `intervalMs`, with the audio-level extension (`level` dBov). */
+  async speak(count: number, intervalMs = 20, level = 30): Promise<void> {
+    for (let i = 0; i < count; i++) {
+      this.sendAudioPacket(level);
+      await new Promise((r) => setTimeout(r, intervalMs));
+    }
+  }
+
+  sendAudioPacket(level = 30, payload: Buffer = Buffer.alloc(60, 0xf8)): void {
+    const id = this.audioTransceiver?.headerExtensions.find(
+      (e) => e.uri === RTP_EXTENSION_URI.audioLevelIndication,
+    )?.id;
+    this.sequence = (this.sequence + 1) & 0xffff;
+    this.timestamp = (this.timestamp + 960) >>> 0;
+    const header = new RtpHeader({
+      payloadType: 111,
+      sequenceNumber: this.sequence,
+      timestamp: this.timestamp,
+      ssrc: 1,
+      marker: false,
+      extensions: id ? [{ id, payload: Buffer.from([0x80 | level]) }] : [],
+      extension: id !== undefined,
+    });
+    this.audio.writeRtp(new RtpPacket(header, payload));
+  }
+
+  total(): number {
+    let sum = 0;
+    for (const n of this.received.values()) sum += n;
+    return sum;
+  }
+
+  async close(): Promise<void> {
+    this.ws.close();
+    await this.pc.close();
+  }
+
+  private async answer(offer: { sdp: string; upstream: { mid: string; kind: string }[]; tracks: OfferTrack[] }) {
+    for (const track of offer.tracks) if (track.mid) this.midOwners.set(track.mid, track.user_id);
+    await this.pc.setRemoteDescription({ type: 'offer', sdp: offer.sdp });
+    const audioMid = offer.upstream.find((u) => u.kind === 'audio')?.mid;
+    const transceiver = this.pc.getTransceivers().find((t) => t.mid === audioMid);
+    if (transceiver && !this.audioTransceiver) {
+      this.audioTransceiver = transceiver;
+      transceiver.setDirection('sendonly');
+      await transceiver.sender.replaceTrack(this.audio);
+    }
+    const answer = await this.pc.createAnswer();
+    await this.pc.setLocalDescription(answer);
+    if (this.pc.iceGatheringState !== 'complete')
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 3000);
+        this.pc.iceGatheringStateChange.subscribe((state) => {
+          if (state === 'complete') {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+      });
+    const local = this.pc.localDescription;
+    if (!local) return;
+    this.ws.send(JSON.stringify({ op: 'answer', d: { sdp: local.sdp } }));
+    this.negotiated++;
+    for (const resolve of this.negotiatedWaiters.splice(0)) resolve();
+  }
+}
