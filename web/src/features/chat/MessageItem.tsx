@@ -3,7 +3,7 @@ import { useTranslation } from 'react-i18next';
 import type { Attachment, Channel, Message } from '../../api/chat-types.ts';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { formatDate } from '../../i18n/format.ts';
-import { channelPath, useChat } from './context.ts';
+import { channelPath, useChatStore } from './context.ts';
 import { Dialog } from './Dialog.tsx';
 import { Markdown, type MarkdownContext } from './markdown.tsx';
 import { has, P } from './permissions.ts';
@@ -12,7 +12,7 @@ import { UserPopout } from './UserPopout.tsx';
 const QUICK_REACTIONS = ['👍', '❤️', '😂', '🎉', '😮', '😢', '👀', '✅'];
 
 function useMarkdownContext(channel: Channel): MarkdownContext {
-  const store = useChat();
+  const store = useChatStore();
   const gid = channel.guild_id;
   return {
     me: store.me,
@@ -33,6 +33,8 @@ function Item({
   onReply,
   onJump,
 }: {
+  /** The store's metaVersion: re-renders the row when names, roles or permissions may have changed. */
+  meta: number;
   message: Message;
   channel: Channel;
   grouped: boolean;
@@ -44,7 +46,7 @@ function Item({
   onJump: (id: string) => void;
 }) {
   const { t } = useTranslation();
-  const store = useChat();
+  const store = useChatStore();
   const ctx = useMarkdownContext(channel);
   const [error, setError] = useState<unknown>(null);
   const [confirmDelete, setConfirmDelete] = useState(false);

@@ -114,21 +114,24 @@ export function MessageList({
     setUnseen(0);
   };
 
-  const jumpTo = async (id: string) => {
-    for (let round = 0; round < 40 && !store.historyOf(channel.id).items.some((m) => m.id === id); round++) {
-      if (store.historyOf(channel.id).reachedStart) break;
-      atBottom.current = false;
-      await store.loadOlder(channel.id);
-    }
-    const target = document.getElementById(`message-${id}`);
-    if (target) {
-      atBottom.current = false;
-      target.scrollIntoView({ block: 'center' });
-      target.focus();
-      setHighlight(id);
-      window.setTimeout(() => setHighlight(null), 2000);
-    }
-  };
+  const jumpTo = useCallback(
+    async (id: string) => {
+      for (let round = 0; round < 40 && !store.historyOf(channel.id).items.some((m) => m.id === id); round++) {
+        if (store.historyOf(channel.id).reachedStart) break;
+        atBottom.current = false;
+        await store.loadOlder(channel.id);
+      }
+      const target = document.getElementById(`message-${id}`);
+      if (target) {
+        atBottom.current = false;
+        target.scrollIntoView({ block: 'center' });
+        target.focus();
+        setHighlight(id);
+        window.setTimeout(() => setHighlight(null), 2000);
+      }
+    },
+    [store, channel.id],
+  );
 
   // A message link: once the first page is in, load back to the message and bring it into view.
   const focused = useRef<string | null>(null);
@@ -178,6 +181,7 @@ export function MessageList({
             return (
               <MessageItem
                 key={message.id}
+                meta={store.metaVersion}
                 message={message}
                 channel={channel}
                 grouped={grouped && !showMarker}

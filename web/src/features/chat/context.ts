@@ -11,6 +11,16 @@ export function useChat(): ChatStore {
   return store;
 }
 
+/**
+ * The store without subscribing: for message rows, which re-render only when their message (or the guild's
+ * roles and members, through `metaVersion`) changes, so a new message does not re-render the whole history.
+ */
+export function useChatStore(): ChatStore {
+  const store = useContext(ChatContext);
+  if (!store) throw new Error('useChatStore outside <ChatContext>');
+  return store;
+}
+
 export function channelPath(channel: { id: string; guild_id?: string | undefined }): string {
   return `/channels/${channel.guild_id ?? '@me'}/${channel.id}`;
 }

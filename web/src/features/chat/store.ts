@@ -49,6 +49,8 @@ interface ReadyPayload {
  */
 export class ChatStore {
   version = 0;
+  /** Bumped by every change that is not a message, reaction or typing event (names, roles, members…). */
+  metaVersion = 0;
   me = '';
   ready = false;
   connected = false;
@@ -425,6 +427,7 @@ export class ChatStore {
     }
     this.loadLocalReads();
     this.ready = true;
+    this.metaVersion++;
     this.changed();
   }
 
@@ -443,6 +446,7 @@ export class ChatStore {
       if (page.length < 1000) break;
       after = page.at(-1)?.user?.id;
     }
+    this.metaVersion++;
     this.changed();
   }
 
@@ -674,6 +678,7 @@ export class ChatStore {
       default:
         return;
     }
+    if (!type.startsWith('MESSAGE_') && type !== 'TYPING_START') this.metaVersion++;
     this.changed();
   }
 
