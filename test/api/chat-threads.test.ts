@@ -530,3 +530,41 @@ describe('permission bits', () => {
     );
   });
 });
+
+describe('parent permissions', () => {
+  it('a thread is hidden with its parent; regaining the parent sends THREAD_LIST_SYNC with its active threads', async () => {
+    const channel = await freshChannel();
+    const thread = await newThread(alice, { name: 'Behind the door' }, channel);
+    const priv = await newThread(alice, { name: 'Private behind the door', type: 12 }, channel);
+    await denyFor(channel, bob, P.VIEW_CHANNEL);
+    const hidden = await as(server, bob, 'GET', `/channels/${thread.id}`);
+    assert.equal(hidden.status, 403);
+    assert.equal(hidden.body.code, 'MISSING_ACCESS');
+    const send = await post(bob, thread.id, 'knock knock');
+    assert.equal(send.status, 403);
+    assert.equal(send.body.code, 'MISSING_ACCESS');
+    const active = await ok(as(server, bob, 'GET', `/guilds/${guild.id}/threads/active`));
+    assert.equal(
+      active.threads.some((t: any) => t.id === thread.id),
+      false,
+    );
+
+    events.clear();
+    await ok(as(server, owner, 'DELETE', `/channels/${channel}/permissions/${bob.id}`), 204);
+    const sync = events.one('THREAD_LIST_SYNC', (d) => d.audience.kind === 'users' && d.audience.userIds[0] === bob.id);
+    assert.equal(sync.payload.guild_id, guild.id);
+    assert.deepEqual(sync.payload.channel_ids, [channel]);
+    assert.deepEqual(
+      (sync.payload.threads as any[]).map((t) => t.id),
+      [thread.id],
+    );
+    assert.deepEqual(sync.payload.members, []);
+    const toAlice = events.one(
+      'THREAD_LIST_SYNC',
+      (d) => d.audience.kind === 'users' && d.audience.userIds[0] === alice.id,
+    );
+    assert.deepEqual((toAlice.payload.threads as any[]).map((t) => t.id).sort(), [thread.id, priv.id].sort());
+    assert.equal((toAlice.payload.members as any[]).length, 2);
+    await ok(as(server, bob, 'GET', `/channels/${thread.id}`));
+  });
+});

@@ -309,6 +309,7 @@ export function channelRoutes(deps: ChatDeps): AnyRoute[] {
         await events.invalidate({ guildId: guild.guildId });
         const view = channelView(row);
         await events.channelViewers('CHANNEL_UPDATE', guild.guildId, row.id, view);
+        if (body.permission_overwrites !== undefined) await threads.syncChannel(guild.guildId, row.id);
         return view;
       },
     }),
@@ -385,6 +386,7 @@ export function channelRoutes(deps: ChatDeps): AnyRoute[] {
         ]);
         await events.invalidate({ guildId: guild.guildId });
         await events.channelViewers('CHANNEL_UPDATE', guild.guildId, row.id, channelView(row));
+        await threads.syncChannel(guild.guildId, row.id);
         return undefined;
       },
     }),
@@ -405,6 +407,7 @@ export function channelRoutes(deps: ChatDeps): AnyRoute[] {
         );
         await events.invalidate({ guildId: guild.guildId });
         await events.channelViewers('CHANNEL_UPDATE', guild.guildId, row.id, channelView(row));
+        await threads.syncChannel(guild.guildId, row.id);
         return undefined;
       },
     }),

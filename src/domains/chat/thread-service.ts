@@ -94,25 +94,52 @@ export class ThreadService implements ThreadHooks {
 
   /** Members of a private thread who still see its parent, and everyone holding MANAGE_THREADS there. */
   async privateViewers(thread: ChannelRow): Promise<string[]> {
-    const guildId = thread.guild_id as string;
-    const [guild, roles, parent, members, threadMembers] = await Promise.all([
-      this.store.guild(guildId),
-      this.store.roles(guildId),
-      this.store.channel(thread.parent_id as string),
-      this.db.query<MemberRow>(`SELECT ${MEMBER_COLUMNS} FROM members m WHERE m.guild_id = $1`, [guildId]),
+    const [viewers, threadMembers] = await Promise.all([
+      this.parentViewers(thread.guild_id as string, thread.parent_id as string),
       this.threads.memberIds(thread.id),
     ]);
-    if (!guild || !parent) return [];
     const joined = new Set(threadMembers);
+    return [...viewers]
+      .filter(([userId, permissions]) => joined.has(userId) || has(permissions, PERMISSIONS.MANAGE_THREADS))
+      .map(([userId]) => userId);
+  }
+
+  /** Every guild member who sees a channel, with their permissions in it. */
+  private async parentViewers(guildId: string, parentId: string): Promise<Map<string, bigint>> {
+    const [guild, roles, parent, members] = await Promise.all([
+      this.store.guild(guildId),
+      this.store.roles(guildId),
+      this.store.channel(parentId),
+      this.db.query<MemberRow>(`SELECT ${MEMBER_COLUMNS} FROM members m WHERE m.guild_id = $1`, [guildId]),
+    ]);
+    const out = new Map<string, bigint>();
+    if (!guild || !parent) return out;
     const overwrites = toOverwrites(parent);
     const now = this.clock.now();
-    return members
-      .filter((member) => {
-        const permissions = computeChannelPermissions(subjectFor(guild, roles, member, now), overwrites);
-        if (!has(permissions, PERMISSIONS.VIEW_CHANNEL)) return false;
-        return joined.has(member.user_id) || has(permissions, PERMISSIONS.MANAGE_THREADS);
-      })
-      .map((m) => m.user_id);
+    for (const member of members) {
+      const permissions = computeChannelPermissions(subjectFor(guild, roles, member, now), overwrites);
+      if (has(permissions, PERMISSIONS.VIEW_CHANNEL)) out.set(member.user_id, permissions);
+    }
+    return out;
+  }
+
+  /**
+   * THREAD_LIST_SYNC after a channel's permissions changed (someone may have gained access to it): each
+   * viewer of the channel gets the channel's active threads they see and their memberships in them.
+   */
+  async syncChannel(guildId: string, parentId: string): Promise<void> {
+    const rows = (await this.threads.active(guildId)).filter((row) => row.parent_id === parentId);
+    if (rows.length === 0) return;
+    const viewers = await this.parentViewers(guildId, parentId);
+    for (const [userId, permissions] of viewers) {
+      const { threads, members } = await this.visible(rows, userId, () => permissions);
+      await this.events.users('THREAD_LIST_SYNC', [userId], {
+        guild_id: guildId,
+        channel_ids: [parentId],
+        threads: threads.map((row) => threadView(row)),
+        members: members.map((m) => threadMemberView(m)),
+      });
+    }
   }
 
   async view(threadId: string, viewerId?: string): Promise<Record<string, unknown>> {
