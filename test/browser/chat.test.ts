@@ -261,5 +261,34 @@ if (!CHROMIUM_PATH) {
       await b.waitForFunction(() => document.title === '#general · Hearth');
       await cb.close();
     });
+
+    it('offers to jump up to the first unread message of a channel left earlier', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const { guildId, channelId } = await guildWith(alice, bob);
+      const other = await request(server, 'POST', `/v1/guilds/${guildId}/channels`, {
+        auth: alice.token,
+        body: { name: 'elsewhere', type: 0 },
+      });
+      const cb = await signedIn(bob);
+      const b = await cb.newPage();
+      await b.goto(`${server.origin}/channels/${guildId}/${channelId}`);
+      await composer(b).waitFor();
+      await b.getByRole('link', { name: '#elsewhere' }).click();
+      await composer(b, 'elsewhere').waitFor();
+      const ids: string[] = [];
+      for (let i = 0; i < 30; i++) {
+        const res = await request(server, 'POST', `/v1/channels/${channelId}/messages`, {
+          auth: alice.token,
+          body: { content: `unread ${i}\nsecond line\nthird line` },
+        });
+        assert.equal(res.status, 200, res.text);
+        ids.push(res.body.id);
+      }
+      await b.getByRole('link', { name: '#general, unread' }).click();
+      await b.getByRole('button', { name: 'Jump to the first unread message' }).click();
+      await b.locator(`#message-${ids[0]}.highlighted`).waitFor();
+      await b.locator(`#message-${ids[0]} .new-marker`).waitFor();
+      await cb.close();
+    });
   });
 }

@@ -87,9 +87,25 @@ export function MessageList({
     return () => document.removeEventListener('visibilitychange', onVisible);
   }, [newest, store, channel.id]);
 
+  // The first unread message when the channel opened; a bar offers to jump up to it while it is above view.
+  const firstUnread = readMarker
+    ? items.find((m) => compareIds(m.id, readMarker) > 0 && m.author.id !== store.me)
+    : undefined;
+  const [unreadAbove, setUnreadAbove] = useState(false);
+  const [unreadDismissed, setUnreadDismissed] = useState(false);
+  const checkUnreadAbove = useCallback(() => {
+    const el = scroller.current;
+    const target = firstUnread ? document.getElementById(`message-${firstUnread.id}`) : null;
+    setUnreadAbove(!!el && !!target && target.offsetTop < el.scrollTop);
+  }, [firstUnread]);
+  useEffect(() => {
+    checkUnreadAbove();
+  }, [checkUnreadAbove]);
+
   const onScroll = useCallback(() => {
     const el = scroller.current;
     if (!el) return;
+    checkUnreadAbove();
     fromBottom.current = el.scrollHeight - el.clientHeight - el.scrollTop;
     atBottom.current = fromBottom.current < 40;
     if (atBottom.current) {
@@ -97,7 +113,7 @@ export function MessageList({
       if (newest) store.markRead(channel.id, newest.id);
     }
     if (el.scrollTop < 300 && !history.loading && !history.reachedStart) void store.loadOlder(channel.id);
-  }, [history.loading, history.reachedStart, store, channel.id, newest]);
+  }, [history.loading, history.reachedStart, store, channel.id, newest, checkUnreadAbove]);
 
   // A short history that does not fill the pane: keep loading until it scrolls or the start is reached.
   useEffect(() => {
@@ -146,6 +162,23 @@ export function MessageList({
   let markerShown = false;
   return (
     <div className="message-pane">
+      {unseen === 0 && unreadAbove && !unreadDismissed && firstUnread && (
+        <div className="new-messages-bar unread-bar">
+          <button
+            type="button"
+            className="link"
+            onClick={() => {
+              setUnreadDismissed(true);
+              void jumpTo(firstUnread.id);
+            }}
+          >
+            {t('chat.jumpToUnread')}
+          </button>
+          <button type="button" className="link" onClick={() => setUnreadDismissed(true)}>
+            {t('chat.dismiss')}
+          </button>
+        </div>
+      )}
       {unseen > 0 && (
         <button type="button" className="new-messages-bar" onClick={jumpToPresent}>
           {t('chat.newMessages', { count: unseen })}

@@ -33,6 +33,8 @@ export interface PendingMessage {
 
 const PAGE = 50;
 const TYPING_MS = 9000;
+/** History windows kept in memory (and caught up after a reconnect). */
+const KEPT_WINDOWS = 12;
 
 interface ReadyPayload {
   user: PartialUser;
@@ -205,8 +207,22 @@ export class ChatStore {
     return h;
   }
 
+  /** Channels whose history is kept, most recent last; older windows are dropped (and refetched if reopened). */
+  private readonly recent: string[] = [];
+
+  private touch(channelId: string): void {
+    const index = this.recent.indexOf(channelId);
+    if (index >= 0) this.recent.splice(index, 1);
+    this.recent.push(channelId);
+    while (this.recent.length > KEPT_WINDOWS) {
+      const evicted = this.recent.shift();
+      if (evicted) this.history.delete(evicted);
+    }
+  }
+
   /** First load of a channel: the newest page. */
   async open(channelId: string): Promise<void> {
+    this.touch(channelId);
     const h = this.historyOf(channelId);
     if (h.items.length > 0 || h.loading || h.reachedStart) {
       if (h.items.length > 0) await this.catchUp(channelId);
@@ -244,13 +260,22 @@ export class ChatStore {
   /** Everything after the newest message held (after a reconnect), page by page. */
   async catchUp(channelId: string): Promise<void> {
     const h = this.history.get(channelId);
-    for (let round = 0; round < 20; round++) {
+    for (let round = 0; round < 10; round++) {
       const newest = h?.items.at(-1);
       if (!newest) return;
       const page = await this.api.messages(channelId, { after: newest.id, limit: 100 });
       this.merge(channelId, page);
-      if (page.length < 100) break;
+      if (page.length < 100) {
+        this.changed();
+        return;
+      }
     }
+    // More than a thousand behind: start again from the newest page rather than fetch the whole gap.
+    const latest = await this.api.messages(channelId, { limit: PAGE });
+    const fresh = this.historyOf(channelId);
+    fresh.items = [];
+    fresh.reachedStart = latest.length < PAGE;
+    this.merge(channelId, latest);
     this.changed();
   }
 

@@ -111,6 +111,7 @@ const chatEn = {
   pickFriends: 'Friends to include',
   startConversation: 'Start the conversation',
   spoiler: 'Spoiler',
+  jumpToUnread: 'Jump to the first unread message',
   incoming: 'Incoming request',
   outgoing: 'Outgoing request',
   messageName: 'Message {{name}}',

@@ -113,6 +113,7 @@ const chatFr: ChatMessages = {
   pickFriends: 'Amis à inclure',
   startConversation: 'Commencer la conversation',
   spoiler: 'Divulgâcheur',
+  jumpToUnread: 'Aller au premier message non lu',
   incoming: 'Demande reçue',
   outgoing: 'Demande envoyée',
   messageName: 'Écrire à {{name}}',
