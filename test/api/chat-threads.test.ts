@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type GatewayClient, readyClient } from '../gateway/gateway-client.ts';
 import { as, bits, DispatchRecorder, guildWithMembers, ok, P } from '../support/chat.ts';
-import { registerUser, type TestUser } from '../support/client.ts';
+import { registerUser, request, type TestUser } from '../support/client.ts';
 import { setClock } from '../support/lifecycle.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -566,5 +566,36 @@ describe('parent permissions', () => {
     assert.deepEqual((toAlice.payload.threads as any[]).map((t) => t.id).sort(), [thread.id, priv.id].sort());
     assert.equal((toAlice.payload.members as any[]).length, 2);
     await ok(as(server, bob, 'GET', `/channels/${thread.id}`));
+  });
+});
+
+describe('webhooks into threads', () => {
+  it('executes into a thread of its channel with ?thread_id=, and refuses a thread of another channel', async () => {
+    const hook = await ok(as(server, owner, 'POST', `/channels/${channelId}/webhooks`, { name: 'Hook' }));
+    const thread = await newThread(alice, { name: 'Hooked' });
+    await ok(as(server, alice, 'PATCH', `/channels/${thread.id}`, { archived: true }));
+    const sent = await request(
+      server,
+      'POST',
+      `/v1/webhooks/${hook.id}/${hook.token}?wait=true&thread_id=${thread.id}`,
+      {
+        body: { content: 'from the hook' },
+      },
+    );
+    assert.equal(sent.status, 200, sent.text);
+    assert.equal(sent.body.channel_id, thread.id);
+    assert.equal(sent.body.webhook_id, hook.id);
+    const after = await ok(as(server, alice, 'GET', `/channels/${thread.id}`));
+    assert.equal(after.thread_metadata.archived, false);
+    assert.equal(after.message_count, 1);
+
+    const elsewhere = await newThread(alice, { name: 'Elsewhere' }, await freshChannel());
+    for (const threadId of [elsewhere.id, channelId, 'nope']) {
+      const res = await request(server, 'POST', `/v1/webhooks/${hook.id}/${hook.token}?thread_id=${threadId}`, {
+        body: { content: 'x' },
+      });
+      assert.equal(res.status, 404, threadId);
+      assert.equal(res.body.code, 'UNKNOWN_CHANNEL');
+    }
   });
 });

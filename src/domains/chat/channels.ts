@@ -157,9 +157,11 @@ export function channelRoutes(deps: ChatDeps): AnyRoute[] {
           : (parent?.permission_overwrites ?? []);
         const id = ids.next();
         const row = await db.transaction(async (tx) => {
-          const [count] = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM channels WHERE guild_id = $1', [
-            guildId,
-          ]);
+          const [count] = await tx.query<{ n: number }>(
+            // Threads do not count against the guild's channel limit (Discord's rule).
+            'SELECT count(*)::int AS n FROM channels WHERE guild_id = $1 AND type NOT IN (10, 11, 12)',
+            [guildId],
+          );
           if ((count?.n ?? 0) >= MAX_GUILD_CHANNELS) throw new ApiError('MAX_GUILD_CHANNELS');
           const [inserted] = await tx.query<ChannelRow>(
             `INSERT INTO channels (id, type, guild_id, name, topic, position, parent_id, nsfw, rate_limit_per_user, bitrate,

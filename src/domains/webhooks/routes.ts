@@ -10,6 +10,7 @@ import { readMessageRequest } from '../attachments/message-request.ts';
 import { pathId } from '../chat/access.ts';
 import { createMessageSchema, editMessageSchema } from '../chat/message-body.ts';
 import { PERMISSIONS } from '../chat/permissions.ts';
+import { type ChannelRow, isThread } from '../chat/rows.ts';
 import { MAX_WEBHOOKS_PER_CHANNEL, type WebhookRow, WebhookStore } from './webhook-store.ts';
 
 const nameField = z.string().trim().min(1).max(80);
@@ -47,6 +48,13 @@ function secretHeaders(ctx: RequestContext): void {
 export function webhookRoutes(services: AppServices): AnyRoute[] {
   const { db, ids, chatCore, messages, attachments, media } = services;
   const { access, events, store: chatStore } = chatCore;
+
+  /** `?thread_id=`: a thread of the webhook's channel (Discord's rule); anything else → UNKNOWN_CHANNEL. */
+  async function threadOf(home: ChannelRow, raw: string): Promise<ChannelRow> {
+    const thread = await chatStore.channel(pathId(raw, 'UNKNOWN_CHANNEL'));
+    if (!thread || !isThread(thread) || thread.parent_id !== home.id) throw new ApiError('UNKNOWN_CHANNEL');
+    return thread;
+  }
   const webhooks = new WebhookStore(db);
 
   async function view(row: WebhookRow, options: { token?: string; withUser?: boolean } = {}) {
@@ -273,8 +281,9 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
         const request = await readMessageRequest(ctx);
         const body = validate(createMessageSchema, request.payload);
         const extras = validate(executeExtras, request.payload);
-        const channel = await chatStore.channel(row.channel_id);
-        if (!channel) throw new ApiError('UNKNOWN_WEBHOOK');
+        const home = await chatStore.channel(row.channel_id);
+        if (!home) throw new ApiError('UNKNOWN_WEBHOOK');
+        const channel = ctx.query.thread_id === undefined ? home : await threadOf(home, ctx.query.thread_id);
         const stored = await attachments.resolve(
           row.creator_id ?? row.id,
           channel.id,
