@@ -130,7 +130,8 @@ export function registerWebClient(app: FastifyInstance, options: WebClientOption
       .header('referrer-policy', 'no-referrer')
       .header('x-frame-options', 'DENY')
       .header('cross-origin-opener-policy', 'same-origin')
-      .header('permissions-policy', 'camera=(), microphone=(), geolocation=()');
+      // Voice needs the microphone, camera and screen capture in the app's own document (never in frames).
+      .header('permissions-policy', 'camera=(self), microphone=(self), display-capture=(self), geolocation=()');
     return send(request, reply, index);
   });
   return true;

@@ -36,9 +36,10 @@ const ARGS = [
   '--no-first-run',
 ];
 
-export function launchChromium(): Promise<Browser> {
+/** `extraArgs`: e.g. the fake media devices of the voice tests. */
+export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   assert.ok(CHROMIUM_PATH, 'no Chromium');
-  return chromium.launch({ executablePath: CHROMIUM_PATH, args: ARGS, headless: true });
+  return chromium.launch({ executablePath: CHROMIUM_PATH, args: [...ARGS, ...extraArgs], headless: true });
 }
 
 async function freePort(): Promise<number> {

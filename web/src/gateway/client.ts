@@ -130,6 +130,11 @@ export class GatewayClient {
     socket.onclose = (event) => this.closed(socket, event.code);
   }
 
+  /** A frame from a feature (op 4 voice state); dropped while the socket is down, like a user action offline. */
+  sendOp(op: number, d: unknown): void {
+    this.send({ op, d });
+  }
+
   private send(frame: Frame): void {
     if (this.socket?.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(frame));
   }

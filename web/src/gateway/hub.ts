@@ -14,6 +14,8 @@ export class GatewayHub {
   connected = false;
   /** Heartbeat now and reconnect if the socket is dead (set by the shell while a connection exists). */
   probe: () => void = () => {};
+  /** Sends a frame on the tab's connection (set by the shell while a connection exists; voice uses op 4). */
+  send: (op: number, d: unknown) => void = () => {};
 
   private log: [string, unknown][] = [];
 

@@ -102,6 +102,7 @@ export function App({ discovery }: { discovery: DiscoveryDocument }) {
     });
     gateway.start();
     hub.probe = () => gateway.probe();
+    hub.send = (op, d) => gateway.sendOp(op, d);
     return () => gateway.stop();
   }, [token, discovery, signOutLocally, hub]);
 

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { Channel, Message } from '../../api/chat-types.ts';
 import { ChannelType } from '../../api/chat-types.ts';
+import { VoiceView } from '../voice/VoiceView.tsx';
 import { Composer } from './Composer.tsx';
 import { useChat } from './context.ts';
 import { MessageList } from './MessageList.tsx';
@@ -83,12 +84,7 @@ export function ChannelView({
           )}
         </div>
       </header>
-      {voice && (
-        // features/voice mounts its view here (data-voice-slot); until then the slot says what it is.
-        <section className="voice-slot" data-voice-slot={channel.id} aria-label={t('chat.voiceArea')}>
-          <p>{t('chat.voiceSoon')}</p>
-        </section>
-      )}
+      {voice && <VoiceView channel={channel} />}
       {!voice && (
         <MessageList
           channel={channel}

@@ -13,6 +13,7 @@ export const P = {
   ATTACH_FILES: 1n << 15n,
   READ_MESSAGE_HISTORY: 1n << 16n,
   MENTION_EVERYONE: 1n << 17n,
+  CONNECT: 1n << 20n,
   MANAGE_ROLES: 1n << 28n,
   PIN_MESSAGES: 1n << 51n,
 } as const;

@@ -1,4 +1,5 @@
 import chat from './chat-en.ts';
+import voice from './voice-en.ts';
 
 /** English: the reference locale. Every other locale has exactly these keys (a test checks it). */
 const en = {
@@ -239,6 +240,7 @@ const en = {
     UPDATE_RTC_REGION: 'Change the voice region',
   },
   chat,
+  voice,
   errors: {
     NETWORK_ERROR: 'The server could not be reached. Check your connection and try again.',
     UNKNOWN_ERROR: 'Something went wrong. Please try again.',

@@ -1,5 +1,6 @@
 import chat from './chat-fr.ts';
 import type { Messages } from './en.ts';
+import voice from './voice-fr.ts';
 
 /** French. Typed against English: a missing or extra key fails the type check. */
 const fr: Messages = {
@@ -242,6 +243,7 @@ const fr: Messages = {
     UPDATE_RTC_REGION: 'Changer la région vocale',
   },
   chat,
+  voice,
   errors: {
     NETWORK_ERROR: 'Le serveur est injoignable. Vérifiez votre connexion et réessayez.',
     UNKNOWN_ERROR: 'Une erreur est survenue. Veuillez réessayer.',

@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { registerUser, request, type TestUser } from '../support/client.ts';
+import type { TestServer } from '../support/server.ts';
+import { CHROMIUM_PATH, launchChromium, newContext, startWebServer, warnNoChromium } from './support/browser.ts';
+
+/** Voice in Chromium with fake devices: two people join one voice channel from the UI and hear each other. */
+if (!CHROMIUM_PATH) {
+  warnNoChromium('test/browser/voice.test.ts');
+} else {
+  let server: TestServer & { origin: string };
+  let browser: Browser;
+  before(async () => {
+    [server, browser] = await Promise.all([
+      startWebServer(),
+      launchChromium([
+        '--use-fake-device-for-media-stream',
+        '--use-fake-ui-for-media-stream',
+        '--autoplay-policy=no-user-gesture-required',
+      ]),
+    ]);
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  async function signedIn(user: TestUser): Promise<BrowserContext> {
+    const context = await newContext(browser);
+    await context.grantPermissions(['microphone', 'camera'], { origin: server.origin });
+    await context.addInitScript(
+      ([token, userId]) => {
+        if (!window.localStorage.getItem('hearth.session'))
+          window.localStorage.setItem('hearth.session', JSON.stringify({ token, userId }));
+      },
+      [user.token, user.id],
+    );
+    return context;
+  }
+
+  /** Inbound audio bytes of the page's call, summed over its inbound-rtp audio streams. */
+  async function inboundAudioBytes(page: Page): Promise<number> {
+    return page.evaluate(async () => {
+      const report = await window.hearthVoiceStats?.();
+      let bytes = 0;
+      report?.forEach((s: { type: string; kind?: string; bytesReceived?: number }) => {
+        if (s.type === 'inbound-rtp' && s.kind === 'audio') bytes += s.bytesReceived ?? 0;
+      });
+      return bytes;
+    });
+  }
+
+  async function growing(page: Page, what: string): Promise<void> {
+    const deadline = Date.now() + 15_000;
+    let first = -1;
+    for (;;) {
+      const bytes = await inboundAudioBytes(page);
+      if (first < 0 && bytes > 0) first = bytes;
+      if (first > 0 && bytes > first + 2000) return;
+      if (Date.now() > deadline) throw new Error(`${what}: inbound audio bytes did not grow (${first} → ${bytes})`);
+      await page.waitForTimeout(250);
+    }
+  }
+
+  describe('voice in the browser', () => {
+    it('two people join a voice channel from the UI, each receives the other’s audio, and leaving clears the list', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const guild = await request(server, 'POST', '/v1/guilds', { auth: alice.token, body: { name: 'Voice place' } });
+      assert.equal(guild.status, 200);
+      const guildId = guild.body.id as string;
+      const invite = await request(server, 'POST', `/v1/channels/${guild.body.system_channel_id}/invites`, {
+        auth: alice.token,
+        body: {},
+      });
+      assert.equal(
+        (await request(server, 'POST', `/v1/invites/${invite.body.code}`, { auth: bob.token, body: {} })).status,
+        200,
+      );
+      const channel = await request(server, 'POST', `/v1/guilds/${guildId}/channels`, {
+        auth: alice.token,
+        body: { name: 'Lounge', type: 2 },
+      });
+      assert.equal(channel.status, 200);
+      const url = `${server.origin}/channels/${guildId}/${channel.body.id}`;
+
+      const [ca, cb] = await Promise.all([signedIn(alice), signedIn(bob)]);
+      const [a, b] = await Promise.all([ca.newPage(), cb.newPage()]);
+      await Promise.all([a.goto(url), b.goto(url)]);
+      for (const page of [a, b]) await page.getByRole('button', { name: 'Join voice' }).click();
+      for (const page of [a, b]) await page.getByRole('status').filter({ hasText: 'Voice connected' }).waitFor();
+
+      // Each sees both names in the channel's list.
+      for (const page of [a, b])
+        for (const user of [alice, bob])
+          await page.locator(`.voice-member[data-user-id="${user.id}"]`).waitFor({ timeout: 10_000 });
+
+      await growing(a, 'alice hears bob');
+      await growing(b, 'bob hears alice');
+      // The fake microphone beeps: the SFU's audio-level events mark the other person as speaking.
+      await a.locator(`.voice-member.speaking[data-user-id="${bob.id}"]`).waitFor({ timeout: 10_000 });
+
+      // Leaving from the UI clears Alice from Bob's list; closing Bob's tab clears him for the server.
+      await a.getByRole('button', { name: 'Leave' }).click();
+      await b.locator(`.voice-member[data-user-id="${alice.id}"]`).waitFor({ state: 'detached', timeout: 10_000 });
+      await b.close();
+      const deadline = Date.now() + 10_000;
+      while ((await server.app.services.voice.statesOf(guildId)).length > 0) {
+        if (Date.now() > deadline) throw new Error('closed tab still in voice');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await Promise.all([ca.close(), cb.close()]);
+    });
+  });
+}

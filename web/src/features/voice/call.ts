@@ -1,0 +1,90 @@
+import { useSyncExternalStore } from 'react';
+import type { GatewayHub } from '../../gateway/hub.ts';
+import { VoiceConnection, type VoiceSettings } from './voice-connection.ts';
+import { VoiceStates } from './voice-states.ts';
+
+const SETTINGS_KEY = 'hearth.voice';
+
+/** The tab's one voice call, kept while the person browses other channels. */
+let current: VoiceConnection | null = null;
+let version = 0;
+const listeners = new Set<() => void>();
+const states = new WeakMap<GatewayHub, VoiceStates>();
+
+function changed(): void {
+  version++;
+  for (const listener of listeners) listener();
+}
+
+const subscribe = (listener: () => void) => {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+};
+
+export function useCall(): VoiceConnection | null {
+  useSyncExternalStore(subscribe, () => version);
+  return current;
+}
+
+export function useVoiceStates(hub: GatewayHub): VoiceStates {
+  let store = states.get(hub);
+  if (!store) {
+    store = new VoiceStates(hub);
+    states.set(hub, store);
+  }
+  useSyncExternalStore(store.subscribe, store.getVersion);
+  return store;
+}
+
+export function loadSettings(): VoiceSettings {
+  const fallback: VoiceSettings = {
+    inputDeviceId: '',
+    outputDeviceId: '',
+    echoCancellation: true,
+    noiseSuppression: true,
+  };
+  try {
+    return { ...fallback, ...(JSON.parse(localStorage.getItem(SETTINGS_KEY) ?? '{}') as Partial<VoiceSettings>) };
+  } catch {
+    return fallback;
+  }
+}
+
+export function saveSettings(settings: VoiceSettings): void {
+  localStorage.setItem(SETTINGS_KEY, JSON.stringify(settings));
+}
+
+export async function startCall(hub: GatewayHub, guildId: string, channelId: string): Promise<void> {
+  current?.leave();
+  const call = new VoiceConnection(hub, guildId, channelId, loadSettings());
+  call.onChange = () => {
+    if (call.state === 'closed' && current === call) current = null;
+    changed();
+  };
+  current = call;
+  changed();
+  try {
+    await call.join();
+  } catch (error) {
+    if (current === call) current = null;
+    changed();
+    throw error;
+  }
+}
+
+export function leaveCall(): void {
+  current?.leave();
+  current = null;
+  changed();
+}
+
+/** The call's WebRTC statistics, for the browser tests and for diagnosing a call from the devtools console. */
+declare global {
+  interface Window {
+    hearthVoiceStats?: () => Promise<RTCStatsReport> | undefined;
+  }
+}
+if (typeof window !== 'undefined') window.hearthVoiceStats = () => current?.stats();
+
+// A closed tab leaves at once rather than after the gateway's resume window.
+if (typeof window !== 'undefined') window.addEventListener('pagehide', () => current?.leave());

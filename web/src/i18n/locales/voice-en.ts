@@ -1,0 +1,35 @@
+/** The voice view's strings (English, the reference); `voice-fr.ts` has exactly these keys. */
+const voiceEn = {
+  region: 'Voice channel',
+  inChannel: 'In this channel',
+  empty: 'Nobody is here yet.',
+  join: 'Join voice',
+  joining: 'Joining…',
+  leave: 'Leave',
+  mute: 'Mute',
+  unmute: 'Unmute',
+  deafen: 'Deafen',
+  undeafen: 'Undeafen',
+  cameraOn: 'Turn camera on',
+  cameraOff: 'Turn camera off',
+  shareScreen: 'Share screen',
+  stopSharing: 'Stop sharing',
+  speaking: 'speaking',
+  mutedBadge: 'muted',
+  deafenedBadge: 'deafened',
+  serverMuted: 'muted by a moderator',
+  input: 'Microphone',
+  output: 'Speaker',
+  defaultDevice: 'Default',
+  echoCancellation: 'Echo cancellation',
+  noiseSuppression: 'Noise suppression',
+  connected: 'Voice connected',
+  connecting: 'Connecting to voice…',
+  noConnect: 'You do not have permission to join this channel.',
+  failed: 'Could not start voice: {{reason}}',
+  video: 'Video of {{name}}',
+  screenOf: 'Screen of {{name}}',
+};
+
+export type VoiceMessages = typeof voiceEn;
+export default voiceEn;
