@@ -42,7 +42,12 @@ if (!CHROMIUM_PATH) {
   /** Inbound audio bytes of the page's call, summed over its inbound-rtp audio streams. */
   async function inboundAudioBytes(page: Page): Promise<number> {
     return page.evaluate(async () => {
-      const report = await window.hearthVoiceStats?.();
+      const hooks = window as unknown as {
+        hearthVoiceStats?: () => Promise<{
+          forEach(visit: (s: { type: string; kind?: string; bytesReceived?: number }) => void): void;
+        }>;
+      };
+      const report = await hooks.hearthVoiceStats?.();
       let bytes = 0;
       report?.forEach((s: { type: string; kind?: string; bytesReceived?: number }) => {
         if (s.type === 'inbound-rtp' && s.kind === 'audio') bytes += s.bytesReceived ?? 0;
