@@ -290,5 +290,64 @@ if (!CHROMIUM_PATH) {
       await b.locator(`#message-${ids[0]} .new-marker`).waitFor();
       await cb.close();
     });
+
+    it('notifies mentions after the person allowed it, and a muted channel stays quiet', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const { guildId, channelId } = await guildWith(alice, bob);
+      const other = await request(server, 'POST', `/v1/guilds/${guildId}/channels`, {
+        auth: alice.token,
+        body: { name: 'quiet', type: 0 },
+      });
+      const cb = await signedIn(bob);
+      // Record notifications instead of showing them (headless Chromium has no notification centre).
+      // A string, not a function: tsx would compile it with helpers the page does not have. The choice is kept
+      // across page loads, as a browser keeps it.
+      await cb.addInitScript(`(() => {
+        const shown = [];
+        window.__notes = shown;
+        function Recorder(title, options) { shown.push({ title, body: options.body }); this.onclick = null; }
+        Recorder.prototype.close = function () {};
+        Recorder.permission = localStorage.getItem('test.notifications') || 'default';
+        Recorder.requestPermission = function () {
+          localStorage.setItem('test.notifications', 'granted');
+          Recorder.permission = 'granted';
+          return Promise.resolve('granted');
+        };
+        window.Notification = Recorder;
+      })()`);
+      const b = await cb.newPage();
+      await b.goto(`${server.origin}/channels/@me`);
+      // Asked from a button, never on load.
+      await b.getByRole('button', { name: 'Enable notifications' }).click();
+      await b.getByRole('button', { name: 'Enable notifications' }).waitFor({ state: 'detached' });
+      await b.goto(`${server.origin}/channels/${guildId}/${other.body.id}`);
+      await composer(b, 'quiet').waitFor();
+      await b.getByRole('button', { name: 'Mute' }).click();
+      await b.getByRole('link', { name: '#general' }).click();
+      await composer(b).waitFor();
+      const post = (channel: string, content: string) =>
+        request(server, 'POST', `/v1/channels/${channel}/messages`, { auth: alice.token, body: { content } });
+      await post(other.body.id, `muted ping <@${bob.id}>`);
+      await post(channelId, 'not a mention');
+      await b.locator('.message-list').getByText('not a mention', { exact: true }).waitFor();
+      await b.getByRole('link', { name: '#quiet, muted' }).waitFor();
+      const quiet = (await b.evaluate(() => (window as unknown as { __notes: unknown[] }).__notes.length)) as number;
+      assert.equal(quiet, 0);
+      // A mention in an unmuted channel that is not on screen notifies.
+      await b.getByRole('link', { name: '#quiet, muted' }).click();
+      await composer(b, 'quiet').waitFor();
+      await b.getByRole('button', { name: 'Unmute' }).click();
+      await b.getByRole('link', { name: '#general' }).click();
+      await composer(b).waitFor();
+      await post(other.body.id, `loud ping <@${bob.id}>`);
+      await b.waitForFunction(() => (window as unknown as { __notes: unknown[] }).__notes.length === 1);
+      const notes = (await b.evaluate(() => (window as unknown as { __notes: unknown[] }).__notes)) as {
+        title: string;
+        body: string;
+      }[];
+      assert.equal(notes[0]?.title, `${alice.username} (#quiet)`);
+      assert.equal(notes[0]?.body, `loud ping <@${bob.id}>`);
+      await cb.close();
+    });
   });
 }
