@@ -116,6 +116,33 @@ test('guild.channels.fetchActiveThreads() lists the active threads only', async 
   assert.ok(active.members.size > 0);
 });
 
+test('thread.members.fetch(), join/leave, and threadUpdate / threadMembersUpdate reach the client', async () => {
+  assert.ok(client);
+  const channel = await textChannel();
+  const updates: string[] = [];
+  const memberUpdates: { added: string[]; removed: string[] }[] = [];
+  client.on(Events.ThreadUpdate, (_old: ThreadChannel, thread: ThreadChannel) => {
+    updates.push(`${thread.id}:${thread.name}`);
+  });
+  client.on(Events.ThreadMembersUpdate, (added, removed) => {
+    memberUpdates.push({ added: [...added.keys()], removed: [...removed.keys()] });
+  });
+  const thread = await channel.threads.create({ name: 'Roll call' });
+  await ok(as(server, alice, 'PUT', `/channels/${thread.id}/thread-members/@me`), 204);
+  await waitFor(() => memberUpdates.some((u) => u.added.includes(alice.id)));
+  const members = await thread.members.fetch();
+  assert.deepEqual([...members.keys()].sort(), [botId, alice.id].sort());
+  await thread.leave();
+  const after = await ok(as(server, alice, 'GET', `/channels/${thread.id}/thread-members`));
+  assert.deepEqual(
+    after.map((m: any) => m.user_id),
+    [alice.id],
+  );
+  await thread.join();
+  await thread.setName('Roll call, renamed');
+  await waitFor(() => updates.includes(`${thread.id}:Roll call, renamed`));
+});
+
 async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {

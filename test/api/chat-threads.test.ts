@@ -599,3 +599,21 @@ describe('webhooks into threads', () => {
     }
   });
 });
+
+describe('leaving the guild', () => {
+  it('a member who leaves the guild leaves its threads', async () => {
+    const { owner: host, guild: place, members } = await guildWithMembers(server, 1);
+    const [guest] = members as [TestUser];
+    const thread = await newThread(host, { name: 'Goodbye' }, place.system_channel_id);
+    await ok(as(server, guest, 'PUT', `/channels/${thread.id}/thread-members/@me`), 204);
+    assert.equal((await ok(as(server, host, 'GET', `/channels/${thread.id}`))).member_count, 2);
+    await ok(as(server, guest, 'DELETE', `/users/@me/guilds/${place.id}`), 204);
+    const after = await ok(as(server, host, 'GET', `/channels/${thread.id}`));
+    assert.equal(after.member_count, 1);
+    const list = await ok(as(server, host, 'GET', `/channels/${thread.id}/thread-members`));
+    assert.deepEqual(
+      list.map((m: any) => m.user_id),
+      [host.id],
+    );
+  });
+});
