@@ -112,6 +112,9 @@ describe('creating threads', () => {
     const nested = await as(server, alice, 'POST', `/channels/${thread.id}/threads`, { name: 'nested' });
     assert.equal(nested.status, 400);
     assert.equal(nested.body.code, 'CANNOT_EXECUTE_ACTION_ON_CHANNEL_TYPE');
+    const invite = await as(server, alice, 'POST', `/channels/${thread.id}/invites`, {});
+    assert.equal(invite.status, 400);
+    assert.equal(invite.body.code, 'CANNOT_EXECUTE_ACTION_ON_CHANNEL_TYPE');
     const missing = await as(server, alice, 'GET', '/channels/123456789012345678');
     assert.equal(missing.status, 404);
     assert.equal(missing.body.code, 'UNKNOWN_CHANNEL');

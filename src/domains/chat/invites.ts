@@ -133,6 +133,7 @@ export function inviteRoutes(deps: ChatDeps): AnyRoute[] {
         const { channel } = channelAccess;
         if (channel.guild_id === null || channel.type === CHANNEL_TYPES.GUILD_CATEGORY)
           throw new ApiError('UNKNOWN_CHANNEL');
+        if (channelAccess.thread) throw new ApiError('CANNOT_EXECUTE_ACTION_ON_CHANNEL_TYPE');
         requireChannel(channelAccess, PERMISSIONS.CREATE_INSTANT_INVITE);
         const maxAge = ctx.body.max_age ?? 0;
         const maxUses = ctx.body.max_uses ?? 0;

@@ -337,7 +337,8 @@ export class ThreadService implements ThreadHooks {
   // ThreadHooks: what messages do to their thread.
 
   async beforeMessage(channel: ChannelRow, authorId: string | null): Promise<void> {
-    const row = await this.threads.find(channel.id);
+    // The message routes pass the thread row `Access` read; webhooks pass a plain channel row.
+    const row = isThreadRow(channel) ? channel : await this.threads.find(channel.id);
     if (!row) throw new ApiError('UNKNOWN_CHANNEL');
     if (row.locked && authorId !== null) {
       const author = await this.access.channel(row.parent_id, authorId, this.clock.now());
@@ -358,7 +359,7 @@ export class ThreadService implements ThreadHooks {
       'UPDATE threads SET total_message_sent = total_message_sent + 1, last_activity_at = $2 WHERE channel_id = $1',
       [channel.id, new Date(this.clock.now())],
     );
-    const row = await this.threads.find(channel.id);
+    const row = isThreadRow(channel) ? channel : await this.threads.find(channel.id);
     if (!row) return;
     if (authorId) await this.addMember(row, authorId);
     const others = mentioned.filter((id) => id !== authorId);
@@ -401,4 +402,8 @@ export class ThreadService implements ThreadHooks {
     }
     return archived.length;
   }
+}
+
+function isThreadRow(channel: ChannelRow): channel is ThreadChannelRow {
+  return 'archived' in channel && 'invitable' in channel;
 }
