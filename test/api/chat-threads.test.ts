@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type GatewayClient, readyClient } from '../gateway/gateway-client.ts';
-import { as, bits, DispatchRecorder, guildWithMembers, ok, P } from '../support/chat.ts';
+import { as, bits, DispatchRecorder, guildWithMembers, join, ok, P } from '../support/chat.ts';
 import { registerUser, request, type TestUser } from '../support/client.ts';
 import { setClock } from '../support/lifecycle.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -209,6 +209,26 @@ describe('messages in threads', () => {
     await ok(post(bob, channel, 'the parent still works'));
     await denyFor(channel, bob, P.SEND_MESSAGES);
     await ok(post(bob, thread.id, 'threads without SEND_MESSAGES'));
+  });
+});
+
+describe('slowmode in threads', () => {
+  it('rate_limit_per_user applies per member; MANAGE_THREADS holders are exempt', async () => {
+    const channel = await freshChannel();
+    const thread = await newThread(alice, { name: 'Slow', rate_limit_per_user: 30 }, channel);
+    await ok(post(bob, thread.id, 'one'));
+    const second = await post(bob, thread.id, 'two');
+    assert.equal(second.status, 400);
+    assert.equal(second.body.code, 'SLOWMODE_RATE_LIMITED');
+    assert.ok(second.body.retry_after > 0);
+    const mod = await registerUser(server);
+    await join(server, owner, mod, guild);
+    await ok(
+      as(server, owner, 'PUT', `/channels/${channel}/permissions/${mod.id}`, { type: 1, allow: bits(MANAGE_THREADS) }),
+      204,
+    );
+    await ok(post(mod, thread.id, 'one'));
+    await ok(post(mod, thread.id, 'two'));
   });
 });
 

@@ -33,6 +33,8 @@ const bulkDeleteBody = z
 
 /** Members who moderate the channel are not slowed down. */
 const SLOWMODE_EXEMPT = [PERMISSIONS.MANAGE_MESSAGES, PERMISSIONS.MANAGE_CHANNELS, PERMISSIONS.BYPASS_SLOWMODE];
+/** In a thread, its moderators too (Discord's rule). */
+const THREAD_SLOWMODE_EXEMPT = [...SLOWMODE_EXEMPT, PERMISSIONS.MANAGE_THREADS];
 
 export function messageRoutes(deps: ChatDeps): AnyRoute[] {
   const { services, access, events, messages } = deps;
@@ -161,7 +163,7 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
         if (
           channel.guild_id !== null &&
           channel.rate_limit_per_user > 0 &&
-          !SLOWMODE_EXEMPT.some((bit) => has(permissions, bit))
+          !(channelAccess.thread ? THREAD_SLOWMODE_EXEMPT : SLOWMODE_EXEMPT).some((bit) => has(permissions, bit))
         ) {
           const decision = await services.rateLimiter.consume(
             `slowmode:${channel.id}:${ctx.user.id}`,
