@@ -640,3 +640,78 @@ describe('leaving the guild', () => {
     );
   });
 });
+
+describe('bad input', () => {
+  it('answers 4xx with a clear code, never 500', async () => {
+    const thread = await newThread(alice, { name: 'Probe' });
+    const cases: [string, string, unknown, number, string][] = [
+      ['GET', `/channels/${channelId}/threads/archived/public?before=yesterday`, undefined, 400, 'INVALID_FORM_BODY'],
+      ['GET', `/channels/${channelId}/threads/archived/public?limit=0`, undefined, 400, 'INVALID_FORM_BODY'],
+      ['GET', `/channels/${channelId}/threads/archived/private?limit=101`, undefined, 400, 'INVALID_FORM_BODY'],
+      [
+        'GET',
+        `/channels/${channelId}/users/@me/threads/archived/private?before=abc`,
+        undefined,
+        400,
+        'INVALID_FORM_BODY',
+      ],
+      ['GET', `/channels/${thread.id}/thread-members?with_member=maybe`, undefined, 400, 'INVALID_FORM_BODY'],
+      ['GET', `/channels/${thread.id}/thread-members?after=x`, undefined, 400, 'INVALID_FORM_BODY'],
+      ['GET', `/channels/${thread.id}/thread-members/not-an-id`, undefined, 404, 'UNKNOWN_MEMBER'],
+      ['PUT', `/channels/${thread.id}/thread-members/not-an-id`, undefined, 404, 'UNKNOWN_USER'],
+      ['PUT', '/channels/not-an-id/thread-members/@me', undefined, 404, 'UNKNOWN_CHANNEL'],
+      ['GET', '/guilds/not-an-id/threads/active', undefined, 404, 'UNKNOWN_GUILD'],
+      ['POST', `/channels/${channelId}/threads`, { name: '' }, 400, 'INVALID_FORM_BODY'],
+      ['POST', `/channels/${channelId}/threads`, { name: 42 }, 400, 'INVALID_FORM_BODY'],
+      ['POST', `/channels/${channelId}/threads`, { name: 'x', type: 0 }, 400, 'INVALID_FORM_BODY'],
+      ['POST', `/channels/${channelId}/threads`, { name: 'x', invitable: 'yes' }, 400, 'INVALID_FORM_BODY'],
+      ['POST', `/channels/${channelId}/threads`, [1, 2], 400, 'INVALID_FORM_BODY'],
+      ['POST', `/channels/${channelId}/messages/not-an-id/threads`, { name: 'x' }, 404, 'UNKNOWN_MESSAGE'],
+      ['PATCH', `/channels/${thread.id}`, { archived: 'yes' }, 400, 'INVALID_FORM_BODY'],
+      ['PATCH', `/channels/${thread.id}`, { locked: 1 }, 400, 'INVALID_FORM_BODY'],
+    ];
+    for (const [method, path, body, status, code] of cases) {
+      const res = await as(server, alice, method, path, body);
+      assert.equal(res.status, status, `${method} ${path}: ${res.text}`);
+      assert.equal(res.body.code, code, `${method} ${path}`);
+    }
+  });
+});
+
+describe('private thread audience', () => {
+  it('members, the guild owner, and MANAGE_THREADS holders by role or overwrite who see the parent', async () => {
+    const { owner: host, guild: place, members } = await guildWithMembers(server, 4);
+    const [byRole, byOverwrite, plain, member] = members as [TestUser, TestUser, TestUser, TestUser];
+    const parent = place.system_channel_id as string;
+    const role = await ok(
+      as(server, host, 'POST', `/guilds/${place.id}/roles`, { name: 'mods', permissions: bits(MANAGE_THREADS) }),
+    );
+    await ok(as(server, host, 'PUT', `/guilds/${place.id}/members/${byRole.id}/roles/${role.id}`), 204);
+    const helpers = await ok(as(server, host, 'POST', `/guilds/${place.id}/roles`, { name: 'helpers' }));
+    await ok(as(server, host, 'PUT', `/guilds/${place.id}/members/${byOverwrite.id}/roles/${helpers.id}`), 204);
+    await ok(
+      as(server, host, 'PUT', `/channels/${parent}/permissions/${helpers.id}`, {
+        type: 0,
+        allow: bits(MANAGE_THREADS),
+      }),
+      204,
+    );
+    events.clear();
+    const thread = await newThread(member, { name: 'Audience', type: 12 }, parent);
+    const created = events.one('THREAD_CREATE', (d) => d.payload.id === thread.id);
+    assert.deepEqual(
+      [...(created.audience as any).userIds].sort(),
+      [host.id, byRole.id, byOverwrite.id, member.id].sort(),
+    );
+    assert.equal((created.audience as any).userIds.includes(plain.id), false);
+
+    await ok(
+      as(server, host, 'PUT', `/channels/${parent}/permissions/${byRole.id}`, { type: 1, deny: bits(P.VIEW_CHANNEL) }),
+      204,
+    );
+    events.clear();
+    await ok(post(member, thread.id, 'who hears this?'));
+    const message = events.one('MESSAGE_CREATE', (d) => d.payload.channel_id === thread.id);
+    assert.deepEqual([...(message.audience as any).userIds].sort(), [host.id, byOverwrite.id, member.id].sort());
+  });
+});

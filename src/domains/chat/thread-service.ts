@@ -5,7 +5,7 @@ import type { Audience } from '../events/dispatch.ts';
 import { type Access, type ChannelAccess, subjectFor, type ThreadAccess, toOverwrites } from './access.ts';
 import type { ChatEvents } from './events.ts';
 import { HAS_THREAD_FLAG, type MessageService, type ThreadHooks } from './message-service.ts';
-import { computeChannelPermissions, has, PERMISSIONS } from './permissions.ts';
+import { computeChannelPermissions, has, PERMISSIONS, parsePermissions } from './permissions.ts';
 import { CHANNEL_TYPES, type ChannelRow, MEMBER_COLUMNS, type MemberRow, type MessageRow } from './rows.ts';
 import type { ChatStore } from './store.ts';
 import type { ThreadChannelRow, ThreadMemberRow, ThreadStore } from './thread-store.ts';
@@ -92,16 +92,48 @@ export class ThreadService implements ThreadHooks {
     return { kind: 'users', userIds: await this.privateViewers(thread) };
   }
 
-  /** Members of a private thread who still see its parent, and everyone holding MANAGE_THREADS there. */
+  /**
+   * Members of a private thread who still see its parent, and everyone holding MANAGE_THREADS there. Only
+   * members who could qualify are read: the thread's members, the owner, and holders of a role or member
+   * overwrite that can grant MANAGE_THREADS (all members when @everyone can).
+   */
   async privateViewers(thread: ChannelRow): Promise<string[]> {
-    const [viewers, threadMembers] = await Promise.all([
-      this.parentViewers(thread.guild_id as string, thread.parent_id as string),
+    const guildId = thread.guild_id as string;
+    const [guild, roles, parent, threadMembers] = await Promise.all([
+      this.store.guild(guildId),
+      this.store.roles(guildId),
+      this.store.channel(thread.parent_id as string),
       this.threads.memberIds(thread.id),
     ]);
+    if (!guild || !parent) return [];
+    const overwrites = toOverwrites(parent);
+    const grants = (bits: bigint) => (bits & (PERMISSIONS.MANAGE_THREADS | PERMISSIONS.ADMINISTRATOR)) !== 0n;
+    const allows = (id: string, type: number) =>
+      overwrites.some((o) => o.id === id && o.type === type && has(o.allow, PERMISSIONS.MANAGE_THREADS));
+    const everyone = roles.find((r) => r.id === guildId);
+    const anyone = grants(parsePermissions(everyone?.permissions)) || allows(guildId, 0);
+    const roleIds = roles.filter((r) => grants(parsePermissions(r.permissions)) || allows(r.id, 0)).map((r) => r.id);
+    const userIds = [
+      ...threadMembers,
+      guild.owner_id,
+      ...overwrites.filter((o) => o.type === 1 && has(o.allow, PERMISSIONS.MANAGE_THREADS)).map((o) => o.id),
+    ];
+    const members = anyone
+      ? await this.db.query<MemberRow>(`SELECT ${MEMBER_COLUMNS} FROM members m WHERE m.guild_id = $1`, [guildId])
+      : await this.db.query<MemberRow>(
+          `SELECT ${MEMBER_COLUMNS} FROM members m
+            WHERE m.guild_id = $1 AND (m.user_id = ANY($2::bigint[]) OR m.roles && $3::bigint[])`,
+          [guildId, userIds, roleIds],
+        );
     const joined = new Set(threadMembers);
-    return [...viewers]
-      .filter(([userId, permissions]) => joined.has(userId) || has(permissions, PERMISSIONS.MANAGE_THREADS))
-      .map(([userId]) => userId);
+    const now = this.clock.now();
+    return members
+      .filter((member) => {
+        const permissions = computeChannelPermissions(subjectFor(guild, roles, member, now), overwrites);
+        if (!has(permissions, PERMISSIONS.VIEW_CHANNEL)) return false;
+        return joined.has(member.user_id) || has(permissions, PERMISSIONS.MANAGE_THREADS);
+      })
+      .map((m) => m.user_id);
   }
 
   /** Every guild member who sees a channel, with their permissions in it. */
