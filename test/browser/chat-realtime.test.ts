@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { WebSocket } from 'ws';
 import { registerUser, request, type TestUser } from '../support/client.ts';
 import type { TestServer } from '../support/server.ts';
 import { freePort, type Spawned, spawnEntrypoint, waitForHealth } from '../support/spawn.ts';
@@ -201,6 +202,37 @@ if (!CHROMIUM_PATH) {
       await tab1.getByRole('dialog', { name: 'dot.png' }).getByRole('img', { name: 'dot.png' }).waitFor();
       await tab1.keyboard.press('Escape');
       await tab1.getByRole('dialog', { name: 'dot.png' }).waitFor({ state: 'detached' });
+      await context.close();
+    });
+
+    it('shows presence in the member list when someone sets a status', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const { guildId, channelId } = await guildWith(server, alice, bob);
+      const context = await signedIn(bob);
+      const page = await context.newPage();
+      await page.goto(`${server.origin}/channels/${guildId}/${channelId}`);
+      const members = page.getByRole('complementary', { name: 'Members' });
+      await members.getByRole('heading', { name: 'Members — 2' }).waitFor();
+      // Alice's other client (a raw gateway connection) says "do not disturb".
+      const discovery = (await (await fetch(`${server.origin}/.well-known/service`)).json()) as {
+        endpoints: { gateway: string };
+      };
+      const socket = new WebSocket(`${discovery.endpoints.gateway}?v=1&encoding=json`);
+      await new Promise<void>((resolve, reject) => {
+        socket.on('error', reject);
+        socket.on('message', (data) => {
+          const frame = JSON.parse(String(data)) as { op: number; t?: string };
+          if (frame.op === 10) socket.send(JSON.stringify({ op: 2, d: { token: alice.token, properties: {} } }));
+          if (frame.t === 'READY') {
+            socket.send(JSON.stringify({ op: 3, d: { status: 'dnd', since: null, activities: [], afk: false } }));
+            resolve();
+          }
+        });
+      });
+      await members.getByRole('heading', { name: 'Online — 1' }).waitFor();
+      await members.getByRole('button', { name: new RegExp(`^${alice.username} ?, do not disturb$`) }).waitFor();
+      await members.getByRole('heading', { name: 'Offline — 1' }).waitFor();
+      socket.close();
       await context.close();
     });
 

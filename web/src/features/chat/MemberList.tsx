@@ -28,9 +28,24 @@ export function MemberList({ guildId, channel }: { guildId: string; channel: Cha
     if (top) groups.get(top.id)?.members.push(member);
     else rest.push(member);
   }
-  const sections = [...groups.values(), { title: t('chat.members'), members: rest }].filter(
-    (g) => g.members.length > 0,
-  );
+  // With presence known (someone online), offline members go last under their own heading, as people expect.
+  const presenceKnown = store.presences.size > 0;
+  const online = (m: Member) => store.presences.has(m.user?.id ?? '');
+  let sections: { title: string; members: Member[] }[];
+  if (presenceKnown) {
+    const offline = [
+      ...[...groups.values()].flatMap((g) => g.members.filter((m) => !online(m))),
+      ...rest.filter((m) => !online(m)),
+    ];
+    sections = [
+      ...[...groups.values()].map((g) => ({ title: g.title, members: g.members.filter(online) })),
+      { title: t('chat.online'), members: rest.filter(online) },
+      { title: t('chat.offline'), members: offline },
+    ];
+  } else {
+    sections = [...groups.values(), { title: t('chat.members'), members: rest }];
+  }
+  sections = sections.filter((g) => g.members.length > 0);
   const byName = (a: Member, b: Member) =>
     store.displayName(a.user?.id ?? '', guildId).localeCompare(store.displayName(b.user?.id ?? '', guildId));
   return (
@@ -54,8 +69,14 @@ export function MemberList({ guildId, channel }: { guildId: string; channel: Cha
                   >
                     <span className="avatar" aria-hidden="true">
                       {[...store.displayName(id, guildId)][0]}
+                      {presenceKnown && <span className={`status status-${store.presences.get(id) ?? 'offline'}`} />}
                     </span>
                     {store.displayName(id, guildId)}
+                    {presenceKnown && (
+                      <span className="visually-hidden">
+                        , {t(`chat.status.${store.presences.get(id) ?? 'offline'}`)}
+                      </span>
+                    )}
                     {member.user?.bot && <span className="tag">{t('chat.bot')}</span>}
                   </button>
                   {open === id && <UserPopout userId={id} guildId={guildId} onClose={() => setOpen(null)} />}

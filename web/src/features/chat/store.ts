@@ -36,7 +36,13 @@ const TYPING_MS = 9000;
 /** History windows kept in memory (and caught up after a reconnect). */
 const KEPT_WINDOWS = 12;
 
+interface PresencePayload {
+  user: { id: string };
+  status: string;
+}
+
 interface ReadyPayload {
+  presences?: PresencePayload[];
   user: PartialUser;
   guilds: Guild[];
   private_channels: Channel[];
@@ -66,6 +72,8 @@ export class ChatStore {
   /** Last read message per channel (server read states when present, else this browser's memory). */
   readonly readStates = new Map<string, string>();
   readonly mentions = new Map<string, number>();
+  /** Known statuses (online, idle, dnd; offline when absent) from READY, guild payloads and PRESENCE_UPDATE. */
+  readonly presences = new Map<string, string>();
   /** The channel on screen, which counts as read while the tab is visible. */
   activeChannelId: string | null = null;
   /** Messages from others as they arrive, for the live region and notifications. */
@@ -411,6 +419,12 @@ export class ChatStore {
     if (user?.id) this.users.set(user.id, { ...this.users.get(user.id), ...user });
   }
 
+  private setPresence(presence: PresencePayload): void {
+    if (!presence.user?.id) return;
+    if (presence.status === 'offline' || presence.status === 'invisible') this.presences.delete(presence.user.id);
+    else this.presences.set(presence.user.id, presence.status);
+  }
+
   private putGuild(guild: Guild): void {
     const previous = this.guilds.get(guild.id);
     for (const id of previous?.channelIds ?? []) this.channels.delete(id);
@@ -424,6 +438,9 @@ export class ChatStore {
     for (const channel of guild.channels ?? []) {
       this.channels.set(channel.id, { ...channel, guild_id: guild.id });
       state.channelIds.add(channel.id);
+    }
+    for (const presence of (guild as Guild & { presences?: PresencePayload[] }).presences ?? []) {
+      this.setPresence(presence);
     }
     for (const member of guild.members ?? []) {
       const id = member.user?.id;
@@ -450,6 +467,7 @@ export class ChatStore {
       if (state.last_message_id) this.readStates.set(state.id, state.last_message_id);
       if (state.mention_count) this.mentions.set(state.id, state.mention_count);
     }
+    for (const presence of ready.presences ?? []) this.setPresence(presence);
     this.loadLocalReads();
     this.ready = true;
     this.metaVersion++;
@@ -687,6 +705,9 @@ export class ChatStore {
         this.rememberUser(r.user);
         break;
       }
+      case 'PRESENCE_UPDATE':
+        this.setPresence(data as PresencePayload);
+        break;
       case 'RELATIONSHIP_REMOVE':
         this.relationships.delete(d.id as string);
         break;
