@@ -715,3 +715,47 @@ describe('private thread audience', () => {
     assert.deepEqual([...(message.audience as any).userIds].sort(), [host.id, byOverwrite.id, member.id].sort());
   });
 });
+
+describe('role changes', () => {
+  it('a member whose roles change gets a guild-wide THREAD_LIST_SYNC of the threads they now see', async () => {
+    const { owner: host, guild: place, members } = await guildWithMembers(server, 1);
+    const [member] = members as [TestUser];
+    const secret = (
+      await ok(
+        as(server, host, 'POST', `/guilds/${place.id}/channels`, {
+          name: 'insiders',
+          permission_overwrites: [{ id: place.id, type: 0, deny: bits(P.VIEW_CHANNEL) }],
+        }),
+      )
+    ).id as string;
+    const role = await ok(as(server, host, 'POST', `/guilds/${place.id}/roles`, { name: 'insider' }));
+    await ok(
+      as(server, host, 'PUT', `/channels/${secret}/permissions/${role.id}`, { type: 0, allow: bits(P.VIEW_CHANNEL) }),
+      204,
+    );
+    const open = await newThread(host, { name: 'Open to all' }, place.system_channel_id);
+    const inner = await newThread(host, { name: 'Inner circle' }, secret);
+    const hidden = await as(server, member, 'GET', `/channels/${inner.id}`);
+    assert.equal(hidden.status, 403);
+
+    events.clear();
+    await ok(as(server, host, 'PUT', `/guilds/${place.id}/members/${member.id}/roles/${role.id}`), 204);
+    const sync = events.one('THREAD_LIST_SYNC');
+    assert.deepEqual(sync.audience, { kind: 'users', userIds: [member.id] });
+    assert.equal(sync.payload.guild_id, place.id);
+    assert.equal('channel_ids' in sync.payload, false);
+    assert.deepEqual((sync.payload.threads as any[]).map((t) => t.id).sort(), [open.id, inner.id].sort());
+    await ok(as(server, member, 'GET', `/channels/${inner.id}`));
+
+    events.clear();
+    await ok(as(server, host, 'PATCH', `/guilds/${place.id}/members/${member.id}`, { roles: [] }));
+    const after = events.one('THREAD_LIST_SYNC');
+    assert.deepEqual(
+      (after.payload.threads as any[]).map((t) => t.id),
+      [open.id],
+    );
+    events.clear();
+    await ok(as(server, host, 'PATCH', `/guilds/${place.id}/members/${member.id}`, { nick: 'renamed' }));
+    assert.equal(events.of('THREAD_LIST_SYNC').length, 0);
+  });
+});

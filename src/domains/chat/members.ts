@@ -158,6 +158,9 @@ export function memberRoutes(deps: ChatDeps): AnyRoute[] {
         );
         if (!row) throw new ApiError('UNKNOWN_MEMBER');
         const view = await publishMemberUpdate(guildId, row);
+        // New roles may open channels: the member's clients resync the guild's threads.
+        if (body.roles !== undefined && body.roles !== null)
+          await services.chatCore.threads.syncMember(guildId, row.user_id);
         if (voiceChange) await services.voice.applyMemberChange(guildId, row, { channelId: body.channel_id });
         return view;
       },
@@ -206,6 +209,7 @@ export function memberRoutes(deps: ChatDeps): AnyRoute[] {
           );
           if (!row) throw new ApiError('UNKNOWN_MEMBER');
           await publishMemberUpdate(guildId, row);
+          await services.chatCore.threads.syncMember(guildId, row.user_id);
           return undefined;
         },
       }),

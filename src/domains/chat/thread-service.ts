@@ -174,6 +174,27 @@ export class ThreadService implements ThreadHooks {
     }
   }
 
+  /**
+   * THREAD_LIST_SYNC of the whole guild (no `channel_ids`) to one member whose roles changed: the active
+   * threads they see now, with their memberships.
+   */
+  async syncMember(guildId: string, userId: string): Promise<void> {
+    const rows = await this.threads.active(guildId);
+    if (rows.length === 0) return;
+    const guild = await this.access.guild(guildId, userId, this.clock.now()).catch(() => undefined);
+    if (!guild) return;
+    const parents = new Map((await this.store.guildChannels(guildId)).map((c) => [c.id, c]));
+    const { threads, members } = await this.visible(rows, userId, (parentId) => {
+      const parent = parents.get(parentId);
+      return parent ? guild.channelPermissions(parent) : 0n;
+    });
+    await this.events.users('THREAD_LIST_SYNC', [userId], {
+      guild_id: guildId,
+      threads: threads.map((row) => threadView(row)),
+      members: members.map((m) => threadMemberView(m)),
+    });
+  }
+
   async view(threadId: string, viewerId?: string): Promise<Record<string, unknown>> {
     const [row, member] = await Promise.all([
       this.threads.find(threadId),
