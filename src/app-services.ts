@@ -11,6 +11,7 @@ import type { AccountEmails } from './domains/email/account-emails.ts';
 import type { BotInstaller } from './domains/events/bot-installer.ts';
 import type { Dispatcher } from './domains/events/dispatch.ts';
 import type { InstanceSettings } from './domains/instance/instance-settings.ts';
+import type { InteractionsModule } from './domains/interactions/module.ts';
 import type { Janitor } from './domains/maintenance/janitor.ts';
 import type { UserImages } from './domains/media/user-images.ts';
 import type { MfaStore } from './domains/mfa/mfa-store.ts';
@@ -84,6 +85,8 @@ export interface AppServices {
   messages: MessageService;
   /** The whole chat core (access checks, store, events) for modules built on it: webhooks, attachments. */
   chatCore: ChatModule;
+  /** Application commands and interactions (docs/bots.md). */
+  interactions: InteractionsModule;
   attachments: AttachmentService;
   /** Voice states, their permissions and the media tokens of VOICE_SERVER_UPDATE (docs/voice.md). */
   voice: VoiceService;

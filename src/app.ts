@@ -6,6 +6,7 @@ import type { Config } from './config/config.ts';
 import { DeletionSweeper } from './domains/account-lifecycle/deletion-sweeper.ts';
 import { ensureAdminApplication } from './domains/admin/admin-application.ts';
 import { ManualIpBans } from './domains/admin/manual-ip-bans.ts';
+import { ApplicationsRepository } from './domains/applications/applications-repository.ts';
 import { AttachmentService } from './domains/attachments/attachment-service.ts';
 import { OneTimeTokens } from './domains/auth/one-time-tokens.ts';
 import { SessionService } from './domains/auth/sessions.ts';
@@ -15,6 +16,7 @@ import { ThreadArchiver } from './domains/chat/thread-archiver.ts';
 import { AccountEmails } from './domains/email/account-emails.ts';
 import { Dispatcher } from './domains/events/dispatch.ts';
 import { InstanceSettings } from './domains/instance/instance-settings.ts';
+import { createInteractionsModule } from './domains/interactions/module.ts';
 import { Janitor } from './domains/maintenance/janitor.ts';
 import { UserImages } from './domains/media/user-images.ts';
 import { MfaStore } from './domains/mfa/mfa-store.ts';
@@ -176,6 +178,15 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     botInstaller: chat.botInstaller,
     chat: chat.readModel,
     chatCore: chat,
+    interactions: createInteractionsModule({
+      db,
+      chat,
+      apps: new ApplicationsRepository(db),
+      users,
+      dispatcher,
+      ids,
+      clock,
+    }),
     attachments: new AttachmentService({
       db,
       objects,

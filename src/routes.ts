@@ -8,6 +8,7 @@ import { attachmentRoutes } from './domains/attachments/routes.ts';
 import { authRoutes } from './domains/auth/routes.ts';
 import { chatRoutes } from './domains/chat/routes.ts';
 import { discoveryRoutes } from './domains/discovery/routes.ts';
+import { interactionRoutes } from './domains/interactions/routes.ts';
 import { mediaRoutes } from './domains/media/routes.ts';
 import { mfaLoginRoutes } from './domains/mfa/login-routes.ts';
 import { mfaRoutes } from './domains/mfa/routes.ts';
@@ -45,6 +46,7 @@ export function buildRoutes(services: AppServices): AnyRoute[] {
     ...botRoutes(services),
     ...oauth2Routes(services),
     ...chatRoutes(services),
+    ...interactionRoutes(services.interactions),
     ...chatTestRoutes(services),
     ...coreTestRoutes(services),
   ];

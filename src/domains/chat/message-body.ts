@@ -4,6 +4,7 @@ import type { RequestContext } from '../../http/route.ts';
 import { validate } from '../../http/validation.ts';
 import { readMessageRequest } from '../attachments/message-request.ts';
 import type { UploadedFile } from '../attachments/multipart.ts';
+import { messageComponentsSchema } from '../interactions/components.ts';
 import { allowedMentionsSchema } from './mentions.ts';
 
 export const MAX_CONTENT_LENGTH = 2000;
@@ -68,6 +69,7 @@ export const createMessageSchema = z.object({
   nonce: z.union([z.string().max(25), z.number().int()]).nullish(),
   sticker_ids: z.array(snowflakeInput).max(3).nullish(),
   tts: z.boolean().nullish(),
+  components: messageComponentsSchema.nullish(),
 });
 
 export type CreateMessageBody = z.infer<typeof createMessageSchema>;
@@ -78,6 +80,7 @@ export const editMessageSchema = z.object({
   attachments: z.array(attachmentRefSchema).max(10).nullish(),
   allowed_mentions: allowedMentionsSchema.nullish(),
   flags: z.number().int().min(0).nullish(),
+  components: messageComponentsSchema.nullish(),
 });
 
 export type EditMessageBody = z.infer<typeof editMessageSchema>;

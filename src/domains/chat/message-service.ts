@@ -57,6 +57,10 @@ export interface CreateMessageInput {
   type?: number;
   /** The author's member row when the caller already has it (saves a query on the hot path). */
   authorMember?: MemberRow | undefined;
+  /** Extra members of the message object: `components` (validated by the caller), interaction metadata. */
+  extras?: Record<string, unknown> | undefined;
+  /** Flags only the server sets (LOADING of a deferred interaction response), kept as given. */
+  serverFlags?: number | undefined;
 }
 
 export interface EditMessageInput {
@@ -66,6 +70,8 @@ export interface EditMessageInput {
   flags?: number | null | undefined;
   allowedMentions?: AllowedMentions | null | undefined;
   canMentionEveryone: boolean;
+  /** Replaces members of `extras` (e.g. `components`); a member set to undefined is left as it was. */
+  extras?: Record<string, unknown> | undefined;
 }
 
 interface ReactionAggregate {
@@ -128,12 +134,14 @@ export class MessageService {
     const attachments = input.attachments ?? [];
     const stickerIds = input.stickerIds ?? [];
     const type = input.type ?? MESSAGE_TYPES.DEFAULT;
+    const hasComponents = Array.isArray(input.extras?.components) && input.extras.components.length > 0;
     if (
       type === MESSAGE_TYPES.DEFAULT &&
       content.trim() === '' &&
       embeds.length === 0 &&
       attachments.length === 0 &&
-      stickerIds.length === 0
+      stickerIds.length === 0 &&
+      !hasComponents
     )
       throw new ApiError('CANNOT_SEND_EMPTY_MESSAGE');
 
@@ -161,9 +169,9 @@ export class MessageService {
       `WITH inserted AS (
          INSERT INTO messages (id, channel_id, guild_id, author_id, webhook_id, webhook_name, webhook_avatar, type, flags,
                                content, mention_everyone, tts, mentions, mention_roles, embeds, attachments, sticker_ids,
-                               reference_message_id, reference_channel_id, reference_guild_id)
+                               reference_message_id, reference_channel_id, reference_guild_id, extras)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint[], $14::bigint[], $15::jsonb, $16::jsonb,
-                 $17::bigint[], $18, $19, $20)
+                 $17::bigint[], $18, $19, $20, $21::jsonb)
          RETURNING *),
        touched AS (UPDATE channels SET last_message_id = $1 WHERE id = $2 AND (last_message_id IS NULL OR last_message_id < $1))
        SELECT ${MESSAGE_COLUMNS} FROM inserted msg`,
@@ -176,7 +184,7 @@ export class MessageService {
         input.webhook?.name ?? null,
         input.webhook?.avatar ?? null,
         referenced ? MESSAGE_TYPES.REPLY : type,
-        (input.flags ?? 0) & CLIENT_MESSAGE_FLAGS,
+        ((input.flags ?? 0) & CLIENT_MESSAGE_FLAGS) | (input.serverFlags ?? 0),
         content,
         mentions.everyone,
         input.tts === true,
@@ -188,6 +196,7 @@ export class MessageService {
         referenced?.id ?? null,
         referenced ? channel.id : null,
         referenced ? channel.guild_id : null,
+        input.extras && Object.keys(input.extras).length > 0 ? JSON.stringify(input.extras) : null,
       ],
     );
     if (!row) throw new Error('message insert returned nothing');
@@ -213,7 +222,15 @@ export class MessageService {
     const content = input.content === undefined ? existing.content : (input.content ?? '');
     const embeds = input.embeds === undefined ? existing.embeds : (input.embeds ?? []);
     const attachments = input.attachments === undefined ? existing.attachments : input.attachments;
-    if (content.trim() === '' && embeds.length === 0 && attachments.length === 0 && existing.sticker_ids.length === 0)
+    const extras = input.extras ? mergeExtras(existing.extras, input.extras) : existing.extras;
+    const hasComponents = Array.isArray(extras?.components) && extras.components.length > 0;
+    if (
+      content.trim() === '' &&
+      embeds.length === 0 &&
+      attachments.length === 0 &&
+      existing.sticker_ids.length === 0 &&
+      !hasComponents
+    )
       throw new ApiError('CANNOT_SEND_EMPTY_MESSAGE');
     const flags =
       input.flags === undefined || input.flags === null
@@ -237,7 +254,7 @@ export class MessageService {
     }
     const [row] = await this.db.query<MessageRow>(
       `UPDATE messages msg SET content = $2, embeds = $3::jsonb, attachments = $4::jsonb, flags = $5, mentions = $6::bigint[],
-              mention_roles = $7::bigint[], mention_everyone = $8, edited_at = $9
+              mention_roles = $7::bigint[], mention_everyone = $8, edited_at = $9, extras = $10::jsonb
         WHERE id = $1 RETURNING ${MESSAGE_COLUMNS}`,
       [
         existing.id,
@@ -249,6 +266,7 @@ export class MessageService {
         mentionRoles,
         everyone,
         new Date(this.clock.now()),
+        extras ? JSON.stringify(extras) : null,
       ],
     );
     if (!row) throw new ApiError('UNKNOWN_MESSAGE');
@@ -330,6 +348,8 @@ export class MessageService {
         embeds: row.embeds,
         attachments: row.attachments,
         stickers: [],
+        components: [],
+        ...(row.extras ?? {}),
       };
       return view;
     };
@@ -464,4 +484,14 @@ function authorView(row: MessageRow, users: ReadonlyMap<string, UserRecord>): Re
     avatar_color: null,
     flags: 0,
   };
+}
+
+/** Members set in `changes` replace those of `existing`; undefined ones leave them. */
+function mergeExtras(
+  existing: Record<string, unknown> | null,
+  changes: Record<string, unknown>,
+): Record<string, unknown> | null {
+  const merged: Record<string, unknown> = { ...(existing ?? {}) };
+  for (const [key, value] of Object.entries(changes)) if (value !== undefined) merged[key] = value;
+  return Object.keys(merged).length > 0 ? merged : null;
 }

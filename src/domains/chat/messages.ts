@@ -195,6 +195,7 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
           stickerIds: body.sticker_ids,
           canMentionEveryone: has(permissions, PERMISSIONS.MENTION_EVERYONE),
           authorMember: channelAccess.guild?.member,
+          extras: componentsExtras(ctx.user, body.components),
         });
       },
     }),
@@ -225,6 +226,7 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
             flags: body.flags,
             allowedMentions: body.allowed_mentions,
             canMentionEveryone: has(channelAccess.permissions, PERMISSIONS.MENTION_EVERYONE),
+            extras: componentsExtras(ctx.user, body.components),
           },
           channelAccess.recipients,
         );
@@ -286,4 +288,15 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
       },
     }),
   ];
+}
+
+/** Components ride on messages of bots (and webhooks, elsewhere); a person sending them gets a 400. */
+function componentsExtras(
+  author: { isBot: boolean },
+  components: readonly unknown[] | null | undefined,
+): Record<string, unknown> | undefined {
+  if (components === undefined || components === null) return undefined;
+  if (!author.isBot && components.length > 0)
+    throw fieldError('components', 'INVALID_FORMAT', 'Only bots and webhooks can send components');
+  return { components };
 }

@@ -117,6 +117,8 @@ export interface MessageRow {
   reference_message_id: string | null;
   reference_channel_id: string | null;
   reference_guild_id: string | null;
+  /** Members of the message object owned by other modules: `components`, `application_id`, `interaction_metadata`. */
+  extras: Record<string, unknown> | null;
 }
 
 export interface InviteRow {
@@ -140,7 +142,7 @@ export const MESSAGE_COLUMNS =
   'msg.id, msg.channel_id, msg.guild_id, msg.author_id, msg.webhook_id, msg.webhook_name, msg.webhook_avatar, msg.type, ' +
   'msg.flags, msg.content, msg.edited_at, msg.pinned_at, msg.mention_everyone, msg.tts, msg.mentions::text[] AS mentions, ' +
   'msg.mention_roles::text[] AS mention_roles, msg.embeds, msg.attachments, msg.sticker_ids::text[] AS sticker_ids, ' +
-  'msg.reference_message_id, msg.reference_channel_id, msg.reference_guild_id';
+  'msg.reference_message_id, msg.reference_channel_id, msg.reference_guild_id, msg.extras';
 
 /** A JSON object of a role row with ids and permissions as text, for aggregation in SQL. */
 export const ROLE_JSON =

@@ -11,6 +11,8 @@ import { pathId } from '../chat/access.ts';
 import { createMessageSchema, editMessageSchema } from '../chat/message-body.ts';
 import { PERMISSIONS } from '../chat/permissions.ts';
 import { type ChannelRow, isThread } from '../chat/rows.ts';
+import type { InteractionRow } from '../interactions/store.ts';
+import { InteractionWebhooks } from '../interactions/webhook-tokens.ts';
 import { MAX_WEBHOOKS_PER_CHANNEL, type WebhookRow, WebhookStore } from './webhook-store.ts';
 
 const nameField = z.string().trim().min(1).max(80);
@@ -47,6 +49,7 @@ function secretHeaders(ctx: RequestContext): void {
 /** Webhooks (api.md §3.9): management with MANAGE_WEBHOOKS; execution by the token in the URL only. */
 export function webhookRoutes(services: AppServices): AnyRoute[] {
   const { db, ids, chatCore, messages, attachments, media } = services;
+  const interactionTokens = new InteractionWebhooks(services.interactions);
   const { access, events, store: chatStore } = chatCore;
 
   /** `?thread_id=`: a thread of the webhook's channel (Discord's rule); anything else → UNKNOWN_CHANNEL. */
@@ -275,8 +278,9 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
       rateLimit: executeLimit,
       query: executeQuery,
       // The token is checked before the (up to 275 MiB) body is read.
-      preflight: byToken,
+      preflight: (ctx) => (InteractionWebhooks.matches(ctx) ? interactionTokens.interaction(ctx) : byToken(ctx)),
       async handler(ctx) {
+        if (InteractionWebhooks.matches(ctx)) return interactionTokens.followUp(ctx, ctx.preflight as InteractionRow);
         const row = ctx.preflight as WebhookRow;
         const request = await readMessageRequest(ctx);
         const body = validate(createMessageSchema, request.payload);
@@ -302,6 +306,7 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
           nonce: body.nonce,
           allowedMentions: body.allowed_mentions,
           canMentionEveryone: true,
+          ...(body.components ? { extras: { components: body.components } } : {}),
         });
         const wait = ctx.query.wait === 'true' || ctx.query.wait === '1';
         return wait ? message : undefined;
@@ -313,6 +318,8 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
       policy: 'credential-free',
       rateLimit: tokenLimit,
       async handler(ctx) {
+        if (InteractionWebhooks.matches(ctx))
+          return interactionTokens.get(ctx, await interactionTokens.interaction(ctx));
         const { message } = await webhookMessage(ctx, await byToken(ctx));
         const [rendered] = await messages.render([message], undefined);
         return rendered;
@@ -325,8 +332,9 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
       bodyKind: 'raw',
       bodyLimit: 11 * 25 * 1024 * 1024,
       rateLimit: tokenLimit,
-      preflight: byToken,
+      preflight: (ctx) => (InteractionWebhooks.matches(ctx) ? interactionTokens.interaction(ctx) : byToken(ctx)),
       async handler(ctx) {
+        if (InteractionWebhooks.matches(ctx)) return interactionTokens.edit(ctx, ctx.preflight as InteractionRow);
         const row = ctx.preflight as WebhookRow;
         const { message, channel } = await webhookMessage(ctx, row);
         const request = await readMessageRequest(ctx);
@@ -341,6 +349,7 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
           flags: body.flags,
           allowedMentions: body.allowed_mentions,
           canMentionEveryone: true,
+          ...(body.components ? { extras: { components: body.components } } : {}),
           ...(added.length ? { attachments: [...(message.attachments as Record<string, unknown>[]), ...added] } : {}),
         });
       },
@@ -351,6 +360,10 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
       policy: 'credential-free',
       rateLimit: tokenLimit,
       async handler(ctx) {
+        if (InteractionWebhooks.matches(ctx)) {
+          await interactionTokens.delete(ctx, await interactionTokens.interaction(ctx));
+          return undefined;
+        }
         const { message, channel } = await webhookMessage(ctx, await byToken(ctx));
         await db.query('DELETE FROM messages WHERE id = $1', [message.id]);
         await events.channel('MESSAGE_DELETE', { channel, recipients: undefined }, { id: message.id });

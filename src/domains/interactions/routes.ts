@@ -1,0 +1,299 @@
+import { z } from 'zod';
+import { ApiError, fieldError } from '../../http/errors.ts';
+import { type AnyRoute, JsonText, type RequestContext, route } from '../../http/route.ts';
+import { validate } from '../../http/validation.ts';
+import { isSnowflake } from '../../platform/crypto/snowflake.ts';
+import { readMessageRequest } from '../attachments/message-request.ts';
+import { pathId } from '../chat/access.ts';
+import {
+  type CommandInput,
+  type CommandRow,
+  commandBody,
+  commandPatchSchema,
+  commandSchema,
+  commandView,
+  MAX_COMMANDS_PER_TYPE,
+} from './commands.ts';
+import type { InteractionsModule } from './module.ts';
+import { callbackSchema, invokeSchema } from './service.ts';
+
+const COMMAND_WRITES = { bucket: 'applications:commands', limit: 50, windowSeconds: 20 };
+const COMMAND_READS = { bucket: 'applications:commands_read', limit: 100, windowSeconds: 20 };
+const permissionsBody = z.object({
+  permissions: z
+    .array(
+      z
+        .object({
+          id: z.string().regex(/^\d{1,20}$/),
+          type: z.union([z.literal(1), z.literal(2), z.literal(3)]),
+          permission: z.boolean(),
+        })
+        .strict(),
+    )
+    .max(100),
+});
+
+/** Application commands (bot token) and interactions (a person invokes; the bot answers by token). */
+export function interactionRoutes(module: InteractionsModule): AnyRoute[] {
+  const { store, service, chat, ids, dispatcher } = module;
+
+  /** The path's application must be the calling bot's own. */
+  function ownApplication(ctx: RequestContext): string {
+    const id = ctx.params.applicationId ?? '';
+    if (!isSnowflake(id)) throw new ApiError('UNKNOWN_APPLICATION');
+    if (ctx.principal?.kind !== 'bot' || ctx.principal.applicationId !== id) throw new ApiError('MISSING_ACCESS');
+    return id;
+  }
+
+  /** A guild command's guild must have the application's bot as a member. */
+  async function guildOf(ctx: RequestContext): Promise<string> {
+    const guildId = pathId(ctx.params.guildId, 'UNKNOWN_GUILD');
+    await chat.access.guild(guildId, ctx.user.id, ctx.now);
+    return guildId;
+  }
+
+  async function create(applicationId: string, guildId: string | null, input: CommandInput) {
+    return store.db.transaction(async (tx) => {
+      const existing = await store.commands(applicationId, guildId, tx);
+      const replaces = existing.some((c) => c.type === input.type && c.name === input.name);
+      if (!replaces && (await store.countOfType(applicationId, guildId, input.type, tx)) >= MAX_COMMANDS_PER_TYPE)
+        throw new ApiError('MAX_APPLICATION_COMMANDS');
+      return store.upsert(
+        tx,
+        { id: ids.next(), applicationId, guildId, type: input.type, name: input.name },
+        commandBody(input),
+        ids.next(),
+      );
+    });
+  }
+
+  /** `PUT`: the given list becomes the whole set; commands named like existing ones keep their ids. */
+  async function overwrite(applicationId: string, guildId: string | null, raw: unknown): Promise<CommandRow[]> {
+    const list = validate(z.array(commandSchema).max(MAX_COMMANDS_PER_TYPE * 3), raw);
+    const perType = new Map<number, number>();
+    for (const c of list) perType.set(c.type, (perType.get(c.type) ?? 0) + 1);
+    if ([...perType.values()].some((n) => n > MAX_COMMANDS_PER_TYPE)) throw new ApiError('MAX_APPLICATION_COMMANDS');
+    const keys = list.map((c) => `${c.type}:${c.name}`);
+    if (new Set(keys).size !== keys.length) throw fieldError('name', 'INVALID_FORMAT', 'Command names must be unique');
+    return store.db.transaction(async (tx) => {
+      const rows: CommandRow[] = [];
+      for (const input of list) {
+        const { row } = await store.upsert(
+          tx,
+          { id: ids.next(), applicationId, guildId, type: input.type, name: input.name },
+          commandBody(input),
+          ids.next(),
+        );
+        rows.push(row);
+      }
+      await store.removeExcept(
+        tx,
+        applicationId,
+        guildId,
+        rows.map((r) => r.id),
+      );
+      return rows;
+    });
+  }
+
+  async function patch(applicationId: string, guildId: string | null, id: string, raw: unknown) {
+    const existing = await store.command(applicationId, guildId, id);
+    if (!existing) throw new ApiError('UNKNOWN_APPLICATION_COMMAND');
+    const changes = validate(commandPatchSchema, raw);
+    const merged = validate(commandSchema, { ...existing.body, type: existing.type, name: existing.name, ...changes });
+    if (merged.type !== existing.type) throw fieldError('type', 'INVALID_FORMAT', 'The type of a command is fixed');
+    try {
+      const row = await store.update(id, merged.name, merged.type, commandBody(merged), ids.next());
+      if (!row) throw new ApiError('UNKNOWN_APPLICATION_COMMAND');
+      return commandView(row);
+    } catch (error) {
+      if ((error as { code?: string }).code === '23505')
+        throw fieldError('name', 'INVALID_FORMAT', 'A command with this name exists');
+      throw error;
+    }
+  }
+
+  const commandRoutes = (scope: 'global' | 'guild'): AnyRoute[] => {
+    const base =
+      scope === 'global'
+        ? '/applications/:applicationId/commands'
+        : '/applications/:applicationId/guilds/:guildId/commands';
+    const target = async (ctx: RequestContext) => ({
+      applicationId: ownApplication(ctx),
+      guildId: scope === 'guild' ? await guildOf(ctx) : null,
+    });
+    return [
+      route({
+        method: 'GET',
+        path: base,
+        policy: 'bot',
+        rateLimit: COMMAND_READS,
+        async handler(ctx) {
+          const { applicationId, guildId } = await target(ctx);
+          return (await store.commands(applicationId, guildId)).map(commandView);
+        },
+      }),
+      route({
+        method: 'POST',
+        path: base,
+        policy: 'bot',
+        rateLimit: COMMAND_WRITES,
+        body: commandSchema,
+        async handler(ctx) {
+          const { applicationId, guildId } = await target(ctx);
+          const { row, created } = await create(applicationId, guildId, ctx.body);
+          if (created) ctx.reply.code(201);
+          ctx.reply.header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(commandView(row)));
+          return ctx.reply;
+        },
+      }),
+      route({
+        method: 'PUT',
+        path: base,
+        policy: 'bot',
+        rateLimit: COMMAND_WRITES,
+        bodyKind: 'json',
+        async handler(ctx) {
+          const { applicationId, guildId } = await target(ctx);
+          return (await overwrite(applicationId, guildId, ctx.rawBody)).map(commandView);
+        },
+      }),
+      route({
+        method: 'GET',
+        path: `${base}/:commandId`,
+        policy: 'bot',
+        rateLimit: COMMAND_READS,
+        async handler(ctx) {
+          const { applicationId, guildId } = await target(ctx);
+          const row = await store.command(
+            applicationId,
+            guildId,
+            pathId(ctx.params.commandId, 'UNKNOWN_APPLICATION_COMMAND'),
+          );
+          if (!row) throw new ApiError('UNKNOWN_APPLICATION_COMMAND');
+          return commandView(row);
+        },
+      }),
+      route({
+        method: 'PATCH',
+        path: `${base}/:commandId`,
+        policy: 'bot',
+        rateLimit: COMMAND_WRITES,
+        async handler(ctx) {
+          const { applicationId, guildId } = await target(ctx);
+          const id = pathId(ctx.params.commandId, 'UNKNOWN_APPLICATION_COMMAND');
+          return patch(applicationId, guildId, id, ctx.rawBody);
+        },
+      }),
+      route({
+        method: 'DELETE',
+        path: `${base}/:commandId`,
+        policy: 'bot',
+        rateLimit: COMMAND_WRITES,
+        async handler(ctx) {
+          const { applicationId, guildId } = await target(ctx);
+          const id = pathId(ctx.params.commandId, 'UNKNOWN_APPLICATION_COMMAND');
+          if (!(await store.remove(applicationId, guildId, id))) throw new ApiError('UNKNOWN_APPLICATION_COMMAND');
+          return undefined;
+        },
+      }),
+    ];
+  };
+
+  const permissionsView = (applicationId: string, guildId: string, commandId: string, permissions: unknown) => ({
+    id: commandId,
+    application_id: applicationId,
+    guild_id: guildId,
+    permissions,
+  });
+
+  return [
+    ...commandRoutes('global'),
+    ...commandRoutes('guild'),
+    route({
+      method: 'GET',
+      path: '/applications/:applicationId/guilds/:guildId/commands/permissions',
+      policy: 'bot',
+      rateLimit: COMMAND_READS,
+      async handler(ctx) {
+        const applicationId = ownApplication(ctx);
+        const guildId = await guildOf(ctx);
+        return (await store.permissions(applicationId, guildId)).map((p) =>
+          permissionsView(applicationId, guildId, p.command_id, p.permissions),
+        );
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/applications/:applicationId/guilds/:guildId/commands/:commandId/permissions',
+      policy: 'bot',
+      rateLimit: COMMAND_READS,
+      async handler(ctx) {
+        const applicationId = ownApplication(ctx);
+        const guildId = await guildOf(ctx);
+        const commandId = pathId(ctx.params.commandId, 'UNKNOWN_APPLICATION_COMMAND');
+        const permissions = await store.commandPermissions(applicationId, guildId, commandId);
+        if (!permissions) throw new ApiError('UNKNOWN_APPLICATION_COMMAND');
+        return permissionsView(applicationId, guildId, commandId, permissions);
+      },
+    }),
+    route({
+      method: 'PUT',
+      path: '/applications/:applicationId/guilds/:guildId/commands/:commandId/permissions',
+      policy: 'bot',
+      rateLimit: COMMAND_WRITES,
+      body: permissionsBody,
+      async handler(ctx) {
+        const applicationId = ownApplication(ctx);
+        const guildId = await guildOf(ctx);
+        const commandId = pathId(ctx.params.commandId, 'UNKNOWN_APPLICATION_COMMAND');
+        // The application's own id names the application-wide default (Discord's rule).
+        if (commandId !== applicationId && !(await store.command(applicationId, guildId, commandId)))
+          if (!(await store.command(applicationId, null, commandId))) throw new ApiError('UNKNOWN_APPLICATION_COMMAND');
+        await store.setPermissions(applicationId, guildId, commandId, ctx.body.permissions);
+        const view = permissionsView(applicationId, guildId, commandId, ctx.body.permissions);
+        await dispatcher.dispatch('APPLICATION_COMMAND_PERMISSIONS_UPDATE', view, { kind: 'guild', guildId });
+        return view;
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/interactions',
+      policy: 'user-only',
+      bodyKind: 'raw',
+      bodyLimit: 1024 * 1024,
+      rateLimit: { bucket: 'interactions:create', limit: 10, windowSeconds: 5 },
+      async handler(ctx) {
+        const request = await readMessageRequest(ctx);
+        await service.invoke(ctx.user, validate(invokeSchema, request.payload), ctx.now);
+        return undefined;
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/interactions/:interactionId/:token/callback',
+      policy: 'credential-free',
+      bodyKind: 'raw',
+      bodyLimit: 8 * 1024 * 1024,
+      rateLimit: {
+        bucket: 'interactions:callback',
+        limit: 20,
+        windowSeconds: 5,
+        keyParams: ['interactionId'],
+        exemptFromGlobal: true,
+      },
+      async preflight(ctx) {
+        return service.byToken(ctx.params.token ?? '', ctx.params.interactionId, ctx.now);
+      },
+      async handler(ctx) {
+        const row = ctx.preflight as Awaited<ReturnType<typeof service.byToken>>;
+        const request = await readMessageRequest(ctx);
+        const body = validate(callbackSchema, request.payload);
+        const result = await service.callback(row, body, ctx.now);
+        const query = (ctx.query ?? {}) as Record<string, string | undefined>;
+        if (query.with_response === 'true' && result) return new JsonText(JSON.stringify(result));
+        return undefined;
+      },
+    }),
+  ];
+}
