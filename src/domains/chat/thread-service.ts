@@ -1,18 +1,16 @@
 import { ApiError } from '../../http/errors.ts';
 import type { Clock } from '../../platform/clock.ts';
-import { isUniqueViolation, type Queryable } from '../../platform/db/database.ts';
+import { isUniqueViolation } from '../../platform/db/database.ts';
 import type { Audience } from '../events/dispatch.ts';
 import { type Access, type ChannelAccess, subjectFor, type ThreadAccess, toOverwrites } from './access.ts';
 import type { ChatEvents } from './events.ts';
 import { HAS_THREAD_FLAG, type MessageService, type ThreadHooks } from './message-service.ts';
 import { computeChannelPermissions, has, PERMISSIONS, parsePermissions } from './permissions.ts';
-import { CHANNEL_TYPES, type ChannelRow, MEMBER_COLUMNS, type MemberRow, type MessageRow } from './rows.ts';
+import { CHANNEL_TYPES, type ChannelRow, type MessageRow } from './rows.ts';
 import type { ChatStore } from './store.ts';
 import type { ThreadChannelRow, ThreadMemberRow, ThreadStore } from './thread-store.ts';
 import { threadMemberView, threadView } from './thread-views.ts';
 import { memberView } from './views.ts';
-
-export const AUTO_ARCHIVE_DURATIONS = [60, 1440, 4320, 10080] as const;
 
 export interface CreateThreadInput {
   parent: ChannelAccess;
@@ -81,10 +79,6 @@ export class ThreadService implements ThreadHooks {
     messages.setThreadHooks(this);
   }
 
-  private get db(): Queryable {
-    return this.store.db;
-  }
-
   async audience(thread: ChannelRow): Promise<Audience> {
     const guildId = thread.guild_id as string;
     if (thread.type !== CHANNEL_TYPES.PRIVATE_THREAD)
@@ -119,12 +113,8 @@ export class ThreadService implements ThreadHooks {
       ...overwrites.filter((o) => o.type === 1 && has(o.allow, PERMISSIONS.MANAGE_THREADS)).map((o) => o.id),
     ];
     const members = anyone
-      ? await this.db.query<MemberRow>(`SELECT ${MEMBER_COLUMNS} FROM members m WHERE m.guild_id = $1`, [guildId])
-      : await this.db.query<MemberRow>(
-          `SELECT ${MEMBER_COLUMNS} FROM members m
-            WHERE m.guild_id = $1 AND (m.user_id = ANY($2::bigint[]) OR m.roles && $3::bigint[])`,
-          [guildId, userIds, roleIds],
-        );
+      ? await this.threads.guildMembers(guildId)
+      : await this.threads.guildMembers(guildId, { userIds, roleIds });
     const joined = new Set(threadMembers);
     const now = this.clock.now();
     return members
@@ -142,7 +132,7 @@ export class ThreadService implements ThreadHooks {
       this.store.guild(guildId),
       this.store.roles(guildId),
       this.store.channel(parentId),
-      this.db.query<MemberRow>(`SELECT ${MEMBER_COLUMNS} FROM members m WHERE m.guild_id = $1`, [guildId]),
+      this.threads.guildMembers(guildId),
     ]);
     const out = new Map<string, bigint>();
     if (!guild || !parent) return out;
@@ -214,31 +204,22 @@ export class ThreadService implements ThreadHooks {
     const guildId = parent.guild_id as string;
     const at = new Date(this.clock.now());
     try {
-      await this.store.db.transaction(async (tx) => {
-        await tx.query(
-          `INSERT INTO channels (id, type, guild_id, name, parent_id, rate_limit_per_user, owner_id, nsfw)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-          [
-            input.id,
-            input.type,
-            guildId,
-            input.name,
-            parent.id,
-            input.rateLimitPerUser ?? 0,
-            input.ownerId,
-            parent.nsfw,
-          ],
-        );
-        await tx.query(
-          `INSERT INTO threads (channel_id, guild_id, parent_id, auto_archive_duration, archive_timestamp, invitable,
-                                create_timestamp, last_activity_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $5, $5)`,
-          [input.id, guildId, parent.id, input.autoArchiveDuration ?? 1440, at, input.invitable ?? true],
-        );
-        await this.threads.addMember(input.id, input.ownerId, at, tx);
-        if (input.starter)
-          await tx.query('UPDATE messages SET flags = flags | $2 WHERE id = $1', [input.starter.id, HAS_THREAD_FLAG]);
-      });
+      await this.threads.insert(
+        {
+          id: input.id,
+          type: input.type,
+          guildId,
+          parentId: parent.id,
+          name: input.name,
+          ownerId: input.ownerId,
+          nsfw: parent.nsfw,
+          rateLimitPerUser: input.rateLimitPerUser ?? 0,
+          autoArchiveDuration: input.autoArchiveDuration ?? 1440,
+          invitable: input.invitable ?? true,
+          starterFlag: input.starter ? HAS_THREAD_FLAG : undefined,
+        },
+        at,
+      );
     } catch (error) {
       if (input.starter && isUniqueViolation(error)) throw new ApiError('THREAD_ALREADY_CREATED_FOR_MESSAGE');
       throw error;
@@ -343,29 +324,18 @@ export class ThreadService implements ThreadHooks {
     if (row.archived && !unarchiving && !onlyArchiveFields) throw new ApiError('THREAD_ARCHIVED');
     const archived = body.archived ?? row.archived;
     const now = new Date(this.clock.now());
-    const archiveChanged = archived !== row.archived;
-    await this.store.db.transaction(async (tx) => {
-      await tx.query('UPDATE channels SET name = $2, rate_limit_per_user = $3 WHERE id = $1', [
-        row.id,
-        body.name ?? row.name,
-        body.rate_limit_per_user ?? row.rate_limit_per_user,
-      ]);
-      await tx.query(
-        `UPDATE threads SET archived = $2, auto_archive_duration = $3, locked = $4, invitable = $5,
-                archive_timestamp = CASE WHEN $6 THEN $7 ELSE archive_timestamp END,
-                last_activity_at = CASE WHEN $6 AND NOT $2 THEN $7 ELSE last_activity_at END
-          WHERE channel_id = $1`,
-        [
-          row.id,
-          archived,
-          body.auto_archive_duration ?? row.auto_archive_duration,
-          locked,
-          body.invitable ?? row.invitable,
-          archiveChanged,
-          now,
-        ],
-      );
-    });
+    await this.threads.update(
+      row.id,
+      {
+        name: body.name ?? (row.name as string),
+        rateLimitPerUser: body.rate_limit_per_user ?? row.rate_limit_per_user,
+        archived,
+        autoArchiveDuration: body.auto_archive_duration ?? row.auto_archive_duration,
+        locked,
+        invitable: body.invitable ?? row.invitable,
+      },
+      archived !== row.archived ? now : undefined,
+    );
     const updated = (await this.threads.find(row.id)) as ThreadChannelRow;
     await this.events.thread('THREAD_UPDATE', updated, threadView(updated));
     const member = await this.threads.member(row.id, userId);
@@ -377,10 +347,7 @@ export class ThreadService implements ThreadHooks {
     if (!has(thread.parentPermissions, PERMISSIONS.MANAGE_THREADS)) throw new ApiError('MISSING_PERMISSIONS');
     const row = thread.row;
     const audience = await this.audience(row);
-    await this.store.db.transaction(async (tx) => {
-      await tx.query('DELETE FROM channels WHERE id = $1', [row.id]);
-      await tx.query('UPDATE messages SET flags = flags & ~$2::int WHERE id = $1', [row.id, HAS_THREAD_FLAG]);
-    });
+    await this.threads.delete(row.id, HAS_THREAD_FLAG);
     const payload = { id: row.id, guild_id: row.guild_id, parent_id: row.parent_id, type: row.type };
     if (audience.kind === 'users') await this.events.users('THREAD_DELETE', audience.userIds, payload);
     else await this.events.thread('THREAD_DELETE', row, payload);
@@ -398,20 +365,13 @@ export class ThreadService implements ThreadHooks {
       if (!has(author.permissions, PERMISSIONS.MANAGE_THREADS)) throw new ApiError('THREAD_LOCKED');
     }
     if (!row.archived) return;
-    const now = new Date(this.clock.now());
-    await this.db.query(
-      'UPDATE threads SET archived = false, archive_timestamp = $2, last_activity_at = $2 WHERE channel_id = $1',
-      [row.id, now],
-    );
+    await this.threads.unarchive(row.id, new Date(this.clock.now()));
     const updated = (await this.threads.find(row.id)) as ThreadChannelRow;
     await this.events.thread('THREAD_UPDATE', updated, threadView(updated));
   }
 
   async afterMessage(channel: ChannelRow, authorId: string | null, mentioned: readonly string[]): Promise<void> {
-    await this.db.query(
-      'UPDATE threads SET total_message_sent = total_message_sent + 1, last_activity_at = $2 WHERE channel_id = $1',
-      [channel.id, new Date(this.clock.now())],
-    );
+    await this.threads.countMessage(channel.id, new Date(this.clock.now()));
     const row = isThreadRow(channel) ? channel : await this.threads.find(channel.id);
     if (!row) return;
     if (authorId) await this.addMember(row, authorId);
@@ -439,18 +399,9 @@ export class ThreadService implements ThreadHooks {
 
   /** Archives every thread idle for its auto_archive_duration; returns how many. */
   async archiveIdle(): Promise<number> {
-    const now = new Date(this.clock.now());
-    const archived = await this.db.query<{ channel_id: string }>(
-      `UPDATE threads SET archived = true, archive_timestamp = $1
-        WHERE channel_id IN (
-          SELECT channel_id FROM threads
-           WHERE NOT archived AND last_activity_at + auto_archive_duration * interval '1 minute' <= $1
-           LIMIT 500 FOR UPDATE SKIP LOCKED)
-        RETURNING channel_id`,
-      [now],
-    );
-    for (const { channel_id } of archived) {
-      const row = await this.threads.find(channel_id);
+    const archived = await this.threads.archiveIdle(new Date(this.clock.now()), 500);
+    for (const threadId of archived) {
+      const row = await this.threads.find(threadId);
       if (row) await this.events.thread('THREAD_UPDATE', row, threadView(row));
     }
     return archived.length;

@@ -1,5 +1,29 @@
-import type { Queryable } from '../../platform/db/database.ts';
-import type { ChannelRow } from './rows.ts';
+import type { Database, Queryable } from '../../platform/db/database.ts';
+import { type ChannelRow, MEMBER_COLUMNS, type MemberRow } from './rows.ts';
+
+export interface NewThread {
+  id: string;
+  type: number;
+  guildId: string;
+  parentId: string;
+  name: string;
+  ownerId: string;
+  nsfw: boolean;
+  rateLimitPerUser: number;
+  autoArchiveDuration: number;
+  invitable: boolean;
+  /** Set when the thread starts from a message (same id): the flag the message gets. */
+  starterFlag?: number | undefined;
+}
+
+export interface ThreadChanges {
+  name: string;
+  rateLimitPerUser: number;
+  archived: boolean;
+  autoArchiveDuration: number;
+  locked: boolean;
+  invitable: boolean;
+}
 
 /** A thread: its `channels` row with the `threads` row and live counts. */
 export interface ThreadChannelRow extends ChannelRow {
@@ -35,7 +59,108 @@ const MEMBER_SELECT = 'SELECT thread_id, user_id, join_timestamp, flags FROM thr
 
 /** SQL of threads and thread members. */
 export class ThreadStore {
-  constructor(readonly db: Queryable) {}
+  constructor(readonly db: Database) {}
+
+  /** The channel row, the thread row and the creator's membership, together. */
+  async insert(thread: NewThread, at: Date): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO channels (id, type, guild_id, name, parent_id, rate_limit_per_user, owner_id, nsfw)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        [
+          thread.id,
+          thread.type,
+          thread.guildId,
+          thread.name,
+          thread.parentId,
+          thread.rateLimitPerUser,
+          thread.ownerId,
+          thread.nsfw,
+        ],
+      );
+      await tx.query(
+        `INSERT INTO threads (channel_id, guild_id, parent_id, auto_archive_duration, archive_timestamp, invitable,
+                              create_timestamp, last_activity_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $5, $5)`,
+        [thread.id, thread.guildId, thread.parentId, thread.autoArchiveDuration, at, thread.invitable],
+      );
+      await this.addMember(thread.id, thread.ownerId, at, tx);
+      if (thread.starterFlag !== undefined)
+        await tx.query('UPDATE messages SET flags = flags | $2 WHERE id = $1', [thread.id, thread.starterFlag]);
+    });
+  }
+
+  /** `archiveChangedAt` set = `archived` flips now (archive_timestamp moves; unarchiving restarts the countdown). */
+  async update(threadId: string, changes: ThreadChanges, archiveChangedAt: Date | undefined): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.query('UPDATE channels SET name = $2, rate_limit_per_user = $3 WHERE id = $1', [
+        threadId,
+        changes.name,
+        changes.rateLimitPerUser,
+      ]);
+      await tx.query(
+        `UPDATE threads SET archived = $2, auto_archive_duration = $3, locked = $4, invitable = $5,
+                archive_timestamp = coalesce($6, archive_timestamp),
+                last_activity_at = CASE WHEN $6::timestamptz IS NOT NULL AND NOT $2 THEN $6 ELSE last_activity_at END
+          WHERE channel_id = $1`,
+        [
+          threadId,
+          changes.archived,
+          changes.autoArchiveDuration,
+          changes.locked,
+          changes.invitable,
+          archiveChangedAt ?? null,
+        ],
+      );
+    });
+  }
+
+  /** Deletes the thread (members and messages cascade) and takes `starterFlag` off its starter message. */
+  async delete(threadId: string, starterFlag: number): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.query('DELETE FROM channels WHERE id = $1', [threadId]);
+      await tx.query('UPDATE messages SET flags = flags & ~$2::int WHERE id = $1', [threadId, starterFlag]);
+    });
+  }
+
+  async unarchive(threadId: string, at: Date): Promise<void> {
+    await this.db.query(
+      'UPDATE threads SET archived = false, archive_timestamp = $2, last_activity_at = $2 WHERE channel_id = $1',
+      [threadId, at],
+    );
+  }
+
+  async countMessage(threadId: string, at: Date): Promise<void> {
+    await this.db.query(
+      'UPDATE threads SET total_message_sent = total_message_sent + 1, last_activity_at = $2 WHERE channel_id = $1',
+      [threadId, at],
+    );
+  }
+
+  /** Archives up to `limit` threads idle past their auto_archive_duration at `now`; returns their ids. */
+  async archiveIdle(now: Date, limit: number): Promise<string[]> {
+    const rows = await this.db.query<{ channel_id: string }>(
+      `UPDATE threads SET archived = true, archive_timestamp = $1
+        WHERE channel_id IN (
+          SELECT channel_id FROM threads
+           WHERE NOT archived AND last_activity_at + auto_archive_duration * interval '1 minute' <= $1
+           LIMIT $2 FOR UPDATE SKIP LOCKED)
+        RETURNING channel_id`,
+      [now, limit],
+    );
+    return rows.map((r) => r.channel_id);
+  }
+
+  /** A guild's member rows; with `only`, just those with one of the user ids or holding one of the roles. */
+  guildMembers(guildId: string, only?: { userIds: readonly string[]; roleIds: readonly string[] }) {
+    if (!only)
+      return this.db.query<MemberRow>(`SELECT ${MEMBER_COLUMNS} FROM members m WHERE m.guild_id = $1`, [guildId]);
+    return this.db.query<MemberRow>(
+      `SELECT ${MEMBER_COLUMNS} FROM members m
+        WHERE m.guild_id = $1 AND (m.user_id = ANY($2::bigint[]) OR m.roles && $3::bigint[])`,
+      [guildId, only.userIds, only.roleIds],
+    );
+  }
 
   async find(threadId: string, db: Queryable = this.db): Promise<ThreadChannelRow | undefined> {
     const [row] = await db.query<ThreadChannelRow>(`${THREAD_SELECT} WHERE c.id = $1`, [threadId]);

@@ -5,14 +5,13 @@ import { type ChannelAccess, pathId, requireChannel, type ThreadAccess } from '.
 import { type ChatDeps, limits, snowflake } from './deps.ts';
 import { has, PERMISSIONS } from './permissions.ts';
 import { CHANNEL_TYPES } from './rows.ts';
-import { AUTO_ARCHIVE_DURATIONS, type ThreadService } from './thread-service.ts';
+import type { ThreadService } from './thread-service.ts';
 import type { ThreadChannelRow, ThreadMemberRow } from './thread-store.ts';
 import { threadMemberView, threadView } from './thread-views.ts';
 import { memberView } from './views.ts';
 
-export const autoArchiveDuration = z.union(
-  AUTO_ARCHIVE_DURATIONS.map((d) => z.literal(d)) as unknown as [z.ZodLiteral<60>, z.ZodLiteral<1440>],
-);
+/** Discord's four auto-archive durations, in minutes; anything else → INVALID_FORM_BODY. */
+export const autoArchiveDuration = z.union([z.literal(60), z.literal(1440), z.literal(4320), z.literal(10080)]);
 
 const threadName = z.string().trim().min(1).max(100);
 const slowmode = z.number().int().min(0).max(21600);
