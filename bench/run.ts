@@ -5,6 +5,7 @@ import argon2 from 'argon2';
 import autocannon from 'autocannon';
 import { hashPassword, PASSWORD_HASH_CONCURRENCY, PASSWORD_HASH_OPTIONS } from '../src/platform/crypto/passwords.ts';
 import { formatGatewayResult, gatewayTable, runGatewayBench } from './gateway.ts';
+import { runVoiceBench, voiceTable } from './voice.ts';
 import { runWebBench, webTable } from './web.ts';
 
 /**
@@ -261,6 +262,16 @@ async function main(): Promise<void> {
       const storage = process.env.BENCH_DATABASE_URL ? 'PostgreSQL' : 'PGlite (embedded)';
       const context = `${new Date().toISOString().slice(0, 10)}, ${storage}, ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, Node ${process.version}`;
       writeBlock(process.env.BENCH_DATABASE_URL ? 'gateway-pg' : 'gateway', `${context}\n\n${gatewayTable(gateway)}`);
+    }
+  }
+
+  if (process.env.BENCH_SKIP_VOICE !== '1') {
+    const voice = await runVoiceBench();
+    const table = voiceTable(voice);
+    console.log(`\n${table}\n`);
+    if (write) {
+      const context = `${new Date().toISOString().slice(0, 10)}, ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, Node ${process.version}`;
+      writeBlock('voice', `${context}\n\n${table}`);
     }
   }
 

@@ -1,0 +1,39 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startApp } from '../src/app.ts';
+import { loadConfig } from '../src/config/config.ts';
+import { createLogger } from '../src/platform/log.ts';
+import { loadOrCreateSecrets } from '../src/platform/secrets.ts';
+
+/**
+ * The server of the voice bench in its own process (its CPU is what the bench measures): embedded default,
+ * test mode (no rate limits), warnings only. Answers `{cmd:'stats'}` with its CPU time and SFU counters.
+ */
+const dataDir = await mkdtemp(join(tmpdir(), 'hearth-voice-bench-'));
+const config = loadConfig({
+  PORT: '0',
+  HOST: '127.0.0.1',
+  HEARTH_DATA_DIR: dataDir,
+  HEARTH_TEST_MODE: '1',
+  HEARTH_TEST_TOKEN: 'bench',
+  HEARTH_LOG_LEVEL: 'warn',
+});
+const { secrets } = await loadOrCreateSecrets(dataDir, {});
+const app = await startApp({ config, secrets, logger: createLogger(config.logLevel) });
+process.send?.({ url: app.url, port: app.port });
+
+process.on('message', (message: { cmd?: string }) => {
+  if (message.cmd === 'stats') {
+    const cpu = process.cpuUsage();
+    process.send?.({ cpuMicros: cpu.user + cpu.system, sfu: app.sfu?.stats() });
+  }
+});
+
+const stop = async () => {
+  await app.close().catch(() => {});
+  await rm(dataDir, { recursive: true, force: true });
+  process.exit(0);
+};
+process.on('SIGTERM', () => void stop());
+process.on('disconnect', () => void stop());
