@@ -86,7 +86,23 @@ export interface Embed {
   color?: number;
 }
 
+/** Message components (docs/bots.md): action rows of buttons or one select. */
+export interface Component {
+  type: number;
+  custom_id?: string;
+  label?: string;
+  style?: number;
+  url?: string;
+  disabled?: boolean;
+  placeholder?: string;
+  options?: { label: string; value: string; description?: string }[];
+  components?: Component[];
+  emoji?: { name?: string };
+}
+
 export interface Message {
+  application_id?: Snowflake;
+  components?: Component[];
   id: Snowflake;
   channel_id: Snowflake;
   guild_id?: Snowflake;

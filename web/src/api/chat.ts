@@ -84,6 +84,10 @@ export class ChatApi {
   acceptInvite(code: string): Promise<Invite> {
     return this.http.request('POST', `/invites/${enc(code)}`, { body: {} });
   }
+  /** A person's interaction with a bot (docs/bots.md): component clicks and selections, modal submissions. */
+  interact(body: Record<string, unknown>): Promise<void> {
+    return this.http.request('POST', '/interactions', { body });
+  }
   openDm(recipientId: Snowflake): Promise<Channel> {
     return this.http.request('POST', '/users/@me/channels', { body: { recipient_id: recipientId } });
   }

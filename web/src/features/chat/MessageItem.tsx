@@ -3,6 +3,7 @@ import { useTranslation } from 'react-i18next';
 import type { Attachment, Channel, Message } from '../../api/chat-types.ts';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { formatDate } from '../../i18n/format.ts';
+import { MessageComponents } from './Components.tsx';
 import { channelPath, useChatStore } from './context.ts';
 import { Dialog } from './Dialog.tsx';
 import { Markdown, type MarkdownContext } from './markdown.tsx';
@@ -152,6 +153,8 @@ function Item({
             {embed.description && <Markdown source={embed.description} ctx={ctx} />}
           </div>
         ))}
+        <MessageComponents message={message} channel={channel} />
+        {((message.flags ?? 0) & 64) !== 0 && <p className="hint ephemeral">{t('chat.onlyYou')}</p>}
         {message.reactions && message.reactions.length > 0 && (
           <ul className="reactions" aria-label={t('chat.reactions')}>
             {message.reactions.map((reaction) => {

@@ -115,6 +115,8 @@ const chatEn = {
   online: 'Online',
   offline: 'Offline',
   status: { online: 'online', idle: 'idle', dnd: 'do not disturb', offline: 'offline' },
+  choose: 'Choose an option',
+  onlyYou: 'Only you can see this message.',
   incoming: 'Incoming request',
   outgoing: 'Outgoing request',
   messageName: 'Message {{name}}',

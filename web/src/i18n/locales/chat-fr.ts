@@ -117,6 +117,8 @@ const chatFr: ChatMessages = {
   online: 'En ligne',
   offline: 'Hors ligne',
   status: { online: 'en ligne', idle: 'absent', dnd: 'ne pas déranger', offline: 'hors ligne' },
+  choose: 'Choisissez une option',
+  onlyYou: 'Vous seul voyez ce message.',
   incoming: 'Demande reçue',
   outgoing: 'Demande envoyée',
   messageName: 'Écrire à {{name}}',
