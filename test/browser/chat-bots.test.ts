@@ -9,14 +9,17 @@ import {
   GatewayIntentBits,
   type Interaction,
   MessageFlags,
+  ModalBuilder,
   SlashCommandBuilder,
+  TextInputBuilder,
+  TextInputStyle,
 } from 'discord.js';
 import type { Browser } from 'playwright-core';
 import { registerUser, request } from '../support/client.ts';
 import type { TestServer } from '../support/server.ts';
 import { CHROMIUM_PATH, launchChromium, newContext, startWebServer, warnNoChromium } from './support/browser.ts';
 
-/** Bot messages in the chat client: buttons from a discord.js bot are clicked in Chromium; ephemeral answers. */
+/** Bot messages in the chat client: a discord.js bot's buttons clicked in Chromium, its ephemeral answer, its form. */
 if (!CHROMIUM_PATH) {
   warnNoChromium('test/browser/chat-bots.test.ts');
 } else {
@@ -65,9 +68,23 @@ if (!CHROMIUM_PATH) {
         if (interaction.isChatInputCommand() && interaction.commandName === 'menu') {
           const row = new ActionRowBuilder<ButtonBuilder>().addComponents(
             new ButtonBuilder().setCustomId('wave').setLabel('Wave back').setStyle(ButtonStyle.Primary),
+            new ButtonBuilder().setCustomId('form').setLabel('Give feedback').setStyle(ButtonStyle.Secondary),
             new ButtonBuilder().setURL('https://example.com/').setLabel('Docs').setStyle(ButtonStyle.Link),
           );
           await interaction.reply({ content: 'pick one', components: [row] });
+        } else if (interaction.isButton() && interaction.customId === 'form') {
+          await interaction.showModal(
+            new ModalBuilder()
+              .setCustomId('feedback')
+              .setTitle('Feedback')
+              .addComponents(
+                new ActionRowBuilder<TextInputBuilder>().addComponents(
+                  new TextInputBuilder().setCustomId('words').setLabel('Your words').setStyle(TextInputStyle.Short),
+                ),
+              ),
+          );
+        } else if (interaction.isModalSubmit()) {
+          await interaction.reply(`thanks: ${interaction.fields.getTextInputValue('words')}`);
         } else if (interaction.isButton() && interaction.customId === 'wave') {
           await interaction.reply({ content: `waved by ${interaction.user.username}`, flags: MessageFlags.Ephemeral });
         }
@@ -113,6 +130,13 @@ if (!CHROMIUM_PATH) {
         .waitFor();
       await a.page.waitForTimeout(1000);
       assert.equal(await a.page.getByText(`waved by ${other.username}`).count(), 0);
+      // A button that opens the bot's form; the answer to the submission is for everyone.
+      await b.page.getByRole('button', { name: 'Give feedback' }).click();
+      const form = b.page.getByRole('dialog', { name: 'Feedback' });
+      await form.getByLabel('Your words').fill('lovely');
+      await form.getByRole('button', { name: 'Submit' }).click();
+      await a.page.locator('.message-list').getByText('thanks: lovely', { exact: true }).waitFor();
+      await form.waitFor({ state: 'detached' });
       await Promise.all([a.context.close(), b.context.close()]);
     });
   });

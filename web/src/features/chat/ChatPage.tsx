@@ -4,6 +4,7 @@ import { ChatApi } from '../../api/chat.ts';
 import { ChannelType } from '../../api/chat-types.ts';
 import { useApp } from '../../app-context.tsx';
 import { useLocation } from '../../shell/router.tsx';
+import { BotModalDialog } from './BotModal.tsx';
 import { ChannelSidebar } from './ChannelSidebar.tsx';
 import { ChannelView } from './ChannelView.tsx';
 import { ChatContext, channelPath, useChat } from './context.ts';
@@ -139,6 +140,7 @@ function ChatLayout() {
         />
       )}
       {switcher && <QuickSwitcher onClose={() => setSwitcher(false)} />}
+      <BotModalDialog />
     </div>
   );
 }

@@ -1,5 +1,5 @@
 import type { ChatApi } from '../../api/chat.ts';
-import type { Channel, Guild, Member, Message, Reaction, Relationship, Role } from '../../api/chat-types.ts';
+import type { Channel, Component, Guild, Member, Message, Reaction, Relationship, Role } from '../../api/chat-types.ts';
 import { ChannelType } from '../../api/chat-types.ts';
 import type { PartialUser } from '../../api/types.ts';
 import type { GatewayHub } from '../../gateway/hub.ts';
@@ -35,6 +35,15 @@ const PAGE = 50;
 const TYPING_MS = 9000;
 /** History windows kept in memory (and caught up after a reconnect). */
 const KEPT_WINDOWS = 12;
+
+export interface BotModal {
+  id: string;
+  channel_id: string;
+  custom_id: string;
+  title: string;
+  components: Component[];
+  application: { id: string; name: string };
+}
 
 interface PresencePayload {
   user: { id: string };
@@ -74,6 +83,8 @@ export class ChatStore {
   readonly mentions = new Map<string, number>();
   /** Known statuses (online, idle, dnd; offline when absent) from READY, guild payloads and PRESENCE_UPDATE. */
   readonly presences = new Map<string, string>();
+  /** A bot's form waiting for the person (INTERACTION_MODAL_CREATE), shown as a dialog. */
+  modal: BotModal | null = null;
   /** The channel on screen, which counts as read while the tab is visible. */
   activeChannelId: string | null = null;
   /** Messages from others as they arrive, for the live region and notifications. */
@@ -705,6 +716,9 @@ export class ChatStore {
         this.rememberUser(r.user);
         break;
       }
+      case 'INTERACTION_MODAL_CREATE':
+        this.modal = data as BotModal;
+        break;
       case 'PRESENCE_UPDATE':
         this.setPresence(data as PresencePayload);
         break;

@@ -117,6 +117,8 @@ const chatEn = {
   status: { online: 'online', idle: 'idle', dnd: 'do not disturb', offline: 'offline' },
   choose: 'Choose an option',
   onlyYou: 'Only you can see this message.',
+  formFrom: 'A form from {{name}}',
+  submit: 'Submit',
   incoming: 'Incoming request',
   outgoing: 'Outgoing request',
   messageName: 'Message {{name}}',

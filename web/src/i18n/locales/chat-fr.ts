@@ -119,6 +119,8 @@ const chatFr: ChatMessages = {
   status: { online: 'en ligne', idle: 'absent', dnd: 'ne pas déranger', offline: 'hors ligne' },
   choose: 'Choisissez une option',
   onlyYou: 'Vous seul voyez ce message.',
+  formFrom: 'Un formulaire de {{name}}',
+  submit: 'Envoyer',
   incoming: 'Demande reçue',
   outgoing: 'Demande envoyée',
   messageName: 'Écrire à {{name}}',
