@@ -105,8 +105,18 @@ if (!CHROMIUM_PATH) {
       // The fake microphone beeps: the SFU's audio-level events mark the other person as speaking.
       await a.locator(`.voice-member.speaking[data-user-id="${bob.id}"]`).waitFor({ timeout: 10_000 });
 
+      // Mute sends nothing: Bob's inbound bytes from Alice stop growing; unmuting brings them back.
+      await a.locator('.voice-controls').getByRole('button', { name: 'Mute', exact: true }).click();
+      await b.locator(`.voice-member[data-user-id="${alice.id}"]`).getByText('muted').waitFor();
+      await b.waitForTimeout(500);
+      const frozen = await inboundAudioBytes(b);
+      await b.waitForTimeout(1500);
+      assert.ok((await inboundAudioBytes(b)) - frozen < 500, 'no audio flows from a muted member');
+      await a.locator('.voice-controls').getByRole('button', { name: 'Unmute' }).click();
+      await growing(b, 'bob hears alice again');
+
       // Leaving from the UI clears Alice from Bob's list; closing Bob's tab clears him for the server.
-      await a.getByRole('button', { name: 'Leave' }).click();
+      await a.locator('.voice-controls').getByRole('button', { name: 'Leave' }).click();
       await b.locator(`.voice-member[data-user-id="${alice.id}"]`).waitFor({ state: 'detached', timeout: 10_000 });
       await b.close();
       const deadline = Date.now() + 10_000;
@@ -115,6 +125,24 @@ if (!CHROMIUM_PATH) {
         await new Promise((r) => setTimeout(r, 100));
       }
       await Promise.all([ca.close(), cb.close()]);
+
+      // Someone without CONNECT is told so and gets no Join button.
+      const carol = await registerUser(server);
+      assert.equal(
+        (await request(server, 'POST', `/v1/invites/${invite.body.code}`, { auth: carol.token, body: {} })).status,
+        200,
+      );
+      const overwrite = await request(server, 'PUT', `/v1/channels/${channel.body.id}/permissions/${carol.id}`, {
+        auth: alice.token,
+        body: { type: 1, allow: '0', deny: String(1 << 20) },
+      });
+      assert.equal(overwrite.status, 204);
+      const cc = await signedIn(carol);
+      const c = await cc.newPage();
+      await c.goto(url);
+      await c.getByText('You do not have permission to join this channel.').waitFor();
+      assert.equal(await c.getByRole('button', { name: 'Join voice' }).count(), 0);
+      await cc.close();
     });
   });
 }

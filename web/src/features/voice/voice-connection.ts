@@ -71,26 +71,34 @@ export class VoiceConnection {
 
   setMute(mute: boolean): void {
     this.selfMute = mute;
-    for (const track of this.mic?.getAudioTracks() ?? []) track.enabled = !mute && !this.selfDeaf;
+    this.applyMicrophone();
     this.sendState();
     this.onChange();
   }
 
   setDeaf(deaf: boolean): void {
     this.selfDeaf = deaf;
-    for (const track of this.mic?.getAudioTracks() ?? []) track.enabled = !deaf && !this.selfMute;
+    this.applyMicrophone();
     this.sendState();
     this.onChange();
+  }
+
+  /** Muted (or deafened) sends no packets at all, not silence: the microphone leaves the sender. */
+  private applyMicrophone(): void {
+    const silent = this.selfMute || this.selfDeaf;
+    const track = this.mic?.getAudioTracks()[0] ?? null;
+    void this.upstream
+      .get('audio')
+      ?.sender.replaceTrack(silent ? null : track)
+      .catch(() => {});
   }
 
   async setInput(settings: VoiceSettings): Promise<void> {
     this.settings = settings;
     const next = await navigator.mediaDevices.getUserMedia({ audio: this.audioConstraints() });
-    const track = next.getAudioTracks()[0] ?? null;
-    if (track) track.enabled = !this.selfMute && !this.selfDeaf;
-    await this.upstream.get('audio')?.sender.replaceTrack(track);
     for (const old of this.mic?.getTracks() ?? []) old.stop();
     this.mic = next;
+    this.applyMicrophone();
     this.onChange();
   }
 
