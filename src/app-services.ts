@@ -17,6 +17,7 @@ import type { UserImages } from './domains/media/user-images.ts';
 import type { MfaStore } from './domains/mfa/mfa-store.ts';
 import type { SudoMode } from './domains/sudo/sudo-mode.ts';
 import type { MfaStatusView } from './domains/users/mfa-status-view.ts';
+import type { UserSettingsStore } from './domains/users/settings.ts';
 import type { UsersRepository } from './domains/users/users-repository.ts';
 import type { VoiceService } from './domains/voice/voice-service.ts';
 import type { CredentialResolver } from './http/auth/credential-resolver.ts';
@@ -85,6 +86,8 @@ export interface AppServices {
   messages: MessageService;
   /** The whole chat core (access checks, store, events) for modules built on it: webhooks, attachments. */
   chatCore: ChatModule;
+  /** Per-user settings and notes (docs/accounts.md). */
+  userSettings: UserSettingsStore;
   /** Application commands and interactions (docs/bots.md). */
   interactions: InteractionsModule;
   attachments: AttachmentService;

@@ -22,6 +22,7 @@ import { UserImages } from './domains/media/user-images.ts';
 import { MfaStore } from './domains/mfa/mfa-store.ts';
 import { SudoMode } from './domains/sudo/sudo-mode.ts';
 import { MfaStatusView } from './domains/users/mfa-status-view.ts';
+import { UserSettingsStore } from './domains/users/settings.ts';
 import { UsersRepository } from './domains/users/users-repository.ts';
 import { sfuNetwork } from './domains/voice/sfu/network-settings.ts';
 import { VoiceSignallingServer } from './domains/voice/sfu/signalling-server.ts';
@@ -178,6 +179,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     botInstaller: chat.botInstaller,
     chat: chat.readModel,
     chatCore: chat,
+    userSettings: new UserSettingsStore(db),
     interactions: createInteractionsModule({
       db,
       chat,

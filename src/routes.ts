@@ -19,6 +19,7 @@ import { lifecycleTestRoutes } from './domains/test-harness/lifecycle.ts';
 import { mfaTestRoutes } from './domains/test-harness/mfa.ts';
 import { coreTestRoutes } from './domains/test-harness/routes.ts';
 import { userRoutes } from './domains/users/routes.ts';
+import { userSettingsRoutes } from './domains/users/settings-routes.ts';
 import { webhookRoutes } from './domains/webhooks/routes.ts';
 import { openApiRoute } from './http/openapi.ts';
 import type { AnyRoute } from './http/route.ts';
@@ -47,6 +48,7 @@ export function buildRoutes(services: AppServices): AnyRoute[] {
     ...oauth2Routes(services),
     ...chatRoutes(services),
     ...interactionRoutes(services.interactions),
+    ...userSettingsRoutes(services),
     ...chatTestRoutes(services),
     ...coreTestRoutes(services),
   ];

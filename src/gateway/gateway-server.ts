@@ -185,14 +185,20 @@ export class GatewayServer implements ConnectionHandlers {
   presence(connection: Connection, presence: PresencePayload): void {
     const session = connection.session;
     if (!session) return;
-    const status = presence.status === 'invisible' ? 'offline' : presence.status;
+    // Invisible shows as offline, with nothing of what the user is doing.
+    const invisible = presence.status === 'invisible' || presence.status === 'offline';
+    const status = invisible ? 'offline' : presence.status;
+    const activities = invisible ? [] : presence.activities;
+    const platform = presence.mobile ? 'mobile' : 'web';
     for (const guildId of session.guildIds) {
       const payload = {
         user: { id: session.userId },
         status,
+        activities,
+        client_status: invisible ? {} : { [platform]: status },
         afk: presence.afk,
         mobile: presence.mobile,
-        custom_status: presence.customStatus,
+        custom_status: invisible ? null : presence.customStatus,
         guild_id: guildId,
       };
       this.deps.dispatcher.dispatch('PRESENCE_UPDATE', payload, { kind: 'guild', guildId }).catch(() => {});
@@ -236,10 +242,13 @@ export class GatewayServer implements ConnectionHandlers {
     else this.socketsPerIp.delete(connection.ipKey);
     const session = connection.session;
     if (!session || session.socket !== connection) return;
-    // A session that never finished READY cannot be resumed, and a client closing with 1000/1001 ends it on
-    // purpose (Discord's rule, which discord.js relies on); otherwise it stays for the resume window.
-    if (session.starting || code === 1000 || code === 1001) this.registry.remove(session);
-    else this.registry.detach(session, this.deps.clock.now());
+    // A session that never finished READY cannot be resumed; any other stays for the resume window, whatever
+    // the close code: the platform's own clients close with 1000 and then resume. A client that meant to end
+    // it simply never resumes, and the window (and the per-account cap) bounds what it leaves behind. A clean
+    // close (1000/1001) still leaves voice at once: the person closed the app; a dropped socket keeps it.
+    if (session.starting) return this.registry.remove(session);
+    if (code === 1000 || code === 1001) this.voice.sessionEnded(session);
+    this.registry.detach(session, this.deps.clock.now());
   }
 
   /**

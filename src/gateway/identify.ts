@@ -12,7 +12,7 @@ import { GatewaySession, type SessionCredential, type SessionRegistry } from './
 
 export type IdentifyDeps = Pick<
   AppServices,
-  'config' | 'clock' | 'credentials' | 'mfaView' | 'recordAuthFailure' | 'log' | 'rateLimiter'
+  'config' | 'clock' | 'credentials' | 'mfaView' | 'recordAuthFailure' | 'log' | 'rateLimiter' | 'userSettings'
 > & {
   chat: ChatReadModelPort;
 };
@@ -207,7 +207,7 @@ export class SessionStarter {
     shard: [number, number] | undefined,
   ): Promise<{ payload: Record<string, unknown>; botBurst: Record<string, unknown>[] }> {
     const { chat, config } = this.deps;
-    const [user, guilds, privateChannels] = await Promise.all([
+    const [user, guilds, privateChannels, settings, notes] = await Promise.all([
       privateUserView(this.deps, principal.user),
       Promise.all(
         index.guildIds.map(
@@ -216,6 +216,8 @@ export class SessionStarter {
         ),
       ),
       index.hasPrivateChannels ? chat.privateChannelsOf(session.userId) : [],
+      session.isBot ? {} : this.deps.userSettings.settings(session.userId, principal.user.locale),
+      session.isBot ? {} : this.deps.userSettings.notes(session.userId),
     ]);
     await this.decorateGuilds(guilds);
     const payload: Record<string, unknown> = {
@@ -231,9 +233,10 @@ export class SessionStarter {
       users: [],
       sessions: [],
       read_states: [],
-      user_settings: { locale: principal.user.locale, status: 'online', theme: 'dark', guild_positions: [] },
+      user_settings: settings,
       user_guild_settings: [],
-      notes: {},
+      notes,
+      feature_flags: { disabled_gravity_surfaces: [], disabled_features: [] },
       pinned_dms: [],
       favorite_memes: [],
       webauthn_credentials: [],

@@ -168,9 +168,34 @@ export interface PresencePayload {
   afk: boolean;
   mobile: boolean;
   customStatus: Record<string, unknown> | null;
+  /** Discord's activities ("Playing …"), each reduced to the members clients read. */
+  activities: Record<string, unknown>[];
+  since: number | null;
 }
 
-/** Op 3 `{status, afk?, mobile?, custom_status?}` (Discord's `since`/`activities` are accepted and ignored). */
+const MAX_ACTIVITIES = 10;
+
+/** One activity: `name` and `type` (0 playing … 6 hang status) required; the rest optional text. */
+function parseActivity(raw: unknown): Record<string, unknown> | undefined {
+  if (!isRecord(raw)) return undefined;
+  const { name, type } = raw;
+  if (typeof name !== 'string' || name.length === 0 || name.length > 128) return undefined;
+  if (typeof type !== 'number' || !Number.isInteger(type) || type < 0 || type > 6) return undefined;
+  const activity: Record<string, unknown> = { name, type };
+  for (const key of ['url', 'state', 'details'] as const) {
+    const value = raw[key];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'string' || value.length > 512) return undefined;
+    activity[key] = value;
+  }
+  if (raw.created_at !== undefined && raw.created_at !== null) {
+    if (typeof raw.created_at !== 'number' || !Number.isFinite(raw.created_at)) return undefined;
+    activity.created_at = raw.created_at;
+  }
+  return activity;
+}
+
+/** Op 3 `{status, afk?, mobile?, since?, activities?, custom_status?}`. */
 export function parsePresence(d: unknown): PresencePayload | undefined {
   if (!isRecord(d)) return undefined;
   const { status, afk, mobile } = d;
@@ -187,7 +212,24 @@ export function parsePresence(d: unknown): PresencePayload | undefined {
     if (!optionalString(emoji) || (typeof emoji === 'string' && emoji.length > 64)) return undefined;
     custom = { text: text ?? null, emoji_name: emoji ?? null };
   }
-  return { status: status as Status, afk: afk === true, mobile: mobile === true, customStatus: custom };
+  const activities: Record<string, unknown>[] = [];
+  if (d.activities !== undefined && d.activities !== null) {
+    if (!Array.isArray(d.activities) || d.activities.length > MAX_ACTIVITIES) return undefined;
+    for (const raw of d.activities) {
+      const activity = parseActivity(raw);
+      if (!activity) return undefined;
+      activities.push(activity);
+    }
+  }
+  const since = typeof d.since === 'number' && Number.isFinite(d.since) ? d.since : null;
+  return {
+    status: status as Status,
+    afk: afk === true,
+    mobile: mobile === true,
+    customStatus: custom,
+    activities,
+    since,
+  };
 }
 
 export interface RequestMembersPayload {

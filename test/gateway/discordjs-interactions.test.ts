@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {
   ActionRowBuilder,
+  ActivityType,
   ButtonBuilder,
   ButtonStyle,
   Client,
@@ -352,5 +353,21 @@ describe('refusals', () => {
     assert.equal(notMine.status, 403);
     const byPerson = await request(server, 'GET', `/v1/applications/${applicationId}/commands`, { auth: owner.token });
     assert.equal(byPerson.status, 403);
+  });
+});
+
+describe('presence', () => {
+  test("a bot's setPresence activities reach the guild's members; invisible shows offline with nothing", async () => {
+    client.user?.setPresence({ status: 'dnd', activities: [{ name: 'chess', type: ActivityType.Playing }] });
+    const update = await ownerGw.next((f) => f.t === 'PRESENCE_UPDATE' && f.d.user.id === botId, 10_000);
+    assert.equal(update.d.status, 'dnd');
+    assert.equal(update.d.guild_id, guildId);
+    assert.deepEqual(update.d.activities, [{ name: 'chess', type: 0 }]);
+    assert.deepEqual(update.d.client_status, { web: 'dnd' });
+
+    client.user?.setPresence({ status: 'invisible', activities: [{ name: 'hidden', type: ActivityType.Playing }] });
+    const hidden = await ownerGw.next((f) => f.t === 'PRESENCE_UPDATE' && f.d.user.id === botId, 10_000);
+    assert.equal(hidden.d.status, 'offline');
+    assert.deepEqual(hidden.d.activities, []);
   });
 });

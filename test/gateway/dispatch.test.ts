@@ -179,6 +179,8 @@ describe('gateway commands', () => {
     assert.deepEqual(presence.d, {
       user: { id: member.id },
       status: 'dnd',
+      activities: [],
+      client_status: { web: 'dnd' },
       afk: false,
       mobile: false,
       custom_status: { text: 'busy', emoji_name: null },

@@ -151,13 +151,16 @@ describe('resume', () => {
     await client.close();
   });
 
-  test('a client closing with 1000 ends its session: resuming it gets op 9', async () => {
+  test('a client closing with 1000 can still resume inside the window (the platform clients do)', async () => {
     const { client, ready } = await readyClient(server, alice.token);
     await client.close(1000);
+    await toUser(alice.id, 'USER_NOTE_UPDATE', { id: bob.id, note: 'while closed' });
     const again = GatewayClient.connect(server);
     await again.hello();
     resume(again, alice.token, ready.d.session_id, 1);
-    assert.deepEqual(await again.next(), { op: 9, d: false });
+    const replayed = await again.dispatch('USER_NOTE_UPDATE');
+    assert.equal(replayed.d.note, 'while closed');
+    assert.equal((await again.dispatch('RESUMED')).t, 'RESUMED');
     await again.close();
   });
 
