@@ -130,10 +130,25 @@ describe('creating threads', () => {
   });
 
   it('creates standalone public (default) and private threads; invitable only on private', async () => {
+    events.clear();
     const pub = await newThread(alice, { name: 'Open' });
     assert.equal(pub.type, 11);
     assert.equal(pub.thread_metadata.auto_archive_duration, 1440);
+    // Discord's notice in the parent: a type 18 message named after the thread, referencing it.
+    const notice = events.one('MESSAGE_CREATE');
+    assert.equal(notice.payload.channel_id, channelId);
+    assert.equal(notice.payload.type, 18);
+    assert.equal(notice.payload.content, 'Open');
+    assert.equal((notice.payload.author as any).id, alice.id);
+    assert.deepEqual(notice.payload.message_reference, { channel_id: pub.id, guild_id: guild.id });
+    const [latest] = await ok(as(server, bob, 'GET', `/channels/${channelId}/messages?limit=1`));
+    assert.equal(latest.id, notice.payload.id);
+    assert.equal(latest.type, 18);
+    assert.deepEqual(latest.message_reference, { channel_id: pub.id, guild_id: guild.id });
+    assert.equal('referenced_message' in latest, false);
+    events.clear();
     const priv = await newThread(alice, { name: 'Secret', type: 12, invitable: false, rate_limit_per_user: 5 });
+    assert.equal(events.of('MESSAGE_CREATE').length, 0);
     assert.equal(priv.type, 12);
     assert.equal(priv.thread_metadata.invitable, false);
     assert.equal(priv.rate_limit_per_user, 5);

@@ -20,7 +20,7 @@ import {
 import type { ChatStore } from './store.ts';
 import { memberView, timestampOf } from './views.ts';
 
-export const MESSAGE_TYPES = { DEFAULT: 0, GUILD_MEMBER_JOIN: 7, REPLY: 19 } as const;
+export const MESSAGE_TYPES = { DEFAULT: 0, GUILD_MEMBER_JOIN: 7, THREAD_CREATED: 18, REPLY: 19 } as const;
 
 export interface WebhookAuthor {
   id: string;
@@ -52,6 +52,8 @@ export interface CreateMessageInput {
   messageReference?: MessageReferenceInput | null | undefined;
   allowedMentions?: AllowedMentions | null | undefined;
   stickerIds?: string[] | null | undefined;
+  /** A system message pointing at another channel (THREAD_CREATED → the thread): reference without a message. */
+  channelReference?: string | undefined;
   /** Whether @everyone, @here and unmentionable roles ping (MENTION_EVERYONE; webhooks: true). */
   canMentionEveryone: boolean;
   type?: number;
@@ -194,8 +196,8 @@ export class MessageService {
         JSON.stringify(attachments),
         stickerIds,
         referenced?.id ?? null,
-        referenced ? channel.id : null,
-        referenced ? channel.guild_id : null,
+        referenced ? channel.id : (input.channelReference ?? null),
+        referenced || input.channelReference ? channel.guild_id : null,
         input.extras && Object.keys(input.extras).length > 0 ? JSON.stringify(input.extras) : null,
       ],
     );
@@ -373,6 +375,11 @@ export class MessageService {
         };
         const target = referencedById.get(row.reference_message_id);
         view.referenced_message = target ? base(target) : null;
+      } else if (row.reference_channel_id) {
+        view.message_reference = {
+          channel_id: row.reference_channel_id,
+          ...(row.reference_guild_id ? { guild_id: row.reference_guild_id } : {}),
+        };
       }
       return view;
     });

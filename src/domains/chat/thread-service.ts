@@ -4,7 +4,7 @@ import { isUniqueViolation } from '../../platform/db/database.ts';
 import type { Audience } from '../events/dispatch.ts';
 import { type Access, type ChannelAccess, subjectFor, type ThreadAccess, toOverwrites } from './access.ts';
 import type { ChatEvents } from './events.ts';
-import { HAS_THREAD_FLAG, type MessageService, type ThreadHooks } from './message-service.ts';
+import { HAS_THREAD_FLAG, MESSAGE_TYPES, type MessageService, type ThreadHooks } from './message-service.ts';
 import { computeChannelPermissions, has, PERMISSIONS, parsePermissions } from './permissions.ts';
 import { CHANNEL_TYPES, type ChannelRow, type MessageRow } from './rows.ts';
 import type { ChatStore } from './store.ts';
@@ -226,6 +226,20 @@ export class ThreadService implements ThreadHooks {
     }
     const row = (await this.threads.find(input.id)) as ThreadChannelRow;
     await this.events.thread('THREAD_CREATE', row, { ...threadView(row), newly_created: true });
+    if (!input.starter && row.type !== CHANNEL_TYPES.PRIVATE_THREAD) {
+      // Discord's "started a thread" notice in the parent: type 18, the thread's name, a reference to it.
+      const author = await this.store.user(input.ownerId);
+      await this.messages.create({
+        channel: parent,
+        author: author ?? null,
+        content: row.name,
+        type: MESSAGE_TYPES.THREAD_CREATED,
+        channelReference: row.id,
+        allowedMentions: { parse: [] },
+        canMentionEveryone: false,
+        authorMember: input.parent.guild?.member,
+      });
+    }
     if (input.starter) {
       const starter = await this.messages.find(parent.id, input.starter.id);
       if (starter) {

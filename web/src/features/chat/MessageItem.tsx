@@ -58,7 +58,8 @@ function Item({
   const mine = message.author.id === store.me;
   const author = store.displayName(message.author.id, channel.guild_id);
   const time = formatDate(message.timestamp, 'dateTime');
-  const system = message.type === 7;
+  // 7: a member joined; 18: a thread was started (its name is the content).
+  const system = message.type === 7 || message.type === 18;
   const mentioned =
     message.mention_everyone ||
     message.mentions.some((u) => u.id === store.me) ||
@@ -77,7 +78,11 @@ function Item({
   if (system) {
     return (
       <li id={`message-${message.id}`} className="message system" tabIndex={-1}>
-        <p>{t('chat.joined', { name: author })}</p>
+        <p>
+          {message.type === 18
+            ? t('chat.threadStarted', { name: author, thread: message.content })
+            : t('chat.joined', { name: author })}
+        </p>
       </li>
     );
   }

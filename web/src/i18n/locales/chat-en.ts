@@ -57,6 +57,7 @@ const chatEn = {
   sendFailed: 'This message could not be sent.',
   dismiss: 'Dismiss',
   joined: '{{name}} joined the server.',
+  threadStarted: '{{name}} started a thread: {{thread}}',
   messageLabel: '{{name}}, {{time}}',
   newSeparator: 'New',
   replyTo: 'Reply to {{name}}:',

@@ -59,6 +59,7 @@ const chatFr: ChatMessages = {
   sendFailed: 'Ce message n’a pas pu être envoyé.',
   dismiss: 'Ignorer',
   joined: '{{name}} a rejoint le serveur.',
+  threadStarted: '{{name}} a créé un fil : {{thread}}',
   messageLabel: '{{name}}, {{time}}',
   newSeparator: 'Nouveau',
   replyTo: 'Réponse à {{name}} :',
