@@ -236,6 +236,38 @@ if (!CHROMIUM_PATH) {
       await context.close();
     });
 
+    it('keeps a private note on someone and the guild order from the account settings', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const first = await guildWith(server, alice, bob);
+      const second = await request(server, 'POST', '/v1/guilds', { auth: bob.token, body: { name: 'Zeta' } });
+      assert.equal(second.status, 200);
+      const context = await signedIn(bob);
+      const page = await context.newPage();
+      await page.goto(`${server.origin}/channels/${first.guildId}/${first.channelId}`);
+      const rail = page.getByRole('navigation', { name: 'Servers' });
+      const order = () => rail.getByRole('link').evaluateAll((els) => els.map((e) => e.getAttribute('title')));
+      await rail.getByRole('link', { name: /^Zeta/ }).waitFor();
+      assert.deepEqual((await order()).slice(1), ['Realtime', 'Zeta']);
+      const moved = await request(server, 'PATCH', '/v1/users/@me/settings', {
+        auth: bob.token,
+        body: { guild_positions: [second.body.id, first.guildId] },
+      });
+      assert.equal(moved.status, 200, moved.text);
+      await page.waitForFunction(
+        () => document.querySelector('nav[aria-label="Servers"] li:nth-child(2) a')?.getAttribute('title') === 'Zeta',
+      );
+
+      const members = page.getByRole('complementary', { name: 'Members' });
+      await members.getByRole('button', { name: alice.username }).click();
+      await page.getByLabel('Note (only you see it)').fill('met at the meetup');
+      await page.getByLabel('Note (only you see it)').press('Tab');
+      await page.waitForTimeout(500);
+      await page.reload();
+      await members.getByRole('button', { name: alice.username }).click();
+      assert.equal(await page.getByLabel('Note (only you see it)').inputValue(), 'met at the meetup');
+      await context.close();
+    });
+
     it('hides a channel at once when a role change takes its view away', async () => {
       const [owner, member] = await Promise.all([registerUser(server), registerUser(server)]);
       const { guildId } = await guildWith(server, owner, member);

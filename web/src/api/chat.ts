@@ -88,6 +88,9 @@ export class ChatApi {
   interact(body: Record<string, unknown>): Promise<void> {
     return this.http.request('POST', '/interactions', { body });
   }
+  setNote(userId: Snowflake, note: string): Promise<void> {
+    return this.http.request('PUT', `/users/@me/notes/${userId}`, { body: { note } });
+  }
   openDm(recipientId: Snowflake): Promise<Channel> {
     return this.http.request('POST', '/users/@me/channels', { body: { recipient_id: recipientId } });
   }

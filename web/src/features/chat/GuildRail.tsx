@@ -51,7 +51,7 @@ export function GuildRail({ activeGuildId }: { activeGuildId: string | null }) {
             )}
           </a>
         </li>
-        {[...store.guilds.values()].map(({ guild }) => {
+        {store.orderedGuilds().map(({ guild }) => {
           const { unread, mentions } = isMuted(guild.id) ? { unread: false, mentions: 0 } : store.guildUnread(guild.id);
           const label = [
             guild.name,

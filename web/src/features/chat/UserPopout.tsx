@@ -50,6 +50,22 @@ export function UserPopout({
         </ul>
       )}
       {userId !== store.me && (
+        <div className="field">
+          <label htmlFor={`note-${userId}`}>{t('chat.note')}</label>
+          <textarea
+            id={`note-${userId}`}
+            rows={2}
+            maxLength={256}
+            placeholder={t('chat.notePlaceholder')}
+            defaultValue={store.notes.get(userId) ?? ''}
+            onBlur={(event) => {
+              const note = event.target.value.trim();
+              if (note !== (store.notes.get(userId) ?? '')) void run(() => store.api.setNote(userId, note));
+            }}
+          />
+        </div>
+      )}
+      {userId !== store.me && (
         <div className="popout-actions">
           <button
             type="button"

@@ -52,6 +52,8 @@ interface PresencePayload {
 
 interface ReadyPayload {
   presences?: PresencePayload[];
+  notes?: Record<string, string>;
+  user_settings?: { guild_positions?: string[] };
   user: PartialUser;
   guilds: Guild[];
   private_channels: Channel[];
@@ -83,6 +85,10 @@ export class ChatStore {
   readonly mentions = new Map<string, number>();
   /** Known statuses (online, idle, dnd; offline when absent) from READY, guild payloads and PRESENCE_UPDATE. */
   readonly presences = new Map<string, string>();
+  /** Private notes about people (READY `notes`, USER_NOTE_UPDATE). */
+  readonly notes = new Map<string, string>();
+  /** The person's own order of guilds (READY `user_settings.guild_positions`, USER_SETTINGS_UPDATE). */
+  guildPositions: string[] = [];
   /** A bot's form waiting for the person (INTERACTION_MODAL_CREATE), shown as a dialog. */
   modal: BotModal | null = null;
   /** The channel on screen, which counts as read while the tab is visible. */
@@ -133,6 +139,16 @@ export class ChatStore {
       if (channel && this.canView(channel)) out.push(channel);
     }
     return out.sort((a, b) => (a.position ?? 0) - (b.position ?? 0) || compareIds(a.id, b.id));
+  }
+
+  /** Guilds in the person's own order (settings), then the others by when they were joined (id). */
+  orderedGuilds(): GuildState[] {
+    const rank = new Map(this.guildPositions.map((id, index) => [id, index]));
+    return [...this.guilds.values()].sort(
+      (a, b) =>
+        (rank.get(a.guild.id) ?? Number.MAX_SAFE_INTEGER) - (rank.get(b.guild.id) ?? Number.MAX_SAFE_INTEGER) ||
+        compareIds(a.guild.id, b.guild.id),
+    );
   }
 
   privateChannels(): Channel[] {
@@ -479,6 +495,8 @@ export class ChatStore {
       if (state.mention_count) this.mentions.set(state.id, state.mention_count);
     }
     for (const presence of ready.presences ?? []) this.setPresence(presence);
+    for (const [id, note] of Object.entries(ready.notes ?? {})) this.notes.set(id, note);
+    this.guildPositions = ready.user_settings?.guild_positions ?? [];
     this.loadLocalReads();
     this.ready = true;
     this.metaVersion++;
@@ -716,6 +734,13 @@ export class ChatStore {
         this.rememberUser(r.user);
         break;
       }
+      case 'USER_NOTE_UPDATE':
+        if (d.note) this.notes.set(d.id as string, d.note as string);
+        else this.notes.delete(d.id as string);
+        break;
+      case 'USER_SETTINGS_UPDATE':
+        if (Array.isArray(d.guild_positions)) this.guildPositions = d.guild_positions as string[];
+        break;
       case 'INTERACTION_MODAL_CREATE':
         this.modal = data as BotModal;
         break;

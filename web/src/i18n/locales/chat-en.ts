@@ -120,6 +120,8 @@ const chatEn = {
   onlyYou: 'Only you can see this message.',
   formFrom: 'A form from {{name}}',
   submit: 'Submit',
+  note: 'Note (only you see it)',
+  notePlaceholder: 'Click to add a note',
   incoming: 'Incoming request',
   outgoing: 'Outgoing request',
   messageName: 'Message {{name}}',

@@ -122,6 +122,8 @@ const chatFr: ChatMessages = {
   onlyYou: 'Vous seul voyez ce message.',
   formFrom: 'Un formulaire de {{name}}',
   submit: 'Envoyer',
+  note: 'Note (vous seul la voyez)',
+  notePlaceholder: 'Cliquez pour ajouter une note',
   incoming: 'Demande reçue',
   outgoing: 'Demande envoyée',
   messageName: 'Écrire à {{name}}',
