@@ -18,6 +18,7 @@ if (!CHROMIUM_PATH) {
         '--use-fake-device-for-media-stream',
         '--use-fake-ui-for-media-stream',
         '--autoplay-policy=no-user-gesture-required',
+        '--auto-select-desktop-capture-source=Entire screen',
       ]),
     ]);
   });
@@ -53,6 +54,23 @@ if (!CHROMIUM_PATH) {
         if (s.type === 'inbound-rtp' && s.kind === 'audio') bytes += s.bytesReceived ?? 0;
       });
       return bytes;
+    });
+  }
+
+  /** Frames decoded from inbound video (camera or screen) of the page's call. */
+  async function framesDecoded(page: Page): Promise<number> {
+    return page.evaluate(async () => {
+      const hooks = window as unknown as {
+        hearthVoiceStats?: () => Promise<{
+          forEach(visit: (s: { type: string; kind?: string; framesDecoded?: number }) => void): void;
+        }>;
+      };
+      const report = await hooks.hearthVoiceStats?.();
+      let frames = 0;
+      report?.forEach((s) => {
+        if (s.type === 'inbound-rtp' && s.kind === 'video') frames += s.framesDecoded ?? 0;
+      });
+      return frames;
     });
   }
 
@@ -104,6 +122,31 @@ if (!CHROMIUM_PATH) {
       await growing(b, 'bob hears alice');
       // The fake microphone beeps: the SFU's audio-level events mark the other person as speaking.
       await a.locator(`.voice-member.speaking[data-user-id="${bob.id}"]`).waitFor({ timeout: 10_000 });
+
+      // Camera (VP8 through the SFU): Bob gets a video tile and decodes frames.
+      await a.locator('.voice-controls').getByRole('button', { name: 'Turn camera on' }).click();
+      await b.locator('video.voice-video').waitFor({ timeout: 10_000 });
+      const videoDeadline = Date.now() + 15_000;
+      while ((await framesDecoded(b)) < 20) {
+        if (Date.now() > videoDeadline)
+          throw new Error(`bob decoded ${await framesDecoded(b)} frames of alice's camera`);
+        await b.waitForTimeout(250);
+      }
+      await a.locator('.voice-controls').getByRole('button', { name: 'Turn camera off' }).click();
+
+      // Screen share: a second video stream from Alice, decoded by Bob.
+      // The camera's last frames drain first, so what grows after this is the screen.
+      await b.waitForTimeout(1000);
+      const beforeScreen = await framesDecoded(b);
+      await a.locator('.voice-controls').getByRole('button', { name: 'Share screen' }).click();
+      await a.locator('.voice-controls').getByRole('button', { name: 'Stop sharing' }).waitFor();
+      await b.locator('video[aria-label^="Screen of"]').waitFor();
+      const screenDeadline = Date.now() + 15_000;
+      while ((await framesDecoded(b)) < beforeScreen + 3) {
+        if (Date.now() > screenDeadline) throw new Error("bob decoded no frames of alice's screen");
+        await b.waitForTimeout(250);
+      }
+      await a.locator('.voice-controls').getByRole('button', { name: 'Stop sharing' }).click();
 
       // Mute sends nothing: Bob's inbound bytes from Alice stop growing; unmuting brings them back.
       await a.locator('.voice-controls').getByRole('button', { name: 'Mute', exact: true }).click();

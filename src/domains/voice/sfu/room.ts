@@ -35,7 +35,11 @@ export class Room {
     for (const [publisherId, kinds] of this.published)
       if (publisherId !== participant.userId) for (const kind of kinds) participant.subscribe(publisherId, kind);
     this.broadcast('participants', { user_ids: [...this.participants.keys()] });
-    participant.negotiate();
+    // A new subscriber can only start decoding video at a key frame: ask every video publisher for one.
+    void participant.negotiate().then(() => {
+      for (const [publisherId, kinds] of this.published)
+        for (const kind of kinds) if (kind !== 'audio') this.participants.get(publisherId)?.requestKeyFrame(kind);
+    });
   }
 
   leave(participant: Participant): void {
@@ -59,7 +63,10 @@ export class Room {
       for (const other of this.participants.values())
         if (other !== from) {
           other.subscribe(from.userId, kind);
-          other.negotiate();
+          // The key frame that opened the stream was sent before this subscriber could receive it.
+          void other.negotiate().then(() => {
+            if (kind !== 'audio') from.requestKeyFrame(kind);
+          });
         }
     }
     // Server mute and a member without SPEAK stop at the SFU: their audio is forwarded to nobody.
