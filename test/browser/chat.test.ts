@@ -265,10 +265,11 @@ if (!CHROMIUM_PATH) {
     it('offers to jump up to the first unread message of a channel left earlier', async () => {
       const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
       const { guildId, channelId } = await guildWith(alice, bob);
-      const other = await request(server, 'POST', `/v1/guilds/${guildId}/channels`, {
+      const elsewhere = await request(server, 'POST', `/v1/guilds/${guildId}/channels`, {
         auth: alice.token,
         body: { name: 'elsewhere', type: 0 },
       });
+      assert.equal(elsewhere.status, 200, elsewhere.text);
       const cb = await signedIn(bob);
       const b = await cb.newPage();
       await b.goto(`${server.origin}/channels/${guildId}/${channelId}`);
