@@ -246,7 +246,10 @@ export class GatewayServer implements ConnectionHandlers {
     // the close code: the platform's own clients close with 1000 and then resume. A client that meant to end
     // it simply never resumes, and the window (and the per-account cap) bounds what it leaves behind. A clean
     // close (1000/1001) still leaves voice at once: the person closed the app; a dropped socket keeps it.
-    if (session.starting) return this.registry.remove(session);
+    if (session.starting) {
+      this.registry.remove(session);
+      return;
+    }
     if (code === 1000 || code === 1001) this.voice.sessionEnded(session);
     this.registry.detach(session, this.deps.clock.now());
   }

@@ -98,13 +98,17 @@ describe('notes', () => {
     assert.deepEqual((await client.dispatch('USER_NOTE_UPDATE')).d, { id: alice.id, note: 'met at the meetup' });
     const get = await request(server, 'GET', `/v1/users/@me/notes/${alice.id}`, { auth: bob.token });
     assert.deepEqual(get.body, { user_id: bob.id, note_user_id: alice.id, note: 'met at the meetup' });
+    // Private: alice has written no note about herself, so she reads an empty one.
     const theirs = await request(server, 'GET', `/v1/users/@me/notes/${alice.id}`, { auth: alice.token });
-    assert.equal(theirs.status, 404);
+    assert.deepEqual(theirs.body, { user_id: alice.id, note_user_id: alice.id, note: '' });
     const ready = await GatewayClient.connect(server).ready(bob.token);
     assert.deepEqual(ready.d.notes, { [alice.id]: 'met at the meetup' });
 
     await request(server, 'PUT', `/v1/users/@me/notes/${alice.id}`, { auth: bob.token, body: { note: '' } });
-    assert.equal((await request(server, 'GET', `/v1/users/@me/notes/${alice.id}`, { auth: bob.token })).status, 404);
+    const cleared = await request(server, 'GET', `/v1/users/@me/notes/${alice.id}`, { auth: bob.token });
+    assert.equal(cleared.body.note, '');
+    const ready2 = await GatewayClient.connect(server).ready(bob.token);
+    assert.deepEqual(ready2.d.notes, {});
     const unknown = await request(server, 'PUT', '/v1/users/@me/notes/123456789012345678', {
       auth: bob.token,
       body: { note: 'x' },

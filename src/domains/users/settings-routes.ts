@@ -52,8 +52,9 @@ export function userSettingsRoutes(
       async handler(ctx) {
         const targetId = pathId(ctx.params.userId, 'UNKNOWN_USER');
         const note = await userSettings.note(ctx.user.id, targetId);
-        if (note === undefined) throw new ApiError('UNKNOWN_USER');
-        return { user_id: ctx.user.id, note_user_id: targetId, note };
+        // No note yet reads as an empty one (clients ask for it on every profile they open).
+        if (note === undefined && !(await services.users.findById(targetId))) throw new ApiError('UNKNOWN_USER');
+        return { user_id: ctx.user.id, note_user_id: targetId, note: note ?? '' };
       },
     }),
     route({

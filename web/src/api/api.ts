@@ -37,7 +37,7 @@ export interface ConsentRequest {
 export class HearthApi {
   readonly http: HttpClient;
 
-  constructor(base: string, token: () => string | null, onSessionRejected?: () => void) {
+  constructor(base: string, token: () => string | null, onSessionRejected?: (token: string) => void) {
     this.http = new HttpClient(base, token, onSessionRejected);
   }
 
@@ -119,6 +119,10 @@ export class HearthApi {
 
   readonly users = {
     me: () => this.http.request<PrivateUser>('GET', '/users/@me'),
+    update: (changes: Record<string, unknown>) =>
+      this.http.request<PrivateUser & { token?: string }>('PATCH', '/users/@me', { body: changes }),
+    updateSettings: (changes: Record<string, unknown>) =>
+      this.http.request<Record<string, unknown>>('PATCH', '/users/@me/settings', { body: changes }),
     guilds: () => this.http.request<UserGuild[]>('GET', '/users/@me/guilds'),
     sudoMethods: () => this.http.request<SudoMethods & { has_mfa: boolean }>('GET', '/users/@me/sudo/mfa-methods'),
     sudoWebauthnOptions: () =>

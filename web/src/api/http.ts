@@ -23,7 +23,7 @@ export class HttpClient {
     readonly base: string,
     private readonly token: () => string | null,
     /** A request that carried the session token was refused as signed out: the session is gone. */
-    private readonly onSessionRejected: () => void = () => {},
+    private readonly onSessionRejected: (token: string) => void = () => {},
   ) {}
 
   forgetSudoProof(): void {
@@ -56,7 +56,7 @@ export class HttpClient {
     const text = await response.text();
     const parsed: unknown = text ? safeJson(text) : undefined;
     if (!response.ok) {
-      if (response.status === 401 && token) this.onSessionRejected();
+      if (response.status === 401 && token) this.onSessionRejected(token);
       const data = (parsed && typeof parsed === 'object' ? parsed : {}) as Record<string, unknown>;
       const retryAfter =
         typeof data.retry_after === 'number'
@@ -97,7 +97,7 @@ export class HttpClient {
           resolve(parsed as T);
           return;
         }
-        if (xhr.status === 401 && token) this.onSessionRejected();
+        if (xhr.status === 401 && token) this.onSessionRejected(token);
         const data = (parsed && typeof parsed === 'object' ? parsed : {}) as Record<string, unknown>;
         reject(
           new HearthApiError(

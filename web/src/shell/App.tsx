@@ -32,8 +32,9 @@ export function App({ discovery }: { discovery: DiscoveryDocument }) {
       new HearthApi(
         `${discovery.endpoints.api_client}/v1`,
         () => sessions.get()?.token ?? null,
-        // Any 401 to a request made with the session token means it was revoked: sign this tab out.
-        () => sessions.clear(),
+        // Any 401 to a request made with the session token means it was revoked: sign this tab out, unless
+        // the tab has a new token meanwhile (a password change revokes the old one and hands out another).
+        (rejected) => signOutIfStill(rejected, () => sessions.clear()),
       ),
     [discovery],
   );
@@ -92,7 +93,7 @@ export function App({ discovery }: { discovery: DiscoveryDocument }) {
     const gateway = new GatewayClient({
       url: discovery.endpoints.gateway,
       token,
-      onInvalidSession: () => signOutLocally(),
+      onInvalidSession: () => signOutIfStill(token, signOutLocally),
       onConnectionChange: (connected) => hub.setConnected(connected),
       onDispatch: (type, data) => {
         if (type === 'USER_UPDATE')
@@ -156,4 +157,14 @@ export function App({ discovery }: { discovery: DiscoveryDocument }) {
       </SudoProvider>
     </AppContext.Provider>
   );
+}
+
+/** How long a revocation waits for a replacement token (the answer of the request that revoked it) to arrive. */
+const REPLACEMENT_GRACE_MS = 1500;
+
+/** Signs out when `token` is still the tab's token once the grace period is over. */
+function signOutIfStill(token: string, signOut: () => void): void {
+  window.setTimeout(() => {
+    if (sessions.get()?.token === token) signOut();
+  }, REPLACEMENT_GRACE_MS);
 }

@@ -7,6 +7,7 @@ import { type RouteDef, route } from './router.tsx';
  */
 export const ROUTES: RouteDef[] = [
   route('/', 'signed-in', () => import('../features/home/HomePage.tsx')),
+  route('/settings', 'signed-in', () => import('../features/settings/SettingsPage.tsx')),
   route('/login', 'signed-out', () => import('../features/auth/SignInPage.tsx')),
   route('/register', 'signed-out', () => import('../features/auth/RegisterPage.tsx')),
   route('/forgot', 'any', () => import('../features/auth/ForgotPage.tsx')),
