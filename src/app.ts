@@ -203,6 +203,9 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     janitor: new Janitor({ db, clock, objects, log }, { intervalMs: config.testMode ? 1000 : 60_000 }),
   } satisfies AppServices as AppServices;
 
+  // Guild payloads (READY, GUILD_CREATE) list who is in voice, in Discord's shape without `guild_id`.
+  chat.store.voiceStatesOf = async (guildId) =>
+    (await services.voice.statesOf(guildId)).map(({ guild_id: _, ...state }) => state);
   const routes = buildRoutes(services);
   const http = createHttpServer(services, routes);
   registerWebClient(http, { config, log });

@@ -92,15 +92,10 @@ export class GatewayServer implements ConnectionHandlers {
     this.maxSocketsPerIp = options.maxSocketsPerIp ?? 256;
     this.voice = new VoiceGateway(deps.voice, this.registry, deps.log);
     this.registry.onRemoved = (session) => this.voice.sessionEnded(session);
-    this.starter = new SessionStarter(
-      deps,
-      this.registry,
-      {
-        maxSessionsPerUser: options.maxSessionsPerUser ?? 100,
-        maxGuildsPerShard: options.maxGuildsPerShard ?? 2500,
-      },
-      (guilds) => this.voice.decorateGuilds(guilds),
-    );
+    this.starter = new SessionStarter(deps, this.registry, {
+      maxSessionsPerUser: options.maxSessionsPerUser ?? 100,
+      maxGuildsPerShard: options.maxGuildsPerShard ?? 2500,
+    });
     this.fanout = new Fanout(this.registry, deps.chat, deps.log);
     this.unsubscribe.push(
       deps.bus.subscribe<Dispatch>(DISPATCH_TOPIC, (dispatch) => this.fanout.onDispatch(dispatch)),

@@ -44,8 +44,6 @@ export class SessionStarter {
     private readonly deps: IdentifyDeps,
     private readonly registry: SessionRegistry,
     private readonly limits: SessionLimits,
-    /** Adds what other domains contribute to READY's guild payloads (voice states), in place. */
-    private readonly decorateGuilds: (guilds: Record<string, unknown>[]) => Promise<void> = async () => {},
   ) {}
 
   async identify(connection: Connection, payload: IdentifyPayload): Promise<void> {
@@ -219,7 +217,6 @@ export class SessionStarter {
       session.isBot ? {} : this.deps.userSettings.settings(session.userId, principal.user.locale),
       session.isBot ? {} : this.deps.userSettings.notes(session.userId),
     ]);
-    await this.decorateGuilds(guilds);
     const payload: Record<string, unknown> = {
       v: 1,
       version: 1,

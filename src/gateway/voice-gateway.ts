@@ -5,8 +5,7 @@ import type { GatewaySession, SessionRegistry } from './sessions.ts';
 
 /**
  * The gateway's side of voice: op 4 from a session (one at a time per session, so a quick join-then-leave lands
- * in order), VOICE_SERVER_UPDATE to that session alone, voice states in READY's guilds, and leaving every voice
- * channel when a session ends.
+ * in order), VOICE_SERVER_UPDATE to that session alone, and leaving every voice channel when a session ends.
  */
 export class VoiceGateway {
   private readonly queues = new Map<string, Promise<void>>();
@@ -38,17 +37,6 @@ export class VoiceGateway {
       await this.voice.leaveSession(session.id, session.userId, guilds);
       this.queues.delete(session.id);
     });
-  }
-
-  /** READY's guild payloads carry who is in voice (api.md §6: `voice_states` without `guild_id`). */
-  async decorateGuilds(guilds: Record<string, unknown>[]): Promise<void> {
-    await Promise.all(
-      guilds.map(async (guild) => {
-        if (guild.unavailable || typeof guild.id !== 'string') return;
-        const states = await this.voice.statesOf(guild.id);
-        guild.voice_states = states.map(({ guild_id: _, ...rest }) => rest);
-      }),
-    );
   }
 
   private async apply(session: GatewaySession, request: VoiceStateRequest): Promise<void> {

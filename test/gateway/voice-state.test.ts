@@ -128,6 +128,13 @@ describe('voice state over the gateway', () => {
     assert.equal(listed.session_id, aliceSession);
     assert.equal(listed.guild_id, undefined);
 
+    // Someone joining the guild now gets the voice states in GUILD_CREATE.
+    const newcomer = await registerUser(server);
+    const { client: newcomerGw } = await gateway(newcomer);
+    await join(server, owner, newcomer, guild);
+    const created = (await newcomerGw.next((f) => f.t === 'GUILD_CREATE' && (f.d as any).id === guild.id)).d as any;
+    assert.equal(created.voice_states.find((s: any) => s.user_id === alice.id)?.channel_id, lounge);
+
     // Flags change without a new token; a move mints a new one; leaving announces channel_id null.
     op4(aliceGw, lounge, { self_mute: false, self_deaf: true });
     const deafened = (await ownerGw.next(voiceUpdate(alice.id, lounge, (d) => d.self_deaf === true))).d as any;

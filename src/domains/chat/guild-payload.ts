@@ -59,6 +59,7 @@ export async function renderGuildPayload(
   const threads = await activeThreads(store, source, viewerId, subject);
   const guild = guildView(bundle.guild);
   const memberCount = source.memberCount;
+  const voiceStates = (await store.voiceStatesOf?.(bundle.guild.id)) ?? [];
   return {
     ...guild,
     properties: guild,
@@ -71,7 +72,7 @@ export async function renderGuildPayload(
     member_count: memberCount,
     online_count: 0,
     presences: [],
-    voice_states: [],
+    voice_states: voiceStates,
     stage_instances: [],
     guild_scheduled_events: [],
     joined_at: new Date(bundle.member.joined_at).toISOString(),

@@ -14,6 +14,9 @@ export interface GuildBundle {
  * loads the guild, the caller's member row and every role together.
  */
 export class ChatStore {
+  /** Who is in voice in a guild, for guild payloads' `voice_states` (set by the composition root; voice domain). */
+  voiceStatesOf: ((guildId: string) => Promise<Record<string, unknown>[]>) | undefined;
+
   constructor(
     readonly db: Database,
     private readonly users: UsersRepository,
