@@ -30,6 +30,7 @@ import { VoiceService } from './domains/voice/voice-service.ts';
 import { type GatewayOptions, GatewayServer } from './gateway/gateway-server.ts';
 import { authFailureRecorder } from './http/auth/auth-failures.ts';
 import { CredentialResolver } from './http/auth/credential-resolver.ts';
+import { clientIp } from './http/client-ip.ts';
 import { createHttpServer } from './http/server.ts';
 import { ShiftableClock } from './platform/clock.ts';
 import { SnowflakeGenerator } from './platform/crypto/snowflake.ts';
@@ -40,6 +41,7 @@ import { NodeLease } from './platform/db/node-lease.ts';
 import { openConfiguredDatabase } from './platform/db/open-database.ts';
 import { createLogger, type Logger } from './platform/log.ts';
 import { CapturingMailer, DisabledMailer, type Mailer, Outbox, SmtpMailer } from './platform/mail/mailer.ts';
+import { ipKey as toIpKey } from './platform/net/cidr.ts';
 import { type EventBus, InProcessEventBus } from './platform/state/event-bus.ts';
 import { InProcessIpBanStore, type IpBanStore } from './platform/state/ip-bans.ts';
 import { InProcessRateLimiter, type RateLimiter } from './platform/state/rate-limiter.ts';
@@ -212,7 +214,18 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   const gateway = config.roles.has('gateway') ? new GatewayServer(services, options.gateway) : undefined;
   gateway?.attach(http.server);
   const sfu = gateway
-    ? new VoiceSignallingServer({ store: voiceStates, bus, clock, log, network: sfuNetwork(config) })
+    ? new VoiceSignallingServer({
+        store: voiceStates,
+        bus,
+        clock,
+        log,
+        network: sfuNetwork(config),
+        // A banned address is refused here too, as at the Gateway.
+        admit: async (request) => {
+          const ip = clientIp(request.socket.remoteAddress, request.headers['x-forwarded-for'], config.trustedProxies);
+          return !(await services.banCheck(ip, toIpKey(ip), clock.now()));
+        },
+      })
     : undefined;
   sfu?.attach(http.server);
   // Finalises self-deletions whose grace period ended; test mode sweeps often (36 s grace).

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
+import { ipKey } from '../../src/platform/net/cidr.ts';
 import { as, join, newGuild, ok } from '../support/chat.ts';
 import { registerUser, type TestUser } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -126,6 +127,23 @@ describe('embedded SFU (werift clients)', () => {
     );
     await new Promise((r) => setTimeout(r, 300));
     for (const listener of listeners) assert.equal(listener.received.get(carol.id) ?? 0, 0);
+  });
+
+  it('refuses the signalling upgrade from a banned address with 403, like the Gateway', async () => {
+    const { ipBans } = server.app.services;
+    const key = ipKey('127.0.0.1');
+    await ipBans.ban({ ip: key, kind: 'automatic', expiresAt: Date.now() + 60_000 });
+    try {
+      const ws = new WebSocket(`${server.url.replace(/^http/, 'ws')}/voice`);
+      const status = await new Promise<number>((resolve) => {
+        ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+        ws.once('open', () => resolve(101));
+        ws.once('error', () => {});
+      });
+      assert.equal(status, 403);
+    } finally {
+      await ipBans.remove(key);
+    }
   });
 
   it('a disconnect by a moderator closes the member’s media socket with 4014', async () => {

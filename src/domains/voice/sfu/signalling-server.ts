@@ -32,6 +32,8 @@ export interface SignallingDeps {
   clock: Clock;
   log: Logger;
   network: SfuNetworkSettings;
+  /** Refuses an upgrade from a banned address (the same check as the Gateway's); true = admitted. */
+  admit?: (request: IncomingMessage) => Promise<boolean>;
 }
 
 export function forwardingFlags(state: Pick<StoredVoiceState, 'mute' | 'suppress' | 'deaf'>): ForwardingFlags {
@@ -60,7 +62,16 @@ export class VoiceSignallingServer {
       const path = new URL(request.url ?? '/', 'http://voice.invalid').pathname;
       if (path !== VOICE_PATH && path !== `${VOICE_PATH}/`) return;
       socket.on('error', () => {});
-      this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws));
+      const admitted = this.deps.admit ? this.deps.admit(request) : Promise.resolve(true);
+      admitted
+        .catch(() => false)
+        .then((ok) => {
+          if (!ok) {
+            if (socket.writable) socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+            return;
+          }
+          this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws));
+        });
     });
   }
 
