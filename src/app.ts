@@ -123,6 +123,11 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
       log.error('the worker-id lease was lost (this process stalled past its expiry); exiting');
       process.exit(70);
     },
+  }).catch(async (error: unknown) => {
+    // Refused to start: what was opened so far must not keep the process alive.
+    await closeState().catch(() => {});
+    await db.close().catch(() => {});
+    throw error;
   });
   const ids = new SnowflakeGenerator(lease.workerId, () => clock.now());
   await ensureAdminApplication({ db, ids, config, now: clock.now() });
