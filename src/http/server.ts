@@ -204,7 +204,11 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
         // before Fastify reads a byte of the body: an unauthenticated upload is refused unread.
         preParsing: (request, reply, payload, done) => {
           admit(spec, request, reply).then(
-            () => done(null, payload),
+            (denial) => {
+              // Refusals come back as values: a throw would make V8 capture a stack on the hottest 401 path.
+              if (denial && !reply.sent) sendError(reply, denial);
+              done(null, payload);
+            },
             (error) => {
               if (error instanceof ApiError && !reply.sent) {
                 sendError(reply, error);
@@ -227,7 +231,8 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
     }
   }
 
-  async function admit(spec: AnyRoute, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  /** The header-only steps; a policy refusal is returned (not thrown), anything else may throw. */
+  async function admit(spec: AnyRoute, request: FastifyRequest, reply: FastifyReply): Promise<ApiError | undefined> {
     const hearth = request.hearth;
     const now = clock.now();
 
@@ -254,7 +259,7 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
       policyDenial(spec, principal) ??
       (spec.localAuth && !ssoFirst && services.settings.ssoEnforced() ? new ApiError('SSO_REQUIRED') : undefined) ??
       suspiciousDenial(spec, principal);
-    if (denial) throw denial;
+    if (denial) return denial;
     // A credential that resolved is proof enough of a person (contract §5.6); test mode waives it unless strict.
     if (spec.captcha && !principal && hearth.strict) {
       await services.captcha.verify({
@@ -267,6 +272,7 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
     const admission: Admission = { credential, principal, now, preflight: undefined };
     hearth.admission = admission;
     if (spec.preflight) admission.preflight = await spec.preflight(contextFor(request, reply, admission, {}));
+    return undefined;
   }
 
   /**
