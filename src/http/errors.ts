@@ -77,6 +77,11 @@ export const ERRORS = {
   UNKNOWN_WEBHOOK: { status: 404, message: 'Unknown webhook' },
   UNKNOWN_APPLICATION: { status: 404, message: 'Unknown application' },
   UNKNOWN_APPLICATION_COMMAND: { status: 404, message: 'Unknown application command' },
+  CANNOT_SEND_FRIEND_REQUEST_TO_BLOCKED_USER: {
+    status: 400,
+    message: 'You cannot send a friend request to a user you blocked',
+  },
+  FRIEND_REQUEST_BLOCKED: { status: 400, message: 'Friend request blocked' },
   UNKNOWN_INTERACTION: { status: 404, message: 'Unknown interaction' },
   INTERACTION_ALREADY_ACKNOWLEDGED: { status: 400, message: 'Interaction has already been acknowledged' },
   MAX_APPLICATION_COMMANDS: { status: 400, message: 'Maximum number of application commands reached' },

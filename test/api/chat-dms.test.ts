@@ -145,7 +145,10 @@ describe('relationships', () => {
     const a = await registerUser(server);
     const b = await registerUser(server);
     events.clear();
-    assert.equal((await as(server, a, 'PUT', `/users/@me/relationships/${b.id}`, {})).status, 204);
+    const sent = await as(server, a, 'PUT', `/users/@me/relationships/${b.id}`, {});
+    // The established format: 200 with the caller's relationship object.
+    assert.equal(sent.status, 200, sent.text);
+    assert.deepEqual([sent.body.id, sent.body.type, sent.body.user.id], [b.id, 4, b.id]);
     const outgoing = await ok(as(server, a, 'GET', '/users/@me/relationships'));
     assert.deepEqual(
       outgoing.map((r: any) => [r.id, r.type]),
@@ -160,7 +163,13 @@ describe('relationships', () => {
       [[a.id, 3]],
     );
     assert.equal(events.of('RELATIONSHIP_ADD').length, 2);
-    assert.equal((await as(server, b, 'PUT', `/users/@me/relationships/${a.id}`, { type: 1 })).status, 204);
+    events.clear();
+    const accepted = await as(server, b, 'PUT', `/users/@me/relationships/${a.id}`, { type: 1 });
+    assert.equal(accepted.status, 200);
+    assert.equal(accepted.body.type, 1);
+    // Accepting changes the type of both rows: RELATIONSHIP_UPDATE, not a second ADD.
+    assert.equal(events.of('RELATIONSHIP_UPDATE').length, 2);
+    assert.equal(events.of('RELATIONSHIP_ADD').length, 0);
     assert.deepEqual(
       (await ok(as(server, a, 'GET', '/users/@me/relationships'))).map((r: any) => r.type),
       [1],
@@ -179,8 +188,12 @@ describe('relationships', () => {
   it('requests by username with POST and accepts a crossing request', async () => {
     const a = await registerUser(server);
     const b = await registerUser(server);
-    assert.equal((await as(server, a, 'POST', '/users/@me/relationships', { username: b.username })).status, 204);
-    assert.equal((await as(server, b, 'POST', `/users/@me/relationships/${a.id}`, {})).status, 204);
+    const byName = await as(server, a, 'POST', '/users/@me/relationships', { username: b.username });
+    assert.equal(byName.status, 200);
+    assert.equal(byName.body.type, 4);
+    const crossing = await as(server, b, 'POST', `/users/@me/relationships/${a.id}`, {});
+    assert.equal(crossing.status, 200);
+    assert.equal(crossing.body.type, 1);
     assert.deepEqual(
       (await ok(as(server, a, 'GET', '/users/@me/relationships'))).map((r: any) => r.type),
       [1],
@@ -192,8 +205,10 @@ describe('relationships', () => {
   it('blocks: the blocked user cannot send a request, and unblocking clears the block', async () => {
     const a = await registerUser(server);
     const b = await registerUser(server);
-    await ok(as(server, a, 'PUT', `/users/@me/relationships/${b.id}`, {}), 204);
-    assert.equal((await as(server, b, 'PUT', `/users/@me/relationships/${a.id}`, { type: 2 })).status, 204);
+    await ok(as(server, a, 'PUT', `/users/@me/relationships/${b.id}`, {}), 200);
+    const blocked = await as(server, b, 'PUT', `/users/@me/relationships/${a.id}`, { type: 2 });
+    assert.equal(blocked.status, 200);
+    assert.equal(blocked.body.type, 2);
     assert.deepEqual(
       (await ok(as(server, b, 'GET', '/users/@me/relationships'))).map((r: any) => [r.id, r.type]),
       [[a.id, 2]],
@@ -201,6 +216,10 @@ describe('relationships', () => {
     assert.deepEqual(await ok(as(server, a, 'GET', '/users/@me/relationships')), []);
     const retry = await as(server, a, 'PUT', `/users/@me/relationships/${b.id}`, {});
     assert.equal(retry.status, 400);
+    assert.equal(retry.body.code, 'FRIEND_REQUEST_BLOCKED');
+    const toBlocked = await as(server, b, 'PUT', `/users/@me/relationships/${a.id}`, {});
+    assert.equal(toBlocked.status, 400);
+    assert.equal(toBlocked.body.code, 'CANNOT_SEND_FRIEND_REQUEST_TO_BLOCKED_USER');
     const dm = await ok(as(server, a, 'POST', '/users/@me/channels', { recipient_id: b.id }));
     for (const [from, label] of [
       [a, 'blocked'],
@@ -211,7 +230,7 @@ describe('relationships', () => {
       assert.equal(res.body.code, 'MISSING_PERMISSIONS');
     }
     assert.equal((await as(server, b, 'DELETE', `/users/@me/relationships/${a.id}`)).status, 204);
-    assert.equal((await as(server, a, 'PUT', `/users/@me/relationships/${b.id}`, {})).status, 204);
+    assert.equal((await as(server, a, 'PUT', `/users/@me/relationships/${b.id}`, {})).status, 200);
     assert.equal((await as(server, a, 'POST', `/channels/${dm.id}/messages`, { content: 'hi again' })).status, 200);
   });
 

@@ -208,7 +208,7 @@ if (!CHROMIUM_PATH) {
         auth: carol.token,
         body: { username: alice.username },
       });
-      assert.equal(friend.status, 204, friend.text);
+      assert.equal(friend.status, 200, friend.text);
       await a.goto(`${server.origin}/channels/@me`);
       await a.getByRole('button', { name: 'Pending' }).click();
       await a.getByRole('button', { name: `Accept ${carol.username}` }).click();

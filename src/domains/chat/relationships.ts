@@ -55,26 +55,39 @@ export function relationshipRoutes(deps: ChatDeps): AnyRoute[] {
     );
   }
 
-  /** Tells each side what its own row now is (ADD for a present row, REMOVE for a deleted one). */
-  async function announce(me: UserRecord, target: UserRecord) {
+  /**
+   * Tells each side what its own row now is: ADD for a new row, UPDATE for a row whose type changed (a request
+   * accepted), REMOVE for a deleted one. Returns the caller's row as the platform's clients read it.
+   */
+  async function announce(
+    me: UserRecord,
+    target: UserRecord,
+    before: { mine?: RelationshipRow | undefined; theirs?: RelationshipRow | undefined } = {},
+  ): Promise<Record<string, unknown> | undefined> {
     const { mine, theirs } = await rowsBetween(me.id, target.id);
-    for (const [owner, other, row] of [
-      [me, target, mine],
-      [target, me, theirs],
+    for (const [owner, other, row, previous] of [
+      [me, target, mine, before.mine],
+      [target, me, theirs, before.theirs],
     ] as const) {
-      if (row) await events.users('RELATIONSHIP_ADD', [owner.id], relationshipView(row, other));
-      else await events.users('RELATIONSHIP_REMOVE', [owner.id], { id: other.id });
+      if (row && previous && previous.type !== row.type)
+        await events.users('RELATIONSHIP_UPDATE', [owner.id], relationshipView(row, other));
+      else if (row && !previous) await events.users('RELATIONSHIP_ADD', [owner.id], relationshipView(row, other));
+      else if (!row && previous) await events.users('RELATIONSHIP_REMOVE', [owner.id], { id: other.id });
     }
+    return mine ? relationshipView(mine, target) : undefined;
   }
 
-  async function requestFriend(me: UserRecord, target: UserRecord, now: number): Promise<void> {
+  /** A friend request, or the acceptance of an incoming one; answers the caller's relationship object. */
+  async function requestFriend(me: UserRecord, target: UserRecord, now: number): Promise<Record<string, unknown>> {
     if (target.id === me.id) throw new ApiError('BAD_REQUEST', { message: 'Cannot befriend yourself' });
     if (target.isBot) throw new ApiError('BAD_REQUEST', { message: 'Cannot send a friend request to a bot' });
+    const before = await rowsBetween(me.id, target.id);
     const changed = await db.transaction(async (tx) => {
       const { mine, theirs } = await rowsBetween(me.id, target.id, tx);
-      // A block on either side ends it; the message does not say whose, so a block stays private.
-      if (mine?.type === RELATIONSHIP_TYPES.BLOCKED || theirs?.type === RELATIONSHIP_TYPES.BLOCKED)
-        throw new ApiError('BAD_REQUEST', { message: 'Cannot send a friend request to this user' });
+      // The established codes: the caller's own block names itself; the other side's does not say it is a
+      // block (it reads like a refused request), so a block stays private.
+      if (mine?.type === RELATIONSHIP_TYPES.BLOCKED) throw new ApiError('CANNOT_SEND_FRIEND_REQUEST_TO_BLOCKED_USER');
+      if (theirs?.type === RELATIONSHIP_TYPES.BLOCKED) throw new ApiError('FRIEND_REQUEST_BLOCKED');
       if (mine?.type === RELATIONSHIP_TYPES.FRIEND || mine?.type === RELATIONSHIP_TYPES.OUTGOING) return false;
       if (mine?.type === RELATIONSHIP_TYPES.INCOMING) {
         await upsert(tx, me.id, target.id, RELATIONSHIP_TYPES.FRIEND, now);
@@ -85,7 +98,13 @@ export function relationshipRoutes(deps: ChatDeps): AnyRoute[] {
       }
       return true;
     });
-    if (changed) await announce(me, target);
+    if (changed) {
+      const view = await announce(me, target, before);
+      if (view) return view;
+    }
+    const { mine } = await rowsBetween(me.id, target.id);
+    if (!mine) throw new ApiError('UNKNOWN_USER');
+    return relationshipView(mine, target);
   }
 
   async function targetUser(rawId: string | undefined): Promise<UserRecord> {
@@ -122,8 +141,7 @@ export function relationshipRoutes(deps: ChatDeps): AnyRoute[] {
         );
         const target = row ? await store.user(row.id) : undefined;
         if (!target) throw new ApiError('UNKNOWN_USER');
-        await requestFriend(ctx.user, target, ctx.now);
-        return undefined;
+        return requestFriend(ctx.user, target, ctx.now);
       },
     }),
 
@@ -132,10 +150,7 @@ export function relationshipRoutes(deps: ChatDeps): AnyRoute[] {
       path: '/users/@me/relationships/:userId',
       policy: 'user-only',
       rateLimit: limits.write('users:relationships'),
-      async handler(ctx) {
-        await requestFriend(ctx.user, await targetUser(ctx.params.userId), ctx.now);
-        return undefined;
-      },
+      handler: async (ctx) => requestFriend(ctx.user, await targetUser(ctx.params.userId), ctx.now),
     }),
 
     route({
@@ -147,19 +162,16 @@ export function relationshipRoutes(deps: ChatDeps): AnyRoute[] {
       async handler(ctx) {
         const me = ctx.user;
         const target = await targetUser(ctx.params.userId);
-        if (ctx.body.type !== RELATIONSHIP_TYPES.BLOCKED) {
-          await requestFriend(me, target, ctx.now);
-          return undefined;
-        }
+        if (ctx.body.type !== RELATIONSHIP_TYPES.BLOCKED) return requestFriend(me, target, ctx.now);
         if (target.id === me.id) throw new ApiError('BAD_REQUEST', { message: 'Cannot block yourself' });
+        const before = await rowsBetween(me.id, target.id);
         await db.transaction(async (tx) => {
           const { theirs } = await rowsBetween(me.id, target.id, tx);
           await upsert(tx, me.id, target.id, RELATIONSHIP_TYPES.BLOCKED, ctx.now);
           if (theirs && theirs.type !== RELATIONSHIP_TYPES.BLOCKED)
             await tx.query('DELETE FROM relationships WHERE user_id = $1 AND target_id = $2', [target.id, me.id]);
         });
-        await announce(me, target);
-        return undefined;
+        return announce(me, target, before);
       },
     }),
 
@@ -171,6 +183,7 @@ export function relationshipRoutes(deps: ChatDeps): AnyRoute[] {
       async handler(ctx) {
         const me = ctx.user;
         const target = await targetUser(ctx.params.userId);
+        const before = await rowsBetween(me.id, target.id);
         const changed = await db.transaction(async (tx) => {
           const { mine, theirs } = await rowsBetween(me.id, target.id, tx);
           if (!mine) return false;
@@ -180,7 +193,7 @@ export function relationshipRoutes(deps: ChatDeps): AnyRoute[] {
             await tx.query('DELETE FROM relationships WHERE user_id = $1 AND target_id = $2', [target.id, me.id]);
           return true;
         });
-        if (changed) await announce(me, target);
+        if (changed) await announce(me, target, before);
         return undefined;
       },
     }),

@@ -728,7 +728,9 @@ export class ChatStore {
         this.typing.set(d.channel_id as string, map);
         break;
       }
-      case 'RELATIONSHIP_ADD': {
+      case 'RELATIONSHIP_ADD':
+      case 'RELATIONSHIP_UPDATE': {
+        // UPDATE: a row changed type (a request accepted); it carries the whole relationship like ADD.
         const r = data as Relationship;
         this.relationships.set(r.id, r);
         this.rememberUser(r.user);

@@ -311,6 +311,8 @@ const en = {
     BOT_IS_PRIVATE: 'Only the owner of this bot can add it.',
     BOT_ALREADY_IN_GUILD: 'This bot is already in that community.',
     UNKNOWN_APPLICATION: 'This application does not exist.',
+    CANNOT_SEND_FRIEND_REQUEST_TO_BLOCKED_USER: 'You blocked this person. Unblock them first.',
+    FRIEND_REQUEST_BLOCKED: 'This person is not taking friend requests from you.',
     UNKNOWN_APPLICATION_COMMAND: 'That command no longer exists.',
     UNKNOWN_INTERACTION: 'The app took too long to answer.',
     INTERACTION_ALREADY_ACKNOWLEDGED: 'The app already answered this.',

@@ -316,6 +316,8 @@ const fr: Messages = {
     BOT_IS_PRIVATE: 'Seul le propriétaire de ce bot peut l’ajouter.',
     BOT_ALREADY_IN_GUILD: 'Ce bot est déjà dans cette communauté.',
     UNKNOWN_APPLICATION: 'Cette application n’existe pas.',
+    CANNOT_SEND_FRIEND_REQUEST_TO_BLOCKED_USER: 'Vous avez bloqué cette personne. Débloquez-la d’abord.',
+    FRIEND_REQUEST_BLOCKED: 'Cette personne n’accepte pas vos demandes d’ami.',
     UNKNOWN_APPLICATION_COMMAND: 'Cette commande n’existe plus.',
     UNKNOWN_INTERACTION: 'L’application a mis trop de temps à répondre.',
     INTERACTION_ALREADY_ACKNOWLEDGED: 'L’application a déjà répondu.',
