@@ -1,2 +1,0 @@
-// Moved to src/identity (the neutral identity module); this re-export goes once every branch has moved.
-export * from '../../identity/flags.ts';
