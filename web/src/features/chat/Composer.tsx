@@ -106,7 +106,11 @@ export function Composer({
     setSelected(0);
     const position = before.length + 1;
     setCaret(position);
-    window.requestAnimationFrame(() => box.current?.setSelectionRange(position, position));
+    // Only if nothing was typed meanwhile: under load the frame can come after the next keys, and moving the
+    // caret back then would scatter them.
+    window.requestAnimationFrame(() => {
+      if (box.current && box.current.value === next) box.current.setSelectionRange(position, position);
+    });
   };
 
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
