@@ -1,5 +1,6 @@
 import type { AppServices } from '../../app-services.ts';
 import type { Config } from '../../config/config.ts';
+import { ApiError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
 import { captchaView } from '../captcha/captcha-view.ts';
 import { MAX_GUILDS_PER_USER } from '../chat/guilds.ts';
@@ -78,6 +79,22 @@ export function discoveryDocument(
 
 export function discoveryRoutes(services: AppServices): AnyRoute[] {
   const { config, settings, emails } = services;
+
+  /** One readiness probe: `ok`, or `failed` when it throws or takes longer than 2 s (no detail leaves). */
+  async function probe(check: () => Promise<unknown>): Promise<'ok' | 'failed'> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('timeout')), 2_000);
+    });
+    try {
+      await Promise.race([check(), timeout]);
+      return 'ok';
+    } catch {
+      return 'failed';
+    } finally {
+      clearTimeout(timer);
+    }
+  }
   return [
     route({
       method: 'GET',
@@ -93,6 +110,26 @@ export function discoveryRoutes(services: AppServices): AnyRoute[] {
       policy: 'credential-free',
       alsoAtRoot: true,
       handler: () => ({ status: 'ok' }),
+    }),
+    // Readiness (docs/deployment.md): `/_health` stays a liveness check that touches nothing; this one asks
+    // the database, the shared state (Redis when configured) and the object store, each within 2 s.
+    route({
+      method: 'GET',
+      path: '/_ready',
+      policy: 'credential-free',
+      alsoAtRoot: true,
+      rateLimit: { bucket: 'readiness', limit: 120, windowSeconds: 60 },
+      async handler() {
+        const [database, sharedState, objectStore] = await Promise.all([
+          probe(() => services.db.query('SELECT 1')),
+          probe(() => services.rateLimiter.consume('readiness-probe', 1_000_000, 1000, services.clock.now())),
+          probe(() => services.objects.size('readiness-probe')),
+        ]);
+        const checks = { database, shared_state: sharedState, object_store: objectStore };
+        if (Object.values(checks).some((c) => c !== 'ok'))
+          throw new ApiError('SERVICE_UNAVAILABLE', { extra: { checks } });
+        return { status: 'ready', checks };
+      },
     }),
   ];
 }
