@@ -168,6 +168,43 @@ describe('authorization code + PKCE with openid-client', () => {
   });
 });
 
+describe('authorization server metadata (RFC 8414)', () => {
+  it('configures a stock client from the issuer alone, and that configuration runs the whole flow', async () => {
+    const metadata = await request(server, 'GET', '/.well-known/oauth-authorization-server');
+    assert.equal(metadata.status, 200);
+    assert.equal(metadata.body.issuer, server.url);
+    assert.deepEqual(metadata.body.code_challenge_methods_supported, ['S256']);
+    assert.deepEqual(metadata.body.grant_types_supported, ['authorization_code', 'refresh_token']);
+    assert.deepEqual(metadata.body.response_types_supported, ['code']);
+    assert.ok(metadata.body.scopes_supported.includes('identify'));
+
+    const config = await client.discovery(
+      new URL(server.url),
+      app.id,
+      app.clientSecret,
+      client.ClientSecretBasic(app.clientSecret),
+      { algorithm: 'oauth2', execute: [client.allowInsecureRequests] },
+    );
+    assert.equal(config.serverMetadata().token_endpoint, `${server.url}/v1/oauth2/token`);
+    const verifier = client.randomPKCECodeVerifier();
+    const state = client.randomState();
+    const authorizeUrl = client.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT,
+      scope: 'identify',
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state,
+    });
+    const callback = await consentThroughAuthorizeUrl(authorizeUrl, user);
+    const tokens = await client.authorizationCodeGrant(config, callback, {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+    });
+    const info = await client.fetchUserInfo(config, tokens.access_token, user.id);
+    assert.equal(info.sub, user.id);
+  });
+});
+
 describe('the token endpoint', () => {
   afterEach(async () => {
     await harness(server, 'POST', '/clock', { offset_ms: 0 });
