@@ -298,6 +298,13 @@ if (!CHROMIUM_PATH) {
       await composer(page, 'staff-room').waitFor();
       // The member list groups under the hoisted role.
       await page.getByRole('complementary', { name: 'Members' }).getByRole('heading', { name: 'Staff — 1' }).waitFor();
+      // The page can render from REST before its gateway session is ready; the change must come after, or
+      // there is nothing live to test (under load the session takes longer than the first paint).
+      for (let tries = 0; tries < 100; tries++) {
+        const sessions = [...(server.app.gateway?.registry.ofUser(member.id) ?? [])];
+        if (sessions.some((session) => session.socket && !session.starting)) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
       const removed = await request(
         server,
         'DELETE',
