@@ -3,6 +3,7 @@
  * guild of `BENCH_MEMBERS` members, each holding `BENCH_SESSIONS` session tokens. Runs in its own process
  * so its RSS is not mixed with the 5,000 client sockets; answers `{cmd:'rss'}` after a full GC.
  */
+import { CHAT_INVALIDATE_TOPIC } from '../src/domains/chat/events.ts';
 import { digest } from '../src/platform/crypto/tokens.ts';
 import { request } from '../test/support/client.ts';
 import { startTestServer } from '../test/support/server.ts';
@@ -47,10 +48,31 @@ process.on('message', (message: { cmd: string }) => {
   if (message.cmd === 'rss') {
     for (let i = 0; i < 3; i++) globalThis.gc?.();
     process.send?.({ rss: process.memoryUsage().rss, stats: server.app.gateway?.stats() });
+  } else if (message.cmd === 'many-guilds') {
+    // READY at scale (issue 16): the first member joins 99 more guilds of the same 1,000 members.
+    manyGuilds().then((result) => process.send?.(result));
   } else if (message.cmd === 'stop') {
     server.close().then(() => process.exit(0));
   }
 });
+
+async function manyGuilds(): Promise<{ token: string; guilds: number; members: number }> {
+  const guildIds: string[] = [guild.body.id];
+  for (let i = 1; i < 100; i++) {
+    const created = await request(server, 'POST', '/v1/guilds', { auth: ownerToken, body: { name: `Bench ${i}` } });
+    if (created.status !== 200) throw new Error(`guild: ${created.text}`);
+    guildIds.push(created.body.id);
+  }
+  await db.query(
+    `INSERT INTO members (guild_id, user_id)
+     SELECT g, u FROM unnest($1::bigint[]) AS g, unnest($2::bigint[]) AS u ON CONFLICT DO NOTHING`,
+    [guildIds.slice(1), userIds],
+  );
+  // Rows written behind the API's back: tell the read model, as the member routes do for each join.
+  for (const guildId of guildIds.slice(1))
+    for (const userId of userIds) await services.bus.publish(CHAT_INVALIDATE_TOPIC, { guildId, userId });
+  return { token: (tokens[0] as string[])[0] as string, guilds: guildIds.length, members };
+}
 
 process.send?.({
   ready: true,

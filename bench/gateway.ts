@@ -20,7 +20,13 @@ export interface GatewayBenchResult {
   fanoutMembers: number;
   fanoutP50Ms: number;
   fanoutP99Ms: number;
+  presenceP50Ms: number;
+  presenceP99Ms: number;
   messageCreatesPerSecond: number;
+  readyGuilds: number;
+  readyMembersPerGuild: number;
+  readyMs: number;
+  readyBytes: number;
 }
 
 interface Seed {
@@ -152,6 +158,52 @@ async function fanout(seed: Seed, clients: Client[], rounds: number): Promise<nu
   return samples.sort((a, b) => a - b);
 }
 
+/** Op 3 from one member → PRESENCE_UPDATE at every connected member; time from the send to the last delivery. */
+async function presenceFanout(clients: Client[], rounds: number): Promise<number[]> {
+  const samples: number[] = [];
+  const statuses = ['idle', 'dnd'];
+  for (let round = 0; round < rounds; round++) {
+    const status = statuses[round % 2] as string;
+    let received = 0;
+    let lastAt = 0;
+    const all = new Promise<void>((resolve) => {
+      for (const client of clients)
+        client.onDispatch = (t, raw) => {
+          if (t !== 'PRESENCE_UPDATE' || !raw.includes(`"status":"${status}"`)) return;
+          lastAt = performance.now();
+          if (++received === clients.length) resolve();
+        };
+    });
+    const sentAt = performance.now();
+    clients[0]?.ws.send(JSON.stringify({ op: 3, d: { status, since: null, activities: [], afk: false } }));
+    await all;
+    samples.push(Math.max(0, lastAt - sentAt));
+  }
+  return samples.sort((a, b) => a - b);
+}
+
+/** Identify → READY for one user, with the READY frame's size. */
+function timedReady(seed: Seed, token: string): Promise<{ ms: number; bytes: number }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${seed.port}/gateway?v=1&encoding=json`, { perMessageDeflate: false });
+    let sentAt = 0;
+    ws.on('error', reject);
+    ws.on('message', (data) => {
+      const text = data.toString();
+      if (text.startsWith('{"op":10')) {
+        sentAt = performance.now();
+        ws.send(
+          JSON.stringify({ op: 2, d: { token, properties: { os: 'linux', browser: 'bench', device: 'bench' } } }),
+        );
+      } else if (text.startsWith('{"op":0,"t":"READY"')) {
+        const ms = performance.now() - sentAt;
+        ws.close(1000);
+        resolve({ ms, bytes: Buffer.byteLength(text) });
+      }
+    });
+  });
+}
+
 async function messageRate(seed: Seed, seconds: number, concurrency: number): Promise<number> {
   let count = 0;
   const until = performance.now() + seconds * 1000;
@@ -203,10 +255,17 @@ export async function runGatewayBench(databaseUrl?: string): Promise<GatewayBenc
     await closeAll(clients.filter((_, i) => !(i % perMember === 0 || perMember === 1)));
     await fanout(seed, keep, 5);
     const samples = await fanout(seed, keep, 100);
+    await presenceFanout(keep, 6);
+    const presenceSamples = await presenceFanout(keep, 100);
     clearInterval(beat);
     await closeAll(keep);
 
     const messageCreatesPerSecond = await messageRate(seed, 5, 16);
+    const many = await ask<{ token: string; guilds: number; members: number }>(child, 'many-guilds');
+    await timedReady(seed, many.token);
+    const readies = [];
+    for (let i = 0; i < 5; i++) readies.push(await timedReady(seed, many.token));
+    const ready = readies.sort((a, b) => a.ms - b.ms)[2] as { ms: number; bytes: number };
     return {
       storage: seed.storage,
       connections: after.stats.connections,
@@ -215,7 +274,13 @@ export async function runGatewayBench(databaseUrl?: string): Promise<GatewayBenc
       fanoutMembers: keep.length,
       fanoutP50Ms: percentile(samples, 50),
       fanoutP99Ms: percentile(samples, 99),
+      presenceP50Ms: percentile(presenceSamples, 50),
+      presenceP99Ms: percentile(presenceSamples, 99),
       messageCreatesPerSecond,
+      readyGuilds: many.guilds,
+      readyMembersPerGuild: many.members,
+      readyMs: ready.ms,
+      readyBytes: ready.bytes,
     };
   } finally {
     child.removeAllListeners('exit');
@@ -229,7 +294,9 @@ export function formatGatewayResult(r: GatewayBenchResult): string {
     `gateway [${r.storage}] memory per idle identified connection @${r.connections}: ${(r.bytesPerConnection / 1024).toFixed(1)} KiB (target ≤ 20 KiB)`,
     `gateway [${r.storage}] identify → READY: ${r.identifyPerSecond.toFixed(0)}/s (target ≥ 500/s)`,
     `gateway [${r.storage}] MESSAGE_CREATE fan-out to ${r.fanoutMembers}: p50 ${r.fanoutP50Ms.toFixed(1)} ms, p99 ${r.fanoutP99Ms.toFixed(1)} ms after the POST response (target p99 < 100 ms)`,
+    `gateway [${r.storage}] PRESENCE_UPDATE fan-out to ${r.fanoutMembers}: p50 ${r.presenceP50Ms.toFixed(1)} ms, p99 ${r.presenceP99Ms.toFixed(1)} ms after op 3 (target p99 < 100 ms)`,
     `gateway [${r.storage}] message creates through the API: ${r.messageCreatesPerSecond.toFixed(0)}/s`,
+    `gateway [${r.storage}] READY in ${r.readyGuilds} guilds of ${r.readyMembersPerGuild} members: ${r.readyMs.toFixed(0)} ms, ${(r.readyBytes / 1024).toFixed(0)} KiB`,
   ].join('\n');
 }
 
@@ -242,7 +309,9 @@ export function gatewayTable(r: GatewayBenchResult): string {
     `| Memory per identified idle connection at ${r.connections.toLocaleString('en-US')} (server RSS growth ÷ connections) | ${(r.bytesPerConnection / 1024).toFixed(1)} KiB (${met(r.bytesPerConnection <= 20 * 1024)}) | ≤ 20 KiB |`,
     `| Identify → READY (64 in flight, each READY with one guild payload) | ${r.identifyPerSecond.toFixed(0)}/s (${met(r.identifyPerSecond >= 500)}) | ≥ 500/s |`,
     `| MESSAGE_CREATE fan-out to ${r.fanoutMembers.toLocaleString('en-US')} connected members, POST response → last delivery | p50 ${r.fanoutP50Ms.toFixed(1)} ms, p99 ${r.fanoutP99Ms.toFixed(1)} ms (${met(r.fanoutP99Ms < 100)}) | p99 < 100 ms |`,
+    `| PRESENCE_UPDATE fan-out to ${r.fanoutMembers.toLocaleString('en-US')} connected members, op 3 sent → last delivery | p50 ${r.presenceP50Ms.toFixed(1)} ms, p99 ${r.presenceP99Ms.toFixed(1)} ms (${met(r.presenceP99Ms < 100)}) | p99 < 100 ms |`,
     `| Message creates through the API (16 in flight, no sockets connected) | ${r.messageCreatesPerSecond.toFixed(0)}/s | report |`,
+    `| READY for a user in ${r.readyGuilds} guilds of ${r.readyMembersPerGuild.toLocaleString('en-US')} members (median of 5, identify sent → READY received) | ${r.readyMs.toFixed(0)} ms, ${(r.readyBytes / 1024).toFixed(0)} KiB | report |`,
   ].join('\n');
 }
 

@@ -4,9 +4,11 @@ import { availableParallelism, cpus } from 'node:os';
 import argon2 from 'argon2';
 import autocannon from 'autocannon';
 import { hashPassword, PASSWORD_HASH_CONCURRENCY, PASSWORD_HASH_OPTIONS } from '../src/platform/crypto/passwords.ts';
+import { durabilityTable, runDurabilityBench } from './durability.ts';
 import { formatGatewayResult, gatewayTable, runGatewayBench } from './gateway.ts';
 import { runVoiceBench, voiceTable } from './voice.ts';
 import { runWebBench, webTable } from './web.ts';
+import { runWebScaleBench, webScaleTable } from './web-scale.ts';
 
 /**
  * `npm run bench` (add `-- --write` to update docs/performance.md). Starts the server in a child process and
@@ -258,6 +260,16 @@ async function main(): Promise<void> {
     child.kill('SIGTERM');
   }
 
+  if (process.env.BENCH_SKIP_DURABILITY !== '1' && !process.env.BENCH_DATABASE_URL) {
+    const durability = await runDurabilityBench();
+    const table = durabilityTable(durability);
+    console.log(`\n${table}\n`);
+    if (write) {
+      const context = `${new Date().toISOString().slice(0, 10)}, PGlite (embedded) on a data directory, ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, Node ${process.version}`;
+      writeBlock('durability', `${context}\n\n${table}`);
+    }
+  }
+
   if (process.env.BENCH_SKIP_GATEWAY !== '1') {
     const gateway = await runGatewayBench(process.env.BENCH_DATABASE_URL);
     console.log(`\n${formatGatewayResult(gateway)}`);
@@ -286,6 +298,15 @@ async function main(): Promise<void> {
   if (write) {
     const context = `${new Date().toISOString().slice(0, 10)}, ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, Node ${process.version}`;
     writeBlock('web', `${context}\n\n${table}`);
+  }
+
+  const scale = await runWebScaleBench();
+  if (!scale) return;
+  const scaleTable = webScaleTable(scale);
+  console.log(`\n${scaleTable}\n`);
+  if (write) {
+    const context = `${new Date().toISOString().slice(0, 10)}, ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, Node ${process.version}`;
+    writeBlock('web-scale', `${context}\n\n${scaleTable}`);
   }
 }
 

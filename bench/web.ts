@@ -21,10 +21,10 @@ import { chromium } from 'playwright-core';
  * `npm run bench:web` prints them; `npm run bench -- --write` also writes them into docs/performance.md.
  */
 
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find(
+export const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find(
   (path): path is string => !!path && existsSync(path),
 );
-const FLAGS = [
+export const FLAGS = [
   '--headless',
   '--no-sandbox',
   '--disable-gpu',
@@ -60,7 +60,7 @@ interface ChatFixture {
   b: { token: string; id: string };
 }
 
-async function api(origin: string, method: string, path: string, token: string | null, body?: unknown) {
+export async function api(origin: string, method: string, path: string, token: string | null, body?: unknown) {
   const res = await fetch(`${origin}/v1${path}`, {
     method,
     headers: { 'content-type': 'application/json', ...(token ? { authorization: token } : {}) },
@@ -100,7 +100,7 @@ async function chatFixture(origin: string): Promise<ChatFixture> {
   return { path: `/channels/${guild.id}/${guild.system_channel_id}`, a, b };
 }
 
-const sessionScript = (user: { token: string; id: string }) =>
+export const sessionScript = (user: { token: string; id: string }) =>
   `localStorage.setItem('hearth.session', ${JSON.stringify(JSON.stringify({ token: user.token, userId: user.id }))})`;
 
 async function measureChat(origin: string, fixture: ChatFixture): Promise<ChatBenchResult> {
@@ -187,7 +187,9 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function startHearth(): Promise<{ child: ChildProcess; origin: string; dataDir: string }> {
+export async function startHearth(
+  extraEnv: Record<string, string> = {},
+): Promise<{ child: ChildProcess; origin: string; dataDir: string }> {
   const port = await freePort();
   const origin = `http://localhost:${port}`;
   const dataDir = mkdtempSync(join(tmpdir(), 'hearth-bench-web-'));
@@ -199,6 +201,7 @@ async function startHearth(): Promise<{ child: ChildProcess; origin: string; dat
       HEARTH_PUBLIC_URL: origin,
       HEARTH_DATA_DIR: dataDir,
       HEARTH_LOG_LEVEL: 'warn',
+      ...extraEnv,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -214,7 +217,7 @@ async function startHearth(): Promise<{ child: ChildProcess; origin: string; dat
   throw new Error('hearth did not start');
 }
 
-function median(values: number[]): number {
+export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }

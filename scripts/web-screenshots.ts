@@ -3,6 +3,7 @@
  * starts a test server with a small conversation, opens it in Debian's Chromium and writes docs/images/.
  */
 import { mkdirSync } from 'node:fs';
+import type { Page } from 'playwright-core';
 import { launchChromium, startWebServer } from '../test/browser/support/browser.ts';
 import { registerUser, request } from '../test/support/client.ts';
 
@@ -51,7 +52,12 @@ try {
   await request(server, 'POST', '/v1/users/@me/relationships', { auth: bob.token, body: { username: 'alice' } });
 
   mkdirSync('docs/images', { recursive: true });
-  const shoot = async (path: string, file: string, viewport: { width: number; height: number }) => {
+  const shoot = async (
+    path: string,
+    file: string,
+    viewport: { width: number; height: number },
+    act?: (page: Page) => Promise<void>,
+  ) => {
     const context = await browser.newContext({ viewport, colorScheme: 'light' });
     await context.addInitScript(
       ([token, userId]) => window.localStorage.setItem('hearth.session', JSON.stringify({ token, userId })),
@@ -61,10 +67,25 @@ try {
     await page.goto(`${server.origin}${path}`);
     await page.waitForLoadState('networkidle');
     await page.waitForTimeout(500);
+    await act?.(page);
     await page.screenshot({ path: `docs/images/${file}` });
     await context.close();
   };
   await shoot(`/channels/${guild.body.id}/${general}`, 'chat-channel.png', { width: 1280, height: 720 });
+  await shoot(
+    `/channels/${guild.body.id}/${general}`,
+    'chat-search.png',
+    { width: 1280, height: 720 },
+    async (page) => {
+      await page.getByRole('searchbox', { name: 'Search' }).fill('release from:bob');
+      await page.getByRole('searchbox', { name: 'Search' }).press('Enter');
+      await page.getByRole('region', { name: 'Search results' }).getByRole('listitem').first().waitFor();
+    },
+  );
+  await shoot(`/channels/${guild.body.id}/${general}`, 'chat-emoji.png', { width: 1280, height: 720 }, async (page) => {
+    await page.getByRole('button', { name: 'Emoji', exact: true }).click();
+    await page.getByRole('searchbox', { name: 'Search emoji' }).pressSequentially('he');
+  });
   await shoot('/channels/@me', 'chat-friends.png', { width: 1280, height: 720 });
   await shoot(`/channels/${guild.body.id}/${general}`, 'chat-phone.png', { width: 375, height: 740 });
   const visitor = await browser.newContext({ viewport: { width: 800, height: 600 } });

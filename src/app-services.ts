@@ -1,5 +1,7 @@
 import type { Config } from './config/config.ts';
 import type { ManualIpBans } from './domains/admin/manual-ip-bans.ts';
+import type { InteractionKeys } from './domains/applications/interaction-keys.ts';
+import type { InteractionsEndpoint } from './domains/applications/interactions-endpoint.ts';
 import type { AttachmentService } from './domains/attachments/attachment-service.ts';
 import type { OneTimeTokens } from './domains/auth/one-time-tokens.ts';
 import type { SessionService } from './domains/auth/sessions.ts';
@@ -10,6 +12,7 @@ import type { ChatModule } from './domains/chat/module.ts';
 import type { AccountEmails } from './domains/email/account-emails.ts';
 import type { BotInstaller } from './domains/events/bot-installer.ts';
 import type { Dispatcher } from './domains/events/dispatch.ts';
+import type { HarvestService } from './domains/harvest/harvest-service.ts';
 import type { InstanceSettings } from './domains/instance/instance-settings.ts';
 import type { InteractionsModule } from './domains/interactions/module.ts';
 import type { Janitor } from './domains/maintenance/janitor.ts';
@@ -19,18 +22,23 @@ import type { SudoMode } from './domains/sudo/sudo-mode.ts';
 import type { MfaStatusView } from './domains/users/mfa-status-view.ts';
 import type { UserSettingsStore } from './domains/users/settings.ts';
 import type { UsersRepository } from './domains/users/users-repository.ts';
+import type { CallService } from './domains/voice/call-service.ts';
 import type { VoiceService } from './domains/voice/voice-service.ts';
 import type { CredentialResolver } from './http/auth/credential-resolver.ts';
 import type { ShiftableClock } from './platform/clock.ts';
 import type { SnowflakeGenerator } from './platform/crypto/snowflake.ts';
 import type { TokenCheck } from './platform/crypto/token-check.ts';
-import type { Database } from './platform/db/database.ts';
+import type { Database, Queryable } from './platform/db/database.ts';
 import type { Logger } from './platform/log.ts';
-import type { Mailer, Outbox } from './platform/mail/mailer.ts';
+import type { MailDeliveryHealth } from './platform/mail/delivery-health.ts';
+import type { Outbox } from './platform/mail/mailer.ts';
+import type { Metrics } from './platform/metrics.ts';
 import type { Secrets } from './platform/secrets.ts';
 import type { EventBus } from './platform/state/event-bus.ts';
 import type { IpBan, IpBanStore } from './platform/state/ip-bans.ts';
+import type { PresenceStore } from './platform/state/presences.ts';
 import type { RateLimiter } from './platform/state/rate-limiter.ts';
+import type { SlotStore } from './platform/state/slots.ts';
 import type { ObjectStore } from './platform/storage/object-store.ts';
 
 /** Signing and sealing keys (`platform/secrets.ts`); `mfa` keys TOTP secrets at rest: losing it disables them. */
@@ -46,6 +54,11 @@ export interface AppServices {
   clock: ShiftableClock;
   log: Logger;
   db: Database;
+  /**
+   * Where reads that tolerate replication lag go (message search): the replica of DATABASE_REPLICA_URL, else
+   * the primary (docs/deployment.md#read-replica). Never written to.
+   */
+  readReplica: Queryable;
   ids: SnowflakeGenerator;
   bus: EventBus;
   rateLimiter: RateLimiter;
@@ -59,7 +72,8 @@ export interface AppServices {
    * `ctx.request.hearth.strict`: in test mode only strict requests count (unknown = not strict there).
    */
   recordAuthFailure(ip: string, strict: boolean): Promise<void>;
-  mailer: Mailer;
+  /** Every email goes out through it; it remembers whether delivery is failing (docs/deployment.md#email-delivery). */
+  mailer: MailDeliveryHealth;
   outbox: Outbox | undefined;
   users: UsersRepository;
   credentials: CredentialResolver;
@@ -90,9 +104,23 @@ export interface AppServices {
   userSettings: UserSettingsStore;
   /** Application commands and interactions (docs/bots.md). */
   interactions: InteractionsModule;
+  /** Applications' Ed25519 key pairs (`verify_key`), made when missing; private keys sealed at rest. */
+  interactionKeys: InteractionKeys;
+  /** Signed requests to applications' interactions endpoint URLs, and their verification (docs/bots.md). */
+  interactionsEndpoint: InteractionsEndpoint;
   attachments: AttachmentService;
+  /** Prometheus metrics of this process (docs/deployment.md). */
+  metrics: Metrics;
+  /** Who is online: each gateway session's presence, aggregated per user (docs/gateway.md, "Presence"). */
+  presences: PresenceStore;
+  /** Gateway sockets per address and sessions per account, counted across processes (docs/gateway.md#across-nodes). */
+  slots: SlotStore;
   /** Voice states, their permissions and the media tokens of VOICE_SERVER_UPDATE (docs/voice.md). */
   voice: VoiceService;
+  /** DM and group-DM calls: ringing, CALL_CREATE/UPDATE/DELETE, the call message (docs/voice.md). */
+  calls: CallService;
   /** Deletes expired tokens, codes, MFA attempts and abandoned uploads (with their bytes) periodically. */
   janitor: Janitor;
+  /** Data exports: requests, the background builder and the one-time download (docs/accounts.md#your-data-data-export). */
+  harvests: HarvestService;
 }

@@ -7,6 +7,8 @@ import { DeletionSweeper } from './domains/account-lifecycle/deletion-sweeper.ts
 import { ensureAdminApplication } from './domains/admin/admin-application.ts';
 import { ManualIpBans } from './domains/admin/manual-ip-bans.ts';
 import { ApplicationsRepository } from './domains/applications/applications-repository.ts';
+import { InteractionKeys } from './domains/applications/interaction-keys.ts';
+import { InteractionsEndpoint } from './domains/applications/interactions-endpoint.ts';
 import { AttachmentService } from './domains/attachments/attachment-service.ts';
 import { OneTimeTokens } from './domains/auth/one-time-tokens.ts';
 import { SessionService } from './domains/auth/sessions.ts';
@@ -15,6 +17,7 @@ import { createChatModule } from './domains/chat/module.ts';
 import { ThreadArchiver } from './domains/chat/thread-archiver.ts';
 import { AccountEmails } from './domains/email/account-emails.ts';
 import { Dispatcher } from './domains/events/dispatch.ts';
+import { HarvestService } from './domains/harvest/harvest-service.ts';
 import { InstanceSettings } from './domains/instance/instance-settings.ts';
 import { createInteractionsModule } from './domains/interactions/module.ts';
 import { Janitor } from './domains/maintenance/janitor.ts';
@@ -22,8 +25,10 @@ import { UserImages } from './domains/media/user-images.ts';
 import { MfaStore } from './domains/mfa/mfa-store.ts';
 import { SudoMode } from './domains/sudo/sudo-mode.ts';
 import { MfaStatusView } from './domains/users/mfa-status-view.ts';
+import { presenceView } from './domains/users/presence-view.ts';
 import { UserSettingsStore } from './domains/users/settings.ts';
 import { UsersRepository } from './domains/users/users-repository.ts';
+import { CallService } from './domains/voice/call-service.ts';
 import { sfuNetwork } from './domains/voice/sfu/network-settings.ts';
 import { VoiceSignallingServer } from './domains/voice/sfu/signalling-server.ts';
 import { VoiceService } from './domains/voice/voice-service.ts';
@@ -33,19 +38,26 @@ import { CredentialResolver } from './http/auth/credential-resolver.ts';
 import { clientIp } from './http/client-ip.ts';
 import { createHttpServer } from './http/server.ts';
 import { ShiftableClock } from './platform/clock.ts';
+import { passwordHashQueue } from './platform/crypto/passwords.ts';
 import { SnowflakeGenerator } from './platform/crypto/snowflake.ts';
 import { TokenCheck } from './platform/crypto/token-check.ts';
 import type { Database } from './platform/db/database.ts';
 import { migrate } from './platform/db/migrate.ts';
 import { NodeLease } from './platform/db/node-lease.ts';
 import { openConfiguredDatabase } from './platform/db/open-database.ts';
+import { openPostgres } from './platform/db/postgres.ts';
 import { createLogger, type Logger } from './platform/log.ts';
-import { CapturingMailer, DisabledMailer, type Mailer, Outbox, SmtpMailer } from './platform/mail/mailer.ts';
+import { MailDeliveryHealth } from './platform/mail/delivery-health.ts';
+import { CapturingMailer, DisabledMailer, Outbox, SmtpMailer } from './platform/mail/mailer.ts';
+import { listenForMetrics, Metrics } from './platform/metrics.ts';
 import { ipKey as toIpKey } from './platform/net/cidr.ts';
+import { PeriodicTask } from './platform/periodic-task.ts';
 import { type EventBus, InProcessEventBus } from './platform/state/event-bus.ts';
 import { InProcessIpBanStore, type IpBanStore } from './platform/state/ip-bans.ts';
+import { InProcessPresenceStore, type PresenceStore } from './platform/state/presences.ts';
 import { InProcessRateLimiter, type RateLimiter } from './platform/state/rate-limiter.ts';
 import { openRedisState } from './platform/state/redis.ts';
+import { InProcessSlotStore, type SlotStore } from './platform/state/slots.ts';
 import { InProcessVoiceStateStore, type VoiceStateStore } from './platform/state/voice-states.ts';
 import { openObjectStore } from './platform/storage/open-object-store.ts';
 import { buildRoutes } from './routes.ts';
@@ -70,6 +82,8 @@ export interface RunningApp {
   gateway: GatewayServer | undefined;
   /** The embedded voice SFU's signalling endpoint (with the gateway role). */
   sfu: VoiceSignallingServer | undefined;
+  /** The private metrics port, when HEARTH_METRICS_PORT is set. */
+  metricsPort: number | undefined;
   close(): Promise<void>;
 }
 
@@ -89,11 +103,15 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     migrations_applied: applied.length,
     ms: Math.round(performance.now() - opening),
   });
+  // Reads that tolerate lag (docs/deployment.md#read-replica); the replica is never migrated or written.
+  const replica = config.databaseReplicaUrl ? openPostgres(config.databaseReplicaUrl) : undefined;
 
   let bus: EventBus = new InProcessEventBus();
   let rateLimiter: RateLimiter = new InProcessRateLimiter();
   let ipBans: IpBanStore = new InProcessIpBanStore();
   let voiceStates: VoiceStateStore = new InProcessVoiceStateStore();
+  let presences: PresenceStore = new InProcessPresenceStore();
+  let slots: SlotStore = new InProcessSlotStore();
   let closeState = async () => {};
   if (config.redisUrl) {
     const state = await openRedisState(config.redisUrl, config.redisPrefix);
@@ -101,12 +119,17 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     rateLimiter = state.rateLimiter;
     ipBans = state.ipBans;
     voiceStates = state.voiceStates;
+    presences = state.presences;
+    slots = state.slots;
     closeState = state.close;
   }
 
   const outbox = config.testMode ? new Outbox() : undefined;
-  const smtp: Mailer | undefined = config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.smtpFrom) : undefined;
-  const mailer: Mailer = outbox ? new CapturingMailer(outbox, () => clock.now(), smtp) : (smtp ?? new DisabledMailer());
+  const smtp = config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.smtpFrom) : undefined;
+  const mailer = new MailDeliveryHealth(
+    outbox ? new CapturingMailer(outbox, () => clock.now(), smtp) : (smtp ?? new DisabledMailer()),
+    () => clock.now(),
+  );
 
   const users = new UsersRepository(db);
   const tokenCheck = new TokenCheck(secrets.sudo);
@@ -126,6 +149,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   }).catch(async (error: unknown) => {
     // Refused to start: what was opened so far must not keep the process alive.
     await closeState().catch(() => {});
+    await replica?.close().catch(() => {});
     await db.close().catch(() => {});
     throw error;
   });
@@ -140,11 +164,36 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   if (sealedTotp > 0) log.info('sealed plain-text TOTP secrets', { count: sealedTotp });
   const objects = await openObjectStore(config, join(dataDir, 'objects'), log);
 
+  const attachments = new AttachmentService({
+    db,
+    objects,
+    ids,
+    clock,
+    relaySecret: secrets.relay,
+    mediaBase: () => `${config.publicUrl}/media`,
+  });
+  const interactionKeys = new InteractionKeys(db, secrets.mfa);
+  const interactionsEndpoint = new InteractionsEndpoint(interactionKeys, {
+    allowLoopback: config.testMode,
+    perApplication: config.interactionsEndpointConcurrency,
+  });
   const dispatcher = new Dispatcher(bus);
+  const metrics = new Metrics();
+  metrics.gauge('hearth_argon2_hashes', 'Password hashes running and waiting for a slot', passwordHashQueue, 'state');
+  const poolStats = db.poolStats?.bind(db);
+  if (poolStats)
+    metrics.gauge(
+      'hearth_db_pool_connections',
+      'PostgreSQL pool connections: total, idle, waiting',
+      poolStats,
+      'state',
+    );
   const chat = createChatModule({ db, users, bus, dispatcher, ids, clock });
 
+  const emails = new AccountEmails(mailer, config.webappUrl, clock, log);
   const services = {
     config,
+    readReplica: replica ?? db,
     secrets,
     clock,
     log,
@@ -179,7 +228,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     sessions: new SessionService(db, ids, clock, credentials, bus, tokenCheck),
     tokenCheck,
     tokens: new OneTimeTokens(db, clock),
-    emails: new AccountEmails(mailer, config.webappUrl, clock, log),
+    emails,
     objects,
     media: new UserImages(objects),
     dispatcher,
@@ -187,6 +236,8 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     chat: chat.readModel,
     chatCore: chat,
     userSettings: new UserSettingsStore(db),
+    interactionKeys,
+    interactionsEndpoint,
     interactions: createInteractionsModule({
       db,
       chat,
@@ -195,27 +246,50 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
       dispatcher,
       ids,
       clock,
-    }),
-    attachments: new AttachmentService({
-      db,
+      endpoint: interactionsEndpoint,
+      attachments,
+      log,
       objects,
-      ids,
-      clock,
-      relaySecret: secrets.relay,
-      mediaBase: () => `${config.publicUrl}/media`,
     }),
+    attachments,
     messages: chat.messages,
+    presences,
+    slots,
+    metrics,
     voice: new VoiceService({ store: voiceStates, chat, dispatcher, bus, clock, config, log }),
+    calls: new CallService({ store: voiceStates, chat, dispatcher, clock, config, ids }),
     // Test mode sweeps often; automatic sweeps skip while the test clock runs ahead (see Janitor).
     janitor: new Janitor({ db, clock, objects, log }, { intervalMs: config.testMode ? 1000 : 60_000 }),
+    harvests: new HarvestService(
+      {
+        db,
+        clock,
+        ids,
+        objects,
+        emails,
+        log,
+        publicUrl: () => config.publicUrl,
+        linkSecret: secrets.relay,
+      },
+      { intervalMs: config.testMode ? 1000 : 30_000 },
+    ),
   } satisfies AppServices as AppServices;
 
   // Guild payloads (READY, GUILD_CREATE) list who is in voice, in Discord's shape without `guild_id`.
   chat.store.voiceStatesOf = async (guildId) =>
     (await services.voice.statesOf(guildId)).map(({ guild_id: _, ...state }) => state);
+  // Guild payloads, invites and `with_counts` show who is online among the members (ids from the read model's
+  // in-memory member map: no query per READY).
+  chat.store.presencesOf = async (guildId) => {
+    const found = await presences.getMany(await chat.readModel.memberIds(guildId), Date.now());
+    return [...found].map(([userId, presence]) => presenceView(userId, presence));
+  };
+  // `@here` counts as a mention only for the members online when it is sent.
+  chat.store.onlineAmong = async (userIds) => new Set((await presences.getMany(userIds, Date.now())).keys());
   const routes = buildRoutes(services);
   const http = createHttpServer(services, routes);
-  registerWebClient(http, { config, log });
+  // The web client comes with the API (docs/deployment.md#roles).
+  if (config.roles.has('api')) registerWebClient(http, { config, log });
   const gateway = config.roles.has('gateway') ? new GatewayServer(services, options.gateway) : undefined;
   gateway?.attach(http.server);
   const sfu = gateway
@@ -225,6 +299,11 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
         clock,
         log,
         network: sfuNetwork(config),
+        onActive: (guildId, userId) => {
+          services.voice
+            .markActive(guildId, userId)
+            .catch((error) => log.error('voice activity failed', { error: (error as Error).message }));
+        },
         // A banned address is refused here too, as at the Gateway.
         admit: async (request) => {
           const ip = clientIp(request.socket.remoteAddress, request.headers['x-forwarded-for'], config.trustedProxies);
@@ -237,14 +316,49 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   const deletionSweeper = new DeletionSweeper(services, config.testMode ? 500 : 60_000);
   deletionSweeper.start();
   services.janitor.start();
+  // Data exports queued before a restart are built again (docs/accounts.md#your-data-data-export).
+  services.harvests.start();
   // Idle threads archive themselves; test mode checks every second so a shifted clock takes effect at once.
   const threadArchiver = new ThreadArchiver(chat.threads, log, config.testMode ? 1000 : 60_000);
   threadArchiver.start();
+  // Idle voice members move to their guild's AFK channel; every process may sweep (each check is taken by one).
+  const afkSweeper = new PeriodicTask({
+    intervalMs: config.testMode ? 500 : 10_000,
+    run: async () => {
+      const moved = await services.voice.sweepAfk();
+      if (moved > 0) log.info('voice members moved to AFK', { moved });
+    },
+    onError: (error) => log.error('voice AFK sweep failed', { error: (error as Error).message }),
+  });
+  afkSweeper.start();
+  // DM calls stop ringing the unanswering after the ringing timeout (docs/voice.md#ringing-timeout).
+  const ringSweeper = new PeriodicTask({
+    intervalMs: config.testMode ? 200 : 2_000,
+    run: async () => {
+      await services.calls.sweepRinging();
+    },
+    onError: (error) => log.error('call ringing sweep failed', { error: (error as Error).message }),
+  });
+  ringSweeper.start();
+  // Each change reloads both at once everywhere; this catches a change whose bus message never arrived.
+  const settingsReloader = new PeriodicTask({
+    intervalMs: config.settingsReloadSeconds * 1000,
+    run: async () => {
+      await Promise.all([settings.reload(), manualIpBans.reload()]);
+    },
+    onError: (error) => log.error('settings reload failed', { error: (error as Error).message }),
+  });
+  settingsReloader.start();
 
   await http.listen({ port: config.port, host: config.host });
   const address = http.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   log.info('listening', { port, storage: db.kind, shared_state: config.redisUrl ? 'redis' : 'in-process' });
+  const metricsListener =
+    config.metricsPort !== undefined
+      ? await listenForMetrics(metrics, config.metricsPort, config.metricsHost)
+      : undefined;
+  if (metricsListener) log.info('metrics listening', { port: metricsListener.port, host: config.metricsHost });
 
   return {
     services,
@@ -253,16 +367,26 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     url: `http://127.0.0.1:${port}`,
     gateway,
     sfu,
+    metricsPort: metricsListener?.port,
     async close() {
+      await metricsListener?.close();
       await deletionSweeper.stop();
       await services.janitor.stop();
+      await services.harvests.stop();
       await threadArchiver.stop();
+      await afkSweeper.stop();
+      await ringSweeper.stop();
+      await settingsReloader.stop();
       await gateway?.drain();
       await sfu?.close();
       await closeHttp(http);
+      // Interactions still being delivered to endpoints fail now rather than outlive the database.
+      interactionsEndpoint.close();
+      await services.interactions.service.settled();
       await credentials.close();
       await closeState();
       await lease.release().catch(() => {});
+      await replica?.close();
       await db.close();
     },
   };

@@ -10,6 +10,8 @@ export interface Config {
   host: string;
   dataDir: string;
   databaseUrl: string | undefined;
+  /** A streaming replica for reads that tolerate lag (docs/deployment.md#read-replica); needs `databaseUrl`. */
+  databaseReplicaUrl: string | undefined;
   redisUrl: string | undefined;
   redisPrefix: string;
   smtpUrl: string | undefined;
@@ -31,6 +33,8 @@ export interface Config {
   ipAuthorization: boolean;
   rateLimitOverrides: Record<string, { limit: number; windowSeconds: number }>;
   gatewayResumeWindowMs: number;
+  /** Instance settings and manual IP bans are read again from the database this often. */
+  settingsReloadSeconds: number;
   /** Time a client has to send its request headers. */
   httpHeadersTimeoutMs: number;
   /** Time a client has to send a whole request, body included. */
@@ -49,6 +53,8 @@ export interface Config {
   /** Unset only while the provider is `none`. */
   captchaVerifyUrl: string | undefined;
   captchaTimeoutMs: number;
+  /** Requests in flight at once to one application's interactions endpoint (docs/bots.md). */
+  interactionsEndpointConcurrency: number;
   /** Unset = objects on the local filesystem under the data directory. */
   s3Bucket: string | undefined;
   s3Endpoint: string | undefined;
@@ -64,10 +70,19 @@ export interface Config {
   voiceTurnUrls: string[];
   voiceTurnUsername: string | undefined;
   voiceTurnCredential: string | undefined;
+  /** How long a DM or group-DM call rings someone who neither accepts nor declines (docs/voice.md). */
+  voiceRingTimeoutMs: number;
   workerId: number;
   /** The local object directory (`<data dir>/objects`) is one directory shared by every node. */
   sharedObjectDir: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  /** `commit`: the embedded database syncs every commit to disk; `off`: PGlite's default (no fsync). */
+  pgliteSync: 'commit' | 'off';
+  /** Bearer token that opens `GET /metrics` on the main port; unset = not served there. */
+  metricsToken: string | undefined;
+  /** A separate port serving only `/metrics` without a token; unset = none. */
+  metricsPort: number | undefined;
+  metricsHost: string;
 }
 
 export class ConfigError extends Error {}
@@ -277,6 +292,26 @@ export const SETTINGS = [
     fallback: () => undefined,
   }),
   setting({
+    key: 'databaseReplicaUrl',
+    env: 'DATABASE_REPLICA_URL',
+    flag: '--database-replica-url',
+    describe: 'A PostgreSQL streaming replica for reads that tolerate lag (message search); needs DATABASE_URL',
+    parse: urlWithSchemes('postgres:', 'postgresql:'),
+    fallback: () => undefined,
+  }),
+  setting({
+    key: 'pgliteSync',
+    env: 'HEARTH_PGLITE_SYNC',
+    flag: '--pglite-sync',
+    describe:
+      'Embedded database durability: commit (every commit synced to disk before it is acknowledged) or off (faster; survives a killed process, not a power cut)',
+    parse: (raw) => {
+      if (raw !== 'commit' && raw !== 'off') throw new ConfigError('must be commit or off');
+      return raw;
+    },
+    fallback: () => 'commit' as const,
+  }),
+  setting({
     key: 'redisUrl',
     env: 'REDIS_URL',
     flag: '--redis-url',
@@ -386,7 +421,7 @@ export const SETTINGS = [
     env: 'HEARTH_MFA_SECRET',
     flag: '--mfa-secret',
     describe:
-      'Key material for encrypting TOTP secrets at rest (generated into the data directory if unset; keep it: changing it disables TOTP)',
+      'Key material for encrypting TOTP secrets, the SSO client secret and the OpenID Connect signing keys at rest (generated into the data directory if unset; keep it: changing it disables TOTP and makes a new signing key)',
     parse: secret,
     fallback: () => undefined,
   }),
@@ -454,6 +489,15 @@ export const SETTINGS = [
     describe: 'How long a closed gateway session can be resumed (default 60000; 10000 in test mode)',
     parse: integer(1000, 3_600_000),
     fallback: (partial) => (partial.testMode ? 10_000 : 60_000),
+  }),
+  setting({
+    key: 'settingsReloadSeconds',
+    env: 'HEARTH_SETTINGS_RELOAD_S',
+    flag: '--settings-reload',
+    describe:
+      'Instance settings and manual IP bans are read again from the database this often, seconds (besides at once on every change and after a Redis reconnect)',
+    parse: integer(1, 86_400),
+    fallback: () => 60,
   }),
   setting({
     key: 'httpHeadersTimeoutMs',
@@ -571,6 +615,14 @@ export const SETTINGS = [
     fallback: () => 5000,
   }),
   setting({
+    key: 'interactionsEndpointConcurrency',
+    env: 'HEARTH_INTERACTIONS_ENDPOINT_CONCURRENCY',
+    flag: '--interactions-endpoint-concurrency',
+    describe: "Requests in flight at once to one application's interactions endpoint URL; an interaction over it fails",
+    parse: integer(1, 1000),
+    fallback: () => 25,
+  }),
+  setting({
     key: 's3Bucket',
     env: 'HEARTH_S3_BUCKET',
     flag: '--s3-bucket',
@@ -675,6 +727,14 @@ export const SETTINGS = [
     fallback: () => undefined,
   }),
   setting({
+    key: 'voiceRingTimeoutMs',
+    env: 'HEARTH_VOICE_RING_TIMEOUT_MS',
+    flag: '--voice-ring-timeout-ms',
+    describe: 'How long a DM or group-DM call rings an unanswering recipient, in ms (default 60000)',
+    parse: integer(1000, 600_000),
+    fallback: () => 60_000,
+  }),
+  setting({
     key: 'workerId',
     env: 'HEARTH_WORKER_ID',
     flag: '--worker-id',
@@ -689,6 +749,30 @@ export const SETTINGS = [
     describe: 'debug, info, warn, error or silent',
     parse: logLevel,
     fallback: () => 'info',
+  }),
+  setting({
+    key: 'metricsToken',
+    env: 'HEARTH_METRICS_TOKEN',
+    flag: '--metrics-token',
+    describe: 'Bearer token for Prometheus metrics at /metrics on the main port (≥32 chars; unset = not served there)',
+    parse: secret,
+    fallback: () => undefined,
+  }),
+  setting({
+    key: 'metricsPort',
+    env: 'HEARTH_METRICS_PORT',
+    flag: '--metrics-port',
+    describe: 'Separate port serving only /metrics, without a token (unset = none); bind it privately',
+    parse: integer(0, 65535),
+    fallback: () => undefined,
+  }),
+  setting({
+    key: 'metricsHost',
+    env: 'HEARTH_METRICS_HOST',
+    flag: '--metrics-host',
+    describe: 'Address the metrics port listens on',
+    parse: text,
+    fallback: () => '127.0.0.1',
   }),
 ] as const;
 
@@ -729,6 +813,8 @@ export function loadConfig(env: Record<string, string | undefined>, argv: readon
     throw new ConfigError('HEARTH_TEST_TOKEN: must be set when HEARTH_TEST_MODE is on');
   checkCaptcha(config);
   checkS3(config);
+  if (config.databaseReplicaUrl && !config.databaseUrl)
+    throw new ConfigError('DATABASE_REPLICA_URL: needs DATABASE_URL (the embedded database has no replica)');
   return config;
 }
 

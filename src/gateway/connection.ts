@@ -206,7 +206,7 @@ export class Connection implements SessionSocket {
     } else if (op === OP.VOICE_STATE_UPDATE) {
       const request = parseVoiceStateUpdate(d);
       if (request === undefined) return CLOSE.INVALID_PAYLOAD;
-      if (request) this.handlers.voiceState(this, request);
+      this.handlers.voiceState(this, request);
     }
     return undefined;
   }

@@ -2,13 +2,24 @@ import type { CredentialsRevoked } from '../domains/auth/sessions.ts';
 import type { ChatReadModelPort } from '../domains/chat/read-model.ts';
 import type { Dispatch } from '../domains/events/dispatch.ts';
 import type { Logger } from '../platform/log.ts';
+import type { BusMark } from '../platform/state/event-bus.ts';
 import { CLOSE, dispatchPrefix, FRAMES } from './protocol.ts';
-import type { GatewaySession, SessionRegistry } from './sessions.ts';
+import type { FrameTag, GatewaySession, SessionRegistry } from './sessions.ts';
+
+/** One frame for some sessions. */
+interface Part {
+  event: string;
+  payload: Record<string, unknown>;
+  sessions: GatewaySession[];
+}
 
 interface Delivery {
   event: string;
-  payload: Record<string, unknown>;
-  recipients: GatewaySession[] | Promise<GatewaySession[]>;
+  publishedAt: number | undefined;
+  parts: Part[] | Promise<Part[]>;
+  tag: FrameTag | undefined;
+  /** A point in the queue rather than a dispatch: runs once everything before it has been delivered. */
+  barrier?: () => void;
 }
 
 /**
@@ -25,23 +36,85 @@ export class Fanout {
     private readonly registry: SessionRegistry,
     private readonly chat: ChatReadModelPort,
     private readonly log: Logger,
+    /** Seconds from publish to the last session written, per dispatch that reached anyone (metrics). */
+    private readonly onDelivered: (seconds: number) => void = () => {},
   ) {}
 
-  onDispatch(dispatch: Dispatch): void {
+  onDispatch(dispatch: Dispatch, mark?: BusMark): void {
     const candidates = this.candidates(dispatch);
     // Index changes apply at receipt, so the next dispatch already sees the new membership.
     this.updateIndexes(dispatch, candidates);
     const { audience } = dispatch;
-    const recipients =
-      audience.kind === 'channel' && candidates.length > 0
-        ? this.viewers(candidates, audience.guildId, audience.channelId)
-        : candidates;
-    if (this.queue.length === 0 && !this.draining && Array.isArray(recipients)) {
-      this.send(dispatch.event, dispatch.payload, recipients);
+    let parts: Part[] | Promise<Part[]>;
+    if (audience.kind === 'visibility') parts = candidates.length === 0 ? [] : this.visibility(audience, candidates);
+    else {
+      const recipients =
+        candidates.length === 0
+          ? candidates
+          : audience.kind === 'channel'
+            ? this.filter(candidates, (userId) =>
+                this.chat.canViewChannel(userId, audience.guildId, audience.channelId),
+              )
+            : audience.kind === 'guild' && audience.permission !== undefined
+              ? this.filter(candidates, (userId) =>
+                  this.chat.holdsGuildPermission(userId, audience.guildId, audience.permission as string),
+                )
+              : candidates;
+      const part = (sessions: GatewaySession[]): Part[] => [
+        { event: dispatch.event, payload: dispatch.payload, sessions },
+      ];
+      parts = Array.isArray(recipients) ? part(recipients) : recipients.then(part);
+    }
+    const tag = mark && { mark, guildId: audience.kind === 'users' ? undefined : audience.guildId };
+    if (this.queue.length === 0 && !this.draining && Array.isArray(parts)) {
+      this.send(parts, dispatch.publishedAt, tag);
       return;
     }
-    this.queue.push({ event: dispatch.event, payload: dispatch.payload, recipients });
+    this.queue.push({ event: dispatch.event, parts, publishedAt: dispatch.publishedAt, tag });
     void this.drain();
+  }
+
+  /** Runs `then` once every dispatch received so far has reached its sessions (a hand-off's snapshot point). */
+  whenDelivered(then: () => void): void {
+    if (this.queue.length === 0 && !this.draining) {
+      then();
+      return;
+    }
+    this.queue.push({ event: '', parts: [], publishedAt: undefined, tag: undefined, barrier: then });
+    void this.drain();
+  }
+
+  /**
+   * A change that may have moved who sees which channels: the read model compares the guild's members connected
+   * here before and after it, and each who lost a channel gets CHANNEL_DELETE, each who gained one CHANNEL_CREATE
+   * (each frame serialised once per channel).
+   */
+  private async visibility(
+    audience: Extract<Dispatch['audience'], { kind: 'visibility' }>,
+    candidates: GatewaySession[],
+  ): Promise<Part[]> {
+    const { before } = audience;
+    // Only the members named in `held`/`notHeld` can be concerned when no overwrite or owner changed and every
+    // role whose permissions changed lists all its former holders there (a deleted role).
+    const scoped =
+      before.overwrites === undefined &&
+      before.ownerId === undefined &&
+      Object.keys(before.roles ?? {}).every((roleId) => before.held?.[roleId] !== undefined)
+        ? new Set([...Object.values(before.held ?? {}), ...Object.values(before.notHeld ?? {})].flat())
+        : undefined;
+    const sessionsOf = new Map<string, GatewaySession[]>();
+    for (const session of candidates) {
+      if (scoped && !scoped.has(session.userId)) continue;
+      const list = sessionsOf.get(session.userId);
+      if (list) list.push(session);
+      else sessionsOf.set(session.userId, [session]);
+    }
+    const changes = await this.chat.visibilityChanges(audience.guildId, [...sessionsOf.keys()], before);
+    return changes.map((change) => ({
+      event: change.event,
+      payload: change.channel,
+      sessions: change.userIds.flatMap((userId) => sessionsOf.get(userId) ?? []),
+    }));
   }
 
   onRevoked(message: CredentialsRevoked): void {
@@ -71,7 +144,7 @@ export class Fanout {
     return [...(this.registry.ofGuild(audience.guildId) ?? [])];
   }
 
-  /** Keeps guild → sessions current from the membership events themselves (api.md §6). */
+  /** Keeps guild → sessions current from the membership events themselves (docs/gateway.md). */
   private updateIndexes(dispatch: Dispatch, candidates: GatewaySession[]): void {
     const { event, payload } = dispatch;
     switch (event) {
@@ -101,18 +174,21 @@ export class Fanout {
     }
   }
 
-  private async viewers(candidates: GatewaySession[], guildId: string, channelId: string): Promise<GatewaySession[]> {
+  /** The candidates whose user passes `allowed`, asked once per user. */
+  private async filter(
+    candidates: GatewaySession[],
+    allowed: (userId: string) => Promise<boolean>,
+  ): Promise<GatewaySession[]> {
     const decisions = new Map<string, Promise<boolean>>();
     for (const session of candidates)
-      if (!decisions.has(session.userId))
-        decisions.set(session.userId, this.chat.canViewChannel(session.userId, guildId, channelId));
-    const allowed = new Set<string>();
+      if (!decisions.has(session.userId)) decisions.set(session.userId, allowed(session.userId));
+    const passed = new Set<string>();
     await Promise.all(
       [...decisions].map(async ([userId, decision]) => {
-        if (await decision) allowed.add(userId);
+        if (await decision) passed.add(userId);
       }),
     );
-    return candidates.filter((s) => allowed.has(s.userId));
+    return candidates.filter((s) => passed.has(s.userId));
   }
 
   private async drain(): Promise<void> {
@@ -121,25 +197,39 @@ export class Fanout {
     try {
       while (this.queue.length > 0) {
         const next = this.queue[0] as Delivery;
-        let recipients: GatewaySession[] = [];
+        if (next.barrier) {
+          this.queue.shift();
+          try {
+            next.barrier();
+          } catch (error) {
+            this.log.error('gateway fan-out barrier failed', { error: (error as Error).message });
+          }
+          continue;
+        }
+        let parts: Part[] = [];
         try {
-          recipients = await next.recipients;
+          parts = await next.parts;
         } catch (error) {
           // A failed permission check delivers to nobody rather than to everybody.
           this.log.error('gateway fan-out failed', { event: next.event, error: (error as Error).message });
         }
         this.queue.shift();
-        this.send(next.event, next.payload, recipients);
+        this.send(parts, next.publishedAt, next.tag);
       }
     } finally {
       this.draining = false;
     }
   }
 
-  private send(event: string, payload: Record<string, unknown>, recipients: GatewaySession[]): void {
-    if (recipients.length === 0) return;
-    const prefix = dispatchPrefix(event, payload);
-    for (const session of recipients) if (this.registry.get(session.id) === session) session.deliver(prefix);
+  private send(parts: Part[], publishedAt: number | undefined, tag: FrameTag | undefined): void {
+    let reached = false;
+    for (const { event, payload, sessions } of parts) {
+      if (sessions.length === 0) continue;
+      reached = true;
+      const prefix = dispatchPrefix(event, payload);
+      for (const session of sessions) if (this.registry.get(session.id) === session) session.deliver(prefix, tag);
+    }
+    if (reached && publishedAt !== undefined) this.onDelivered((Date.now() - publishedAt) / 1000);
   }
 }
 

@@ -1,6 +1,6 @@
 import { parseSnowflake } from '../platform/crypto/snowflake.ts';
 
-/** Gateway opcodes (api.md §6), the numbers Discord-style libraries already speak. */
+/** Gateway opcodes (docs/gateway.md), the numbers Discord-style libraries already speak. */
 export const OP = {
   DISPATCH: 0,
   HEARTBEAT: 1,
@@ -27,6 +27,8 @@ export const CLOSE = {
   FAILED_TO_START: close(4000, 'Failed to start session'),
   SESSION_UNAVAILABLE: close(4000, 'Session unavailable'),
   DRAIN: close(4000, 'Session drain requested; reconnect to continue'),
+  /** Bus messages meant for the session may have been lost (docs/gateway.md#across-nodes): resume to resync. */
+  RESYNC: close(4000, 'Events may have been lost; reconnect to continue'),
   UNKNOWN_OPCODE: close(4001, 'Unknown opcode'),
   INVALID_IDENTIFY: close(4002, 'Invalid identify payload'),
   INVALID_RESUME: close(4002, 'Invalid resume payload'),
@@ -238,6 +240,8 @@ export interface RequestMembersPayload {
   limit: number;
   userIds: string[] | undefined;
   nonce: string | undefined;
+  /** `presences: true`: each chunk also carries the presences of its members who are online. */
+  presences: boolean;
 }
 
 /** Op 8. `limit` 0 (Discord's "all" with an empty query) is served as the maximum chunked listing. */
@@ -250,6 +254,7 @@ export function parseRequestMembers(d: unknown): RequestMembersPayload | undefin
   if (limit !== undefined && (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 0 || limit > 1000))
     return undefined;
   if (nonce !== undefined && nonce !== null && (typeof nonce !== 'string' || nonce.length > 32)) return undefined;
+  if (d.presences !== undefined && d.presences !== null && typeof d.presences !== 'boolean') return undefined;
   let userIds: string[] | undefined;
   const rawIds = d.user_ids;
   if (rawIds !== undefined && rawIds !== null) {
@@ -268,5 +273,6 @@ export function parseRequestMembers(d: unknown): RequestMembersPayload | undefin
     limit: limit === undefined || limit === 0 ? 1000 : limit,
     userIds,
     nonce: typeof nonce === 'string' ? nonce : undefined,
+    presences: d.presences === true,
   };
 }

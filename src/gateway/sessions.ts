@@ -1,3 +1,4 @@
+import type { BusMark } from '../platform/state/event-bus.ts';
 import { dispatchFrame } from './protocol.ts';
 
 /** Where a session's frames go while a socket is attached to it. */
@@ -9,8 +10,50 @@ export interface SessionSocket {
 
 export type SessionCredential = { kind: 'session'; sessionIdHash: string } | { kind: 'bot'; applicationId: string };
 
+/**
+ * Slots counted across processes (docs/gateway.md#across-nodes): sockets per address key and resumable
+ * sessions per account. Each process renews the leases of what it holds; a dead process's lapse.
+ */
+export const SLOT_LEASE_MS = 60_000;
+export const SLOT_RENEW_MS = 20_000;
+export const socketSlotKey = (ipKey: string): string => `gw-ip:${ipKey}`;
+export const sessionSlotKey = (userId: string): string => `gw-user:${userId}`;
+/** `{sessionId}`: an identify elsewhere evicted this detached session to stay under the account's cap. */
+export const SESSION_EVICT_TOPIC = 'gateway.session.evict';
+
 /** Oldest events are dropped beyond this; a resume that needs them gets op 9 and identifies afresh. */
 export const REPLAY_BUFFER_LIMIT = 1000;
+
+/** Where a fanned-out frame came from on the bus, and the guild it concerns: what a hand-off filters on. */
+export interface FrameTag {
+  mark: BusMark;
+  guildId: string | undefined;
+}
+
+interface PendingFrame {
+  prefix: string;
+  tag: FrameTag | undefined;
+}
+
+/** Everything another process needs to carry a session on (docs/gateway.md#resume). */
+export interface SessionState {
+  id: string;
+  userId: string;
+  isBot: boolean;
+  credential: SessionCredential;
+  restricted: boolean;
+  shard: [number, number] | undefined;
+  seq: number;
+  acknowledged: number;
+  replayFloor: number;
+  bufferStart: number;
+  buffer: string[];
+}
+
+/** Whether `guildId` belongs to shard `shard[0]` of `shard[1]` (Discord's `(id >> 22) % count`). */
+export function inShard(guildId: string, shard: [number, number]): boolean {
+  return Number((BigInt(guildId) >> 22n) % BigInt(shard[1])) === shard[0];
+}
 
 /**
  * One gateway session: it outlives its socket for the resume window, numbering every dispatch it is given
@@ -26,8 +69,17 @@ export class GatewaySession {
   socket: SessionSocket | undefined;
   detachedAt: number | undefined;
   readonly guildIds = new Set<string>();
-  /** Dispatches that arrive while READY is being built; they follow READY in order. */
-  private pending: string[] | undefined = [];
+  /** Guild joins (true) and leaves (false) seen while a hand-off is answered, last one per guild. */
+  membershipChanges: Map<string, boolean> | undefined;
+  /** A bot's shard, `[id, count]`, when it identified with one. */
+  shard: [number, number] | undefined;
+  /**
+   * Dispatches meant for it may have been lost on the bus: no replay can be complete, so a resume gets op 9
+   * and the client identifies, reading everything afresh (docs/gateway.md#across-nodes).
+   */
+  lost = false;
+  /** Dispatches that arrive while READY is being built (or a hand-off is answered); they follow it in order. */
+  private pending: PendingFrame[] | undefined = [];
   private buffer: string[] = [];
   /** Sequence number of `buffer[0]`. */
   private bufferStart = 1;
@@ -55,9 +107,9 @@ export class GatewaySession {
   }
 
   /** A live dispatch: numbered, kept for replay, and written to the socket if one is attached. */
-  deliver(prefix: string): void {
+  deliver(prefix: string, tag?: FrameTag): void {
     if (this.pending) {
-      this.pending.push(prefix);
+      this.pending.push({ prefix, tag });
       return;
     }
     this.seq += 1;
@@ -71,7 +123,39 @@ export class GatewaySession {
   started(): void {
     const queued = this.pending ?? [];
     this.pending = undefined;
-    for (const prefix of queued) this.deliver(prefix);
+    for (const frame of queued) this.deliver(frame.prefix);
+  }
+
+  /** The state a hand-off carries to another process. */
+  snapshot(): SessionState {
+    return {
+      id: this.id,
+      userId: this.userId,
+      isBot: this.isBot,
+      credential: this.credential,
+      restricted: this.restricted,
+      shard: this.shard,
+      seq: this.seq,
+      acknowledged: this.acknowledged,
+      replayFloor: this.replayFloor,
+      bufferStart: this.bufferStart,
+      buffer: [...this.buffer],
+    };
+  }
+
+  /**
+   * Takes over a session another process carried: its numbering and replay buffer become this session's,
+   * and of the frames collected here meanwhile only those `keep` accepts follow them.
+   */
+  adopt(state: SessionState, keep: (tag: FrameTag) => boolean): void {
+    this.seq = state.seq;
+    this.acknowledged = state.acknowledged;
+    this.replayFloor = state.replayFloor;
+    this.buffer = [...state.buffer];
+    this.bufferStart = state.bufferStart;
+    this.shard = state.shard;
+    if (this.pending) this.pending = this.pending.filter(({ tag }) => tag === undefined || keep(tag));
+    this.started();
   }
 
   acknowledge(seq: number): void {
@@ -82,10 +166,15 @@ export class GatewaySession {
     if (drop > 0) this.dropOldest(drop);
   }
 
+  /** False when the buffer no longer reaches back to `afterSeq` (or it is READY or before). */
+  canReplayAfter(afterSeq: number): boolean {
+    if (afterSeq < this.replayFloor) return false;
+    return !(afterSeq + 1 < this.bufferStart && afterSeq < this.seq);
+  }
+
   /** `undefined` when the buffer no longer reaches back to `afterSeq`. */
   replayAfter(afterSeq: number): string[] | undefined {
-    if (afterSeq < this.replayFloor) return undefined;
-    if (afterSeq + 1 < this.bufferStart && afterSeq < this.seq) return undefined;
+    if (!this.canReplayAfter(afterSeq)) return undefined;
     const frames: string[] = [];
     for (let seq = Math.max(afterSeq + 1, this.bufferStart); seq <= this.seq; seq++)
       frames.push(dispatchFrame(this.buffer[seq - this.bufferStart] as string, seq));
@@ -105,8 +194,11 @@ export class SessionRegistry {
   private readonly byUser = new Map<string, Set<GatewaySession>>();
   private readonly byGuild = new Map<string, Set<GatewaySession>>();
   private readonly detached = new Set<GatewaySession>();
-  /** Called once for every session that ends (closed on purpose, revoked, or past its resume window). */
-  onRemoved: ((session: GatewaySession) => void) | undefined;
+  /**
+   * Called once for every session that ends (closed on purpose, revoked, or past its resume window), with
+   * the guilds it was in.
+   */
+  onRemoved: ((session: GatewaySession, guildIds: readonly string[]) => void) | undefined;
 
   get size(): number {
     return this.byId.size;
@@ -121,6 +213,10 @@ export class SessionRegistry {
     return this.byId.get(id);
   }
 
+  all(): IterableIterator<GatewaySession> {
+    return this.byId.values();
+  }
+
   ofUser(userId: string): ReadonlySet<GatewaySession> | undefined {
     return this.byUser.get(userId);
   }
@@ -129,26 +225,20 @@ export class SessionRegistry {
     return this.byGuild.get(guildId);
   }
 
-  /** Sessions of the account that could still be used: attached, or detached inside the resume window. */
+  /** Sessions of the account here that could still be used: attached, or detached inside the resume window. */
   sessionCount(userId: string): number {
     return this.byUser.get(userId)?.size ?? 0;
-  }
-
-  oldestDetached(userId: string): GatewaySession | undefined {
-    let oldest: GatewaySession | undefined;
-    for (const session of this.byUser.get(userId) ?? [])
-      if (session.detachedAt !== undefined && (!oldest || session.detachedAt < (oldest.detachedAt as number)))
-        oldest = session;
-    return oldest;
   }
 
   joinGuild(session: GatewaySession, guildId: string): void {
     if (session.restricted || !this.byId.has(session.id)) return;
     session.guildIds.add(guildId);
     addTo(this.byGuild, guildId, session);
+    session.membershipChanges?.set(guildId, true);
   }
 
   leaveGuild(session: GatewaySession, guildId: string): void {
+    session.membershipChanges?.set(guildId, false);
     session.guildIds.delete(guildId);
     removeFrom(this.byGuild, guildId, session);
   }
@@ -165,14 +255,16 @@ export class SessionRegistry {
     if (this.byId.has(session.id)) this.detached.add(session);
   }
 
-  remove(session: GatewaySession): void {
+  /** Ends a session; `handedOff` = it lives on in another process, so nothing that follows an end runs. */
+  remove(session: GatewaySession, handedOff = false): void {
     if (this.byId.get(session.id) !== session) return;
     this.byId.delete(session.id);
     removeFrom(this.byUser, session.userId, session);
-    for (const guildId of session.guildIds) removeFrom(this.byGuild, guildId, session);
+    const guildIds = [...session.guildIds];
+    for (const guildId of guildIds) removeFrom(this.byGuild, guildId, session);
     session.guildIds.clear();
     this.detached.delete(session);
-    this.onRemoved?.(session);
+    if (!handedOff) this.onRemoved?.(session, guildIds);
   }
 
   /** Drops sessions whose socket ended more than `windowMs` ago. */

@@ -1,3 +1,4 @@
+import type { CallService } from '../domains/voice/call-service.ts';
 import type { VoiceService, VoiceSessionMessage, VoiceStateRequest } from '../domains/voice/voice-service.ts';
 import type { Logger } from '../platform/log.ts';
 import { dispatchPrefix } from './protocol.ts';
@@ -11,17 +12,25 @@ export class VoiceGateway {
   private readonly queues = new Map<string, Promise<void>>();
   /** Guilds where each local session joined voice; a session that ends leaves them. */
   private readonly joined = new Map<string, Set<string>>();
+  /** The DM channel whose call each local session is in (one call at a time per session, as in Discord). */
+  private readonly inCall = new Map<string, string>();
 
   constructor(
     private readonly voice: VoiceService,
+    private readonly calls: CallService,
     private readonly registry: SessionRegistry,
     private readonly log: Logger,
   ) {}
 
   request(session: GatewaySession, request: VoiceStateRequest): void {
+    if (request.guildId === null) {
+      this.enqueue(session.id, () => this.applyCall(session, request));
+      return;
+    }
     // Not a guild of this session: ignored, as a refusal would be.
     if (!session.guildIds.has(request.guildId)) return;
-    this.enqueue(session.id, () => this.apply(session, request));
+    const guildRequest = { ...request, guildId: request.guildId };
+    this.enqueue(session.id, () => this.apply(session, guildRequest));
   }
 
   /** A frame for one session from any process (a moderator's move mints a new token for the moved session). */
@@ -30,16 +39,36 @@ export class VoiceGateway {
   }
 
   sessionEnded(session: GatewaySession): void {
-    const guilds = this.joined.get(session.id);
-    if (!guilds) return;
-    this.joined.delete(session.id);
+    if (!this.joined.has(session.id) && !this.inCall.has(session.id) && !this.queues.has(session.id)) return;
+    // Queued behind any op 4 of this session still being applied: a join whose VOICE_STATE_UPDATE has gone out
+    // but whose bookkeeping has not finished is left too (a socket closed right after joining).
     this.enqueue(session.id, async () => {
-      await this.voice.leaveSession(session.id, session.userId, guilds);
+      const guilds = this.joined.get(session.id);
+      this.joined.delete(session.id);
+      if (guilds && guilds.size > 0) await this.voice.leaveSession(session.id, session.userId, guilds);
+      const call = this.inCall.get(session.id);
+      this.inCall.delete(session.id);
+      if (call) await this.calls.leave(call, session.userId, session.id);
       this.queues.delete(session.id);
     });
   }
 
-  private async apply(session: GatewaySession, request: VoiceStateRequest): Promise<void> {
+  /** Op 4 with `guild_id: null`: join a DM call (leaving this session's other call), or hang up. */
+  private async applyCall(session: GatewaySession, request: VoiceStateRequest): Promise<void> {
+    if (this.registry.get(session.id) !== session) return;
+    const current = this.inCall.get(session.id);
+    if (current && current !== request.channelId) {
+      this.inCall.delete(session.id);
+      await this.calls.leave(current, session.userId, session.id);
+    }
+    if (request.channelId === null) return;
+    const outcome = await this.calls.join(session.id, session.userId, { ...request, channelId: request.channelId });
+    if (!outcome.ok) return;
+    this.inCall.set(session.id, request.channelId);
+    if (outcome.server) session.deliver(dispatchPrefix('VOICE_SERVER_UPDATE', outcome.server));
+  }
+
+  private async apply(session: GatewaySession, request: VoiceStateRequest & { guildId: string }): Promise<void> {
     if (this.registry.get(session.id) !== session) return;
     const outcome = await this.voice.update(session.id, session.userId, request);
     if (!outcome.ok) return;

@@ -3,14 +3,18 @@ import { parseSnowflake } from '../platform/crypto/snowflake.ts';
 
 /**
  * Op 4 Voice State Update `{guild_id, channel_id|null, self_mute, self_deaf, self_video?, self_stream?}`.
- * `undefined` = malformed (close 4002); `null` = a DM call (`guild_id` null), accepted and ignored until DM calls exist.
+ * `guild_id: null` is a DM or group-DM call in the channel `channel_id`. `undefined` = malformed (close
+ * 4002).
  */
-export function parseVoiceStateUpdate(d: unknown): VoiceStateRequest | null | undefined {
+export function parseVoiceStateUpdate(d: unknown): VoiceStateRequest | undefined {
   if (typeof d !== 'object' || d === null || Array.isArray(d)) return undefined;
   const record = d as Record<string, unknown>;
-  if (record.guild_id === null) return null;
-  const guild = parseSnowflake(record.guild_id);
-  if (!guild.ok) return undefined;
+  let guildId: string | null = null;
+  if (record.guild_id !== null) {
+    const guild = parseSnowflake(record.guild_id);
+    if (!guild.ok) return undefined;
+    guildId = guild.value;
+  }
   let channelId: string | null = null;
   if (record.channel_id !== null && record.channel_id !== undefined) {
     const channel = parseSnowflake(record.channel_id);
@@ -24,5 +28,5 @@ export function parseVoiceStateUpdate(d: unknown): VoiceStateRequest | null | un
     flags.push(value === true);
   }
   const [selfMute, selfDeaf, selfVideo, selfStream] = flags as [boolean, boolean, boolean, boolean];
-  return { guildId: guild.value, channelId, selfMute, selfDeaf, selfVideo, selfStream };
+  return { guildId, channelId, selfMute, selfDeaf, selfVideo, selfStream };
 }

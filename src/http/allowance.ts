@@ -3,7 +3,7 @@ import { allowanceExceeded } from './errors.ts';
 import type { RequestContext } from './route.ts';
 
 /**
- * Handler-level allowances (api.md §5.2: per email, per IP, per account). Same 429 body as the route
+ * Handler-level allowances (docs/conventions.md#rate-limits: per email, per IP, per account). Same 429 body as the route
  * buckets, without `X-RateLimit-Bucket`; off in test mode unless the request asks for strict behaviour.
  */
 export async function enforceAllowance(

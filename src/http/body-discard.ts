@@ -19,15 +19,19 @@ export function discardRestOfBody(request: IncomingMessage, limitBytes = DISCARD
   if (request.complete || socket.destroyed) return;
   request.resume();
   const start = socket.bytesRead;
+  const stop = () => {
+    clearInterval(timer);
+    socket.removeListener('close', stop);
+  };
   const timer = setInterval(() => {
-    if (request.complete || socket.destroyed) clearInterval(timer);
+    if (request.complete || socket.destroyed) stop();
     else if (socket.bytesRead - start > limitBytes) {
-      clearInterval(timer);
+      stop();
       socket.destroy();
     }
   }, CHECK_EVERY_MS);
   timer.unref();
-  socket.once('close', () => clearInterval(timer));
+  socket.once('close', stop);
 }
 
 /**
@@ -43,7 +47,12 @@ export function limitBodyTime(request: IncomingMessage, timeoutMs: number, answe
     socket.destroySoon();
   }, timeoutMs);
   timer.unref();
-  const stop = () => clearTimeout(timer);
+  // Both listeners go once the body is in: a keep-alive socket carries many requests.
+  const stop = () => {
+    clearTimeout(timer);
+    request.removeListener('end', stop);
+    socket.removeListener('close', stop);
+  };
   request.once('end', stop);
   socket.once('close', stop);
 }

@@ -14,6 +14,7 @@ export const ERRORS = {
   REQUEST_TIMEOUT: { status: 408, message: 'Request timeout' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'Payload too large' },
   URI_TOO_LONG: { status: 414, message: 'URI too long' },
+  RANGE_NOT_SATISFIABLE: { status: 416, message: 'Range not satisfiable' },
   REQUEST_HEADER_FIELDS_TOO_LARGE: { status: 431, message: 'Request header fields too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported media type' },
   GENERAL_ERROR: { status: 400, message: 'General error' },
@@ -23,7 +24,7 @@ export const ERRORS = {
   RATE_LIMITED: { status: 429, message: 'You are being rate limited.' },
   FEATURE_TEMPORARILY_DISABLED: { status: 403, message: 'This feature is temporarily disabled' },
 
-  // Credentials and policies (contract §7)
+  // Credentials and policies (docs/errors.md)
   UNAUTHORIZED: { status: 401, message: 'Unauthorized' },
   INVALID_TOKEN: { status: 401, message: 'Invalid token' },
   ACCESS_DENIED: { status: 403, message: 'Access denied' },
@@ -59,12 +60,19 @@ export const ERRORS = {
   MAX_APPLICATIONS: { status: 400, message: 'Maximum number of applications reached' },
   BOT_IS_PRIVATE: { status: 403, message: 'This bot is private' },
   BOT_ALREADY_IN_GUILD: { status: 400, message: 'The bot is already in this guild' },
+  LOGIN_REQUIRED: { status: 403, message: 'Sign in again to continue' },
+  INVALID_INTERACTIONS_ENDPOINT_URL: { status: 400, message: 'Invalid interactions endpoint URL' },
+  INTERACTIONS_ENDPOINT_UNVERIFIED: {
+    status: 400,
+    message: 'The specified interactions endpoint URL could not be verified',
+  },
 
   // Admin
   ADMIN_API_KEY_NOT_FOUND: { status: 404, message: 'Admin API key not found' },
   UNKNOWN_USER_FLAG: { status: 400, message: 'Unknown user flag' },
   UNKNOWN_SUSPICIOUS_FLAG: { status: 400, message: 'Unknown suspicious activity flag' },
   TEST_HARNESS_FORBIDDEN: { status: 403, message: 'Test harness access denied' },
+  REPORT_ALREADY_CLOSED: { status: 400, message: 'This report is already resolved or dismissed' },
 
   // Missing resources
   UNKNOWN_USER: { status: 404, message: 'Unknown user' },
@@ -88,6 +96,7 @@ export const ERRORS = {
   UNKNOWN_WEBAUTHN_CREDENTIAL: { status: 404, message: 'Unknown WebAuthn credential' },
   UNKNOWN_BAN: { status: 404, message: 'Unknown ban' },
   UNKNOWN_ATTACHMENT: { status: 404, message: 'Unknown attachment' },
+  UNKNOWN_REPORT: { status: 404, message: 'Unknown report' },
 
   // Chat core
   MAX_GUILDS: { status: 400, message: 'Maximum number of guilds reached' },
@@ -96,6 +105,10 @@ export const ERRORS = {
   MAX_INVITES: { status: 400, message: 'Maximum number of invites reached' },
   MAX_REACTIONS: { status: 400, message: 'Maximum number of reactions reached' },
   MAX_GROUP_DM_RECIPIENTS: { status: 400, message: 'Maximum number of group DM recipients reached' },
+  // Discord's 50007 and 50033: a DM the recipient's blocks or privacy settings refuse; a group DM recipient
+  // who is not the adder's friend.
+  CANNOT_SEND_MESSAGES_TO_THIS_USER: { status: 403, message: 'Cannot send messages to this user' },
+  INVALID_RECIPIENTS: { status: 400, message: 'Invalid recipients' },
   MAX_WEBHOOKS_PER_CHANNEL: { status: 400, message: 'Maximum number of webhooks per channel reached' },
   SLOWMODE_RATE_LIMITED: { status: 400, message: 'Slowmode rate limit' },
   CANNOT_SEND_EMPTY_MESSAGE: { status: 400, message: 'Cannot send an empty message' },
@@ -103,14 +116,29 @@ export const ERRORS = {
   CANNOT_EDIT_OTHER_USER_MESSAGE: { status: 403, message: "Cannot edit another user's message" },
   USER_BANNED_FROM_GUILD: { status: 403, message: 'You are banned from this guild' },
   MAX_PINS: { status: 400, message: 'Maximum number of pinned messages reached' },
+  MAX_SAVED_MESSAGES: { status: 400, message: 'Maximum number of saved messages reached' },
+  CANNOT_REPORT_YOURSELF: { status: 400, message: 'You cannot report yourself' },
   UNKNOWN_EMOJI: { status: 400, message: 'Unknown emoji' },
+  MAX_EMOJIS: { status: 400, message: 'Maximum number of emojis reached' },
+  MAX_ANIMATED_EMOJIS: { status: 400, message: 'Maximum number of animated emojis reached' },
+  UNKNOWN_STICKER: { status: 404, message: 'Unknown sticker' },
+  MAX_STICKERS: { status: 400, message: 'Maximum number of stickers reached' },
+  INVALID_STICKER_SENT: { status: 400, message: 'Invalid sticker sent' },
   CANNOT_EXECUTE_ACTION_ON_CHANNEL_TYPE: { status: 400, message: 'Cannot execute action on this channel type' },
   THREAD_ALREADY_CREATED_FOR_MESSAGE: { status: 400, message: 'A thread has already been created for this message' },
   THREAD_ARCHIVED: { status: 400, message: 'Thread is archived' },
   THREAD_LOCKED: { status: 403, message: 'Thread is locked' },
 
+  // Data export (docs/accounts.md#your-data-data-export)
+  HARVEST_COOLDOWN: { status: 429, message: 'You can request your data once every 24 hours' },
+  HARVEST_REQUIRES_VERIFIED_EMAIL: { status: 403, message: 'Verify your email address to request your data' },
+  UNKNOWN_HARVEST: { status: 404, message: 'Unknown data export' },
+  HARVEST_LINK_USED: { status: 410, message: 'This download link was already used' },
+  HARVEST_LINK_EXPIRED: { status: 410, message: 'This download link has expired' },
+
   // Voice
   TARGET_NOT_CONNECTED_TO_VOICE: { status: 400, message: 'Target user is not connected to voice' },
+  UNKNOWN_CALL: { status: 404, message: 'Unknown call' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;
@@ -152,6 +180,7 @@ export const FORM_ERRORS = [
   'CANNOT_DM_YOURSELF',
   'CANNOT_SPECIFY_BOTH_BEFORE_AND_AFTER',
   'UPLOADED_ATTACHMENT_NOT_FOUND',
+  'BINARY_TYPE_MAX_SIZE',
   'FILE_NOT_FOUND',
   'INVALID_REDIRECT_URI',
   'INVALID_SCOPE',
@@ -242,7 +271,7 @@ export const INTERNAL_ERROR_BODY = Object.freeze({
   message: 'Internal server error',
 });
 
-/** A 429 with api.md §5.1's body and headers (`headers` adds the `X-RateLimit-*` set that applies). */
+/** A 429 with docs/conventions.md#rate-limits's body and headers (`headers` adds the `X-RateLimit-*` set that applies). */
 export function rateLimited(retryAfterMs: number, global: boolean, headers: Record<string, string> = {}): ApiError {
   const retryAfter = Math.max(retryAfterMs / 1000, 0.001);
   return new ApiError('RATE_LIMITED', {
@@ -251,7 +280,7 @@ export function rateLimited(retryAfterMs: number, global: boolean, headers: Reco
   });
 }
 
-/** The 403 a banned address gets on every request and gateway upgrade (api.md §5.3). */
+/** The 403 a banned address gets on every request and gateway upgrade (docs/conventions.md#ip-bans). */
 export function bannedError(ban: IpBan, ip: string, now: number): ApiError {
   const permanent = ban.expiresAt === null;
   const headers: Record<string, string> = {};
@@ -269,7 +298,7 @@ export function bannedError(ban: IpBan, ip: string, now: number): ApiError {
 }
 
 /**
- * A handler-level allowance ran out (api.md §5.1: the same 429 as a route bucket, with `X-RateLimit-Limit`,
+ * A handler-level allowance ran out (docs/conventions.md#rate-limits: the same 429 as a route bucket, with `X-RateLimit-Limit`,
  * `-Remaining`, `-Reset` and `-Reset-After`, without `-Bucket`).
  */
 export function allowanceExceeded(limit: number, retryAfterMs: number, resetAfterMs: number, now: number): ApiError {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseSnowflake } from '../platform/crypto/snowflake.ts';
 
-/** A snowflake given as a digit string or JSON integer (api.md §1.2), normalised to a string. */
+/** A snowflake given as a digit string or JSON integer (docs/conventions.md#ids-and-time), normalised to a string. */
 export const snowflakeField = z.unknown().transform((value, ctx) => {
   const parsed = parseSnowflake(value);
   if (parsed.ok) return parsed.value;
@@ -30,7 +30,7 @@ export const bitfieldField = unsignedInteger.transform((v, ctx) => {
 /** Permission bits: like `bitfieldField`, but bits beyond the known ones (even beyond 64) are dropped later. */
 export const permissionBitsField = unsignedInteger.transform((v) => BigInt(v));
 
-/** `""` counts as null outside message bodies (api.md §1.1). */
+/** `""` counts as null outside message bodies (docs/conventions.md#requests). */
 export const nullableText = (max: number) =>
   z
     .string()

@@ -142,7 +142,7 @@ function queryParameters(spec: AnyRoute): Record<string, unknown>[] {
 
 function requestBody(spec: AnyRoute): Record<string, unknown> | undefined {
   const kind = spec.bodyKind ?? 'json';
-  if (kind === 'raw' || kind === 'multipart') {
+  if (kind === 'raw' || kind === 'multipart' || kind === 'stream') {
     return {
       content: {
         'application/json': { schema: { type: 'object' } },

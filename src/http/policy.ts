@@ -9,7 +9,7 @@ function holds(acls: readonly string[], acl: string): boolean {
 }
 
 /**
- * Applies a route's policy to the resolved principal (contract §5.3–§5.6, §5.10; api.md §1.6, §3.6) and
+ * Applies a route's policy to the resolved principal (docs/conventions.md#policies, docs/admin.md#credentials-and-checks) and
  * returns the refusal, if any. Returned rather than thrown: a throw inside the request's async pipeline
  * makes V8 capture a stack for a predicted-unhandled rejection, which cost the 401 path more than the
  * rest of its work (docs/performance.md).
@@ -26,7 +26,7 @@ export function policyDenial(route: AnyRoute, principal: Principal | undefined):
       if (!principal) return plainError('UNAUTHORIZED');
       if (principal.kind === 'bearer') {
         if (!route.scope) return plainError('ACCESS_DENIED');
-        return scopeDenial(principal.scopes, route.scope);
+        return scopeDenial(principal.scopes, route.scope, route.orScope);
       }
       if (principal.kind === 'admin_key') return plainError('UNAUTHORIZED');
       if (route.policy === 'user-only' && principal.kind === 'bot') return plainError('ACCESS_DENIED');
@@ -38,7 +38,7 @@ export function policyDenial(route: AnyRoute, principal: Principal | undefined):
       return undefined;
     case 'oauth2':
       if (principal?.kind !== 'bearer') return plainError('UNAUTHORIZED');
-      return route.scope ? scopeDenial(principal.scopes, route.scope) : undefined;
+      return route.scope ? scopeDenial(principal.scopes, route.scope, route.orScope) : undefined;
     case 'admin': {
       if (!principal || principal.kind === 'bot') return plainError('UNAUTHORIZED');
       if (principal.kind === 'bearer' && !principal.isAdminApplication) return plainError('ACCESS_DENIED');
@@ -56,11 +56,13 @@ export function policyDenial(route: AnyRoute, principal: Principal | undefined):
   }
 }
 
-function scopeDenial(scopes: ReadonlySet<string>, scope: string): ApiError | undefined {
-  return scopes.has(scope) ? undefined : new ApiError('MISSING_OAUTH_SCOPE', { extra: { required_scope: scope } });
+function scopeDenial(scopes: ReadonlySet<string>, scope: string, orScope: string | undefined): ApiError | undefined {
+  return scopes.has(scope) || (orScope !== undefined && scopes.has(orScope))
+    ? undefined
+    : new ApiError('MISSING_OAUTH_SCOPE', { extra: { required_scope: scope } });
 }
 
-/** The suspicious-activity gate (contract §5.9): every authenticated route except `+S` and Admin ones. */
+/** The suspicious-activity gate (docs/accounts.md#suspicious-activity-gate): every authenticated route except `+S` and Admin ones. */
 export function suspiciousDenial(route: AnyRoute, principal: Principal | undefined): ApiError | undefined {
   if (!principal || route.admitsSuspicious || route.policy === 'admin') return undefined;
   if (route.policy !== 'user' && route.policy !== 'user-only' && route.policy !== 'oauth2' && route.policy !== 'bot')

@@ -10,7 +10,7 @@ export function renderRouteTable(routes: readonly AnyRoute[]): string {
     .filter((r) => r.policy !== 'test')
     .map((r) => {
       const notes = [
-        r.scope ? `scope \`${r.scope}\`` : '',
+        r.scope ? `scope \`${r.scope}\`${r.orScope ? ` or \`${r.orScope}\`` : ''}` : '',
         r.acl ? `ACL \`${r.acl}\`` : '',
         r.sudo ? `sudo ${typeof r.sudo === 'function' ? 'per body' : r.sudo === 'y0' ? 'y⁰' : 'y'}` : '',
         r.localAuth ? '·L' : '',

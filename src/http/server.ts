@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { Duplex } from 'node:stream';
+import { type Duplex, Readable } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { AppServices } from '../app-services.ts';
 import { SUDO_HEADER } from '../domains/sudo/sudo-mode.ts';
 import type { Principal } from '../identity/principal.ts';
 import { ConcurrencyGate } from '../platform/concurrency-gate.ts';
-import { sha256Hex } from '../platform/crypto/tokens.ts';
+import { constantTimeEqual, digest, sha256Hex } from '../platform/crypto/tokens.ts';
 import { ipKey as toIpKey } from '../platform/net/cidr.ts';
 import type { IpBan } from '../platform/state/ip-bans.ts';
 import { type ParsedCredential, parseAuthorization } from './auth/authorization.ts';
@@ -14,7 +14,7 @@ import { clientIp } from './client-ip.ts';
 import { ApiError, bannedError, fieldError, INTERNAL_ERROR_BODY, rateLimited, wireText } from './errors.ts';
 import { policyDenial, suspiciousDenial } from './policy.ts';
 import { rawErrorResponse } from './raw-response.ts';
-import { type AnyRoute, JsonText, REPLY_SENT, type RequestContext } from './route.ts';
+import { type AnyRoute, JsonText, queryWithRepeats, REPLY_SENT, type RequestContext, StreamedBody } from './route.ts';
 import { validate } from './validation.ts';
 
 const JSON_BODY_LIMIT = 1024 * 1024;
@@ -53,12 +53,25 @@ declare module 'fastify' {
 }
 
 /** Paths (and only paths) whose routes answer any origin with `*`. */
+/**
+ * The OAuth2 / OpenID endpoints a relying party running in a browser on another origin calls (a public
+ * client): they take credentials only from the body or the Authorization header, never from cookies.
+ * Introspection is for confidential clients, so it is not among them.
+ */
+const PUBLIC_CORS_OAUTH2_PATHS: ReadonlySet<string> = new Set([
+  '/v1/oauth2/token',
+  '/v1/oauth2/token/revoke',
+  '/v1/oauth2/jwks',
+  '/v1/oauth2/userinfo',
+]);
+
 function isPublicCorsPath(url: string): boolean {
   return (
     url.startsWith('/.well-known/') ||
     url.startsWith('/v1/webhooks/') ||
     url.startsWith('/media/') ||
-    url.startsWith('/v1/relay/')
+    url.startsWith('/v1/relay/') ||
+    PUBLIC_CORS_OAUTH2_PATHS.has(url.split('?')[0] ?? '')
   );
 }
 
@@ -145,10 +158,12 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
     if (!hearth) return;
     const latencyMs = Number(process.hrtime.bigint() - hearth.startedAt) / 1e6;
     // The route pattern, never the URL: webhook tokens and capabilities live in URLs.
+    const route = request.routeOptions.url ?? 'unmatched';
+    services.metrics.observeRequest(request.method, route, reply.statusCode, latencyMs / 1000);
     log.info('request', {
       request_id: hearth.requestId,
       method: request.method,
-      route: request.routeOptions.url ?? 'unmatched',
+      route,
       status: reply.statusCode,
       latency_ms: Math.round(latencyMs * 100) / 100,
     });
@@ -192,44 +207,58 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
     reply.code(500).header('content-type', 'application/json; charset=utf-8').send(INTERNAL_ERROR_BODY);
   });
 
-  for (const spec of routes) {
-    const urls = spec.root ? [spec.path] : spec.alsoAtRoot ? [`/v1${spec.path}`, spec.path] : [`/v1${spec.path}`];
-    for (const url of urls) {
-      app.route({
-        method: spec.method,
-        url,
-        bodyLimit: spec.bodyLimit ?? JSON_BODY_LIMIT,
-        config: { hearthRoute: spec },
-        // Authentication, rate limits, policy, CAPTCHA and the route's own preflight run from the headers,
-        // before Fastify reads a byte of the body: an unauthenticated upload is refused unread.
-        preParsing: (request, reply, payload, done) => {
-          admit(spec, request, reply).then(
-            (denial) => {
-              // Refusals come back as values: a throw would make V8 capture a stack on the hottest 401 path.
-              if (denial && !reply.sent) sendError(reply, denial);
-              done(null, payload);
-            },
-            (error) => {
-              if (error instanceof ApiError && !reply.sent) {
-                sendError(reply, error);
-                return done(null, payload);
-              }
-              done(error as Error);
-            },
-          );
-        },
-        handler: async (request, reply) => {
-          try {
-            return await runRoute(spec, request, reply);
-          } catch (error) {
-            // Answering here skips Fastify's error machinery, which made every 401/403 markedly dearer.
-            if (error instanceof ApiError && !reply.sent) return sendError(reply, error);
-            throw error;
-          }
-        },
-      });
-    }
+  function addRoute(instance: FastifyInstance, spec: AnyRoute, url: string): void {
+    instance.route({
+      method: spec.method,
+      url,
+      bodyLimit: spec.bodyLimit ?? JSON_BODY_LIMIT,
+      config: { hearthRoute: spec },
+      // Authentication, rate limits, policy, CAPTCHA and the route's own preflight run from the headers,
+      // before Fastify reads a byte of the body: an unauthenticated upload is refused unread.
+      preParsing: (request, reply, payload, done) => {
+        admit(spec, request, reply).then(
+          (denial) => {
+            // Refusals come back as values: a throw would make V8 capture a stack on the hottest 401 path.
+            if (denial && !reply.sent) sendError(reply, denial);
+            done(null, payload);
+          },
+          (error) => {
+            if (error instanceof ApiError && !reply.sent) {
+              sendError(reply, error);
+              return done(null, payload);
+            }
+            done(error as Error);
+          },
+        );
+      },
+      handler: async (request, reply) => {
+        try {
+          return await runRoute(spec, request, reply);
+        } catch (error) {
+          // Answering here skips Fastify's error machinery, which made every 401/403 markedly dearer.
+          if (error instanceof ApiError && !reply.sent) return sendError(reply, error);
+          throw error;
+        }
+      },
+    });
   }
+
+  const urlsOf = (spec: AnyRoute) =>
+    spec.root ? [spec.path] : spec.alsoAtRoot ? [`/v1${spec.path}`, spec.path] : [`/v1${spec.path}`];
+  for (const spec of routes) {
+    if (spec.bodyKind === 'stream') continue;
+    for (const url of urlsOf(spec)) addRoute(app, spec, url);
+  }
+  // Streaming routes get the request stream unread as their body (no buffering parser in their context): they
+  // read it themselves, within their bodyLimit (docs/media.md#uploads-in-flight).
+  app.register(async (streaming) => {
+    streaming.removeAllContentTypeParsers();
+    streaming.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+    for (const spec of routes) {
+      if (spec.bodyKind !== 'stream') continue;
+      for (const url of urlsOf(spec)) addRoute(streaming, spec, url);
+    }
+  });
 
   /** The header-only steps; a policy refusal is returned (not thrown), anything else may throw. */
   async function admit(spec: AnyRoute, request: FastifyRequest, reply: FastifyReply): Promise<ApiError | undefined> {
@@ -238,7 +267,7 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
 
     if (spec.policy === 'test') checkTestHarness(request);
 
-    // ·L on an unauthenticated route: first thing after the IP ban (api.md §1.6).
+    // ·L on an unauthenticated route: first thing after the IP ban (docs/conventions.md#policies).
     const ssoFirst = spec.localAuth && (spec.policy === 'none' || spec.policy === 'self');
     if (ssoFirst && services.settings.ssoEnforced()) throw new ApiError('SSO_REQUIRED');
 
@@ -260,7 +289,7 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
       (spec.localAuth && !ssoFirst && services.settings.ssoEnforced() ? new ApiError('SSO_REQUIRED') : undefined) ??
       suspiciousDenial(spec, principal);
     if (denial) return denial;
-    // A credential that resolved is proof enough of a person (contract §5.6); test mode waives it unless strict.
+    // A credential that resolved is proof enough of a person (docs/conventions.md#policies); test mode waives it unless strict.
     if (spec.captcha && !principal && hearth.strict) {
       await services.captcha.verify({
         token: singleHeader(request.headers['x-captcha-token']),
@@ -276,8 +305,9 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
   }
 
   /**
-   * A body above the JSON limit is buffered while it arrives: at most UPLOADS_TOTAL of them at once in this
-   * process and UPLOADS_PER_CALLER per user (or address), else 429 before a byte is read.
+   * A body above the JSON limit (an upload, streamed to the object store as it arrives): at most UPLOADS_TOTAL
+   * of them at once in this process and UPLOADS_PER_CALLER per user (or address), else 429 RATE_LIMITED before
+   * a byte is read (docs/media.md#uploads-in-flight).
    */
   function holdUploadSlot(
     spec: AnyRoute,
@@ -288,8 +318,10 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
     if ((spec.bodyLimit ?? JSON_BODY_LIMIT) <= JSON_BODY_LIMIT || request.raw.complete) return;
     const declared = Number(request.headers['content-length']);
     if (Number.isFinite(declared) && declared <= JSON_BODY_LIMIT) return;
+    const processFull = uploads.inUse >= uploads.total;
     const release = uploads.tryEnter(principal ? `user:${principal.user.id}` : `ip:${request.hearth.ipKey}`);
-    if (!release) throw rateLimited(1000, false, { 'X-RateLimit-Scope': 'user' });
+    // `shared`: the process is at its bound for everyone; `user`: this caller has its share in flight.
+    if (!release) throw rateLimited(1000, false, { 'X-RateLimit-Scope': processFull ? 'shared' : 'user' });
     reply.raw.once('close', release);
   }
 
@@ -328,9 +360,14 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
     if (!admission) throw new ApiError('INTERNAL_SERVER_ERROR');
     const { principal } = admission;
 
-    const rawBody = readBody(spec, request.body);
+    const rawBody = spec.bodyKind === 'stream' ? streamedBody(spec, request, reply) : readBody(spec, request.body);
     const body = spec.body ? validate(spec.body, rawBody) : rawBody;
-    const query = spec.query ? validate(spec.query, request.query ?? {}) : request.query;
+    const query = spec.query
+      ? validate(
+          spec.query,
+          spec.repeatedQuery ? queryWithRepeats(request.url, spec.repeatedQuery) : (request.query ?? {}),
+        )
+      : request.query;
 
     const sudoMode = typeof spec.sudo === 'function' ? (spec.sudo(body) ? 'y' : undefined) : spec.sudo;
     if (sudoMode && principal) {
@@ -358,10 +395,23 @@ export function createHttpServer(services: AppServices, routes: readonly AnyRout
     return reply;
   }
 
+  /** The unread request stream of a `stream` route; what the route staged is cleaned up when the exchange ends. */
+  function streamedBody(spec: AnyRoute, request: FastifyRequest, reply: FastifyReply): StreamedBody {
+    const contentType = String(request.headers['content-type'] ?? '');
+    const limit = spec.bodyLimit ?? JSON_BODY_LIMIT;
+    const body =
+      request.body instanceof Readable
+        ? new StreamedBody(request.body, contentType, limit)
+        : StreamedBody.empty(contentType, limit);
+    if (reply.raw.closed) body.settle();
+    else reply.raw.once('close', () => body.settle());
+    return body;
+  }
+
   function checkTestHarness(request: FastifyRequest): void {
     if (!config.testMode) throw new ApiError('NOT_FOUND');
     const token = request.headers['x-test-token'];
-    if (typeof token !== 'string' || !config.testToken || token !== config.testToken)
+    if (typeof token !== 'string' || !config.testToken || !constantTimeEqual(digest(token), digest(config.testToken)))
       throw new ApiError('TEST_HARNESS_FORBIDDEN');
   }
 

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { type FieldError, type FormErrorCode, formError } from './errors.ts';
 
-/** Maps a zod failure onto `INVALID_FORM_BODY` elements with dot-joined paths (api.md §1.3). */
+/** Maps a zod failure onto `INVALID_FORM_BODY` elements with dot-joined paths (docs/conventions.md#errors). */
 export function validate<T>(schema: z.ZodType<T>, input: unknown): T {
   const result = schema.safeParse(input);
   if (result.success) return result.data;

@@ -1,4 +1,4 @@
-/** User flag bits (api.md §3.7). 64-bit: kept as bigint, sent as decimal strings where they can pass 2^53. */
+/** User flag bits (docs/accounts.md#suspicious-activity-gate). 64-bit: kept as bigint, sent as decimal strings where they can pass 2^53. */
 export const USER_FLAGS = {
   STAFF: 1n << 0n,
   CTP_MEMBER: 1n << 1n,

@@ -101,7 +101,7 @@ export function publicFlags(user: UserRecord): number {
   return Number(user.flags & PUBLIC_FLAGS_MASK);
 }
 
-/** The partial user that anyone may see (api.md §3.2). */
+/** The partial user that anyone may see (docs/accounts.md). */
 export function partialUser(user: UserRecord): Record<string, unknown> {
   return {
     id: user.id,
@@ -121,7 +121,7 @@ export interface PrivateUserExtras {
   authenticatorTypes: number[];
 }
 
-/** The account holder's own view (api.md §3.2). */
+/** The account holder's own view (docs/accounts.md). */
 export function privateUser(
   user: UserRecord,
   extras: PrivateUserExtras,

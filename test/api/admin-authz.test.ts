@@ -14,7 +14,7 @@ import { registerUser, request, type TestUser } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 /**
- * The authorisation sweep (contract §5.5, §5.10; api.md §3.6): every Admin route against every kind of
+ * The authorisation sweep (docs/admin.md#credentials-and-checks, docs/conventions.md#policies): every Admin route against every kind of
  * credential, asserting status and code exactly.
  */
 
@@ -140,7 +140,25 @@ function routes(): AdminRouteCase[] {
       body: () => ({ registration: { mode: 'open' } }),
       ok: OK,
     },
+    // With no issuer saved, the test answers at once without reaching out.
+    { method: 'POST', path: '/instance-config/sso/test', acl: 'instance:config:update', ok: OK },
     { method: 'POST', path: '/audit-logs', acl: 'audit_log:view', body: () => ({ limit: 5 }), ok: OK },
+    { method: 'POST', path: '/reports/list', acl: 'report:view', body: () => ({ status: 'open' }), ok: OK },
+    { method: 'GET', path: '/reports/1', acl: 'report:view', ok: { status: 404, code: 'UNKNOWN_REPORT' } },
+    {
+      method: 'POST',
+      path: '/reports/resolve',
+      acl: 'report:resolve',
+      body: () => ({ report_id: '1' }),
+      ok: { status: 404, code: 'UNKNOWN_REPORT' },
+    },
+    {
+      method: 'POST',
+      path: '/reports/dismiss',
+      acl: 'report:resolve',
+      body: () => ({ report_id: '1' }),
+      ok: { status: 404, code: 'UNKNOWN_REPORT' },
+    },
   ];
 }
 
@@ -177,7 +195,8 @@ before(async () => {
   adminBearerWithoutAcl = `Bearer ${await insertBearerToken(server, authOnlyUser.id, adminApp)}`;
 
   for (const acl of ROUTE_ACLS) keyByAcl.set(acl, `Admin ${(await createKey(server, starUser, [acl])).key}`);
-  keyWithoutAcl = `Admin ${(await createKey(server, starUser, ['report:view'])).key}`;
+  // A reserved ACL that no route checks.
+  keyWithoutAcl = `Admin ${(await createKey(server, starUser, ['guild:lookup'])).key}`;
   keyOfLoser = `Admin ${(await createKey(server, loserUser, ROUTE_ACLS)).key}`;
   // The owner loses every route ACL after minting: the key must narrow at once.
   await setAcls(server, loserUser.id, ['admin:authenticate']);
@@ -227,7 +246,10 @@ describe('Admin authorisation sweep', () => {
       .map((r) => `${r.method} /v1${r.path} ${r.acl}`)
       .sort();
     const swept = routes()
-      .map((r) => `${r.method} /v1/admin${r.path.replace(/\/1$/, '/:keyId')} ${r.acl}`)
+      .map(
+        (r) =>
+          `${r.method} /v1/admin${r.path.replace(/^\/api-keys\/1$/, '/api-keys/:keyId').replace(/^\/reports\/1$/, '/reports/:reportId')} ${r.acl}`,
+      )
       .sort();
     assert.deepEqual(declared, swept);
   });

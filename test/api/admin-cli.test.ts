@@ -6,12 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { type RunningApp, startApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { digest } from '../../src/platform/crypto/tokens.ts';
 import { createLogger } from '../../src/platform/log.ts';
 import { request } from '../support/client.ts';
+import { createTestDatabase } from '../support/pg-database.ts';
 
 /** The bootstrap CLI as an operator runs it (`npx hearth …` runs bin/hearth.mjs), against real storage. */
 
@@ -175,22 +175,11 @@ describe('hearth admin create', () => {
   const adminUrl = process.env.TEST_DATABASE_URL;
   if (adminUrl)
     it('creates a new administrator on PostgreSQL, idempotently, and the key works', async () => {
-      const name = `hearth_cli_${randomBytes(6).toString('hex')}`;
-      const client = new pg.Client({ connectionString: adminUrl });
-      await client.connect();
-      await client.query(`CREATE DATABASE ${name}`);
-      await client.end();
-      cleanups.push(async () => {
-        const c = new pg.Client({ connectionString: adminUrl });
-        await c.connect();
-        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
-        await c.end();
-      });
-      const url = new URL(adminUrl);
-      url.pathname = `/${name}`;
+      const database = await createTestDatabase(adminUrl, 'cli');
+      cleanups.push(database.drop);
       const dataDir = await mkdtemp(join(tmpdir(), 'hearth-cli-pg-'));
       cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-      await bootstrapScenario({ DATABASE_URL: url.toString(), HEARTH_DATA_DIR: dataDir }, false);
+      await bootstrapScenario({ DATABASE_URL: database.url, HEARTH_DATA_DIR: dataDir }, false);
     });
 
   it('generates a password for a new account when none is given, and rejects bad input', async () => {

@@ -523,7 +523,11 @@ describe('Admin instance settings', () => {
     assert.equal('client_secret' in res.body.sso, false);
     assert.equal(res.body.sso.redirect_uri, `${server.url}/auth/sso/callback`);
     const discovery = await request(server, 'GET', '/.well-known/service');
-    assert.deepEqual(res.body.email, { enabled: discovery.body.features.emails_enabled });
+    assert.deepEqual(res.body.email, {
+      enabled: discovery.body.features.emails_enabled,
+      delivery: { status: 'ok', failing_since: null, last_error: null, failed_deliveries: 0 },
+    });
+    assert.equal(discovery.body.features.email_delivery, 'ok');
     assert.deepEqual(res.body.captcha, discovery.body.captcha);
   });
 

@@ -144,7 +144,11 @@ describe('listing and reading applications', () => {
     assert.equal(res.body.id, app.id);
     assert.equal(res.body.owner.id, owner.id);
     assert.equal(res.body.bot.id, app.id);
-    assert.equal(res.body.verify_key, '0'.repeat(64));
+    // The application's own Ed25519 public key, the one GET /applications/@me shows.
+    assert.match(res.body.verify_key, /^[0-9a-f]{64}$/);
+    const me = await request(server, 'GET', '/v1/applications/@me', { auth: `Bot ${app.botToken}` });
+    assert.equal(res.body.verify_key, me.body.verify_key);
+    assert.equal(res.body.verify_key, app.body.verify_key);
   });
 
   it('owner-only: another user gets 403 ACCESS_DENIED, unknown ids 404 UNKNOWN_APPLICATION', async () => {
@@ -179,7 +183,7 @@ describe('listing and reading applications', () => {
     assert.equal(anon.body.name, 'Public');
     assert.equal(anon.body.description, null);
     assert.deepEqual(anon.body.redirect_uris, ['https://p.example/cb']);
-    assert.deepEqual(anon.body.scopes, ['identify', 'email', 'guilds', 'connections', 'bot']);
+    assert.deepEqual(anon.body.scopes, ['identify', 'email', 'guilds', 'connections', 'bot', 'openid', 'profile']);
     assert.equal(anon.body.bot_public, true);
     assert.equal(anon.body.bot.id, app.id);
     assert.equal(anon.body.current_user, null);

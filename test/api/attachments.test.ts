@@ -93,7 +93,7 @@ describe('inline attachments', () => {
     const res = await postForm(
       owner,
       `/v1/channels/${channelId}/messages`,
-      form({ content: 'page' }, [
+      form({ content: 'page', attachments: [{ id: 0 }, { id: 1 }] }, [
         ['files[0]', html, 'page.html', 'text/html'],
         ['files[1]', html, 'img.svg', 'image/svg+xml'],
       ]),
@@ -218,7 +218,7 @@ describe('editing attachments', () => {
     const res = await postForm(
       owner,
       `/v1/channels/${channelId}/messages`,
-      form({ content: 'two' }, [
+      form({ content: 'two', attachments: [{ id: 0 }, { id: 1 }] }, [
         ['files[0]', png, 'a.png', 'image/png'],
         ['files[1]', png, 'b.png', 'image/png'],
       ]),

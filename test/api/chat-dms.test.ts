@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createApplication } from '../support/applications.ts';
-import { as, DispatchRecorder, ok } from '../support/chat.ts';
+import { as, DispatchRecorder, befriend as makeFriends, ok } from '../support/chat.ts';
 import { registerUser, type TestUser } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -16,11 +16,18 @@ before(async () => {
   alice = await registerUser(server);
   bob = await registerUser(server);
   carol = await registerUser(server);
+  // A 1:1 DM needs a friendship or a shared guild, a group DM friends (issue 16).
+  await befriend(alice, bob);
+  await befriend(alice, carol);
 });
+
 after(async () => {
   events?.close();
   await server?.close();
 });
+
+/** `a` asks, `b` accepts: friends. */
+const befriend = (a: TestUser, b: TestUser) => makeFriends(server, a, b);
 
 describe('direct messages', () => {
   it('opens a 1:1 DM idempotently, announcing it to both sides once', async () => {
@@ -93,6 +100,7 @@ describe('direct messages', () => {
     const renamed = await ok(as(server, bob, 'PATCH', `/channels/${group.id}`, { name: 'quartet' }));
     assert.equal(renamed.name, 'quartet');
     const dave = await registerUser(server);
+    await befriend(bob, dave);
     events.clear();
     assert.equal((await as(server, bob, 'PUT', `/channels/${group.id}/recipients/${dave.id}`)).status, 204);
     assert.equal((events.one('CHANNEL_RECIPIENT_ADD').payload.user as any).id, dave.id);
@@ -205,10 +213,19 @@ describe('relationships', () => {
   it('blocks: the blocked user cannot send a request, and unblocking clears the block', async () => {
     const a = await registerUser(server);
     const b = await registerUser(server);
-    await ok(as(server, a, 'PUT', `/users/@me/relationships/${b.id}`, {}), 200);
+    await befriend(a, b);
+    const dm = await ok(as(server, a, 'POST', '/users/@me/channels', { recipient_id: b.id }));
+    events.clear();
     const blocked = await as(server, b, 'PUT', `/users/@me/relationships/${a.id}`, { type: 2 });
     assert.equal(blocked.status, 200);
     assert.equal(blocked.body.type, 2);
+    // A friendship turning into a block: the blocker's row changes type (UPDATE), the other's goes (REMOVE).
+    const update = events.one('RELATIONSHIP_UPDATE');
+    assert.deepEqual(update.audience, { kind: 'users', userIds: [b.id] });
+    assert.deepEqual([update.payload.id, update.payload.type], [a.id, 2]);
+    const remove = events.one('RELATIONSHIP_REMOVE');
+    assert.deepEqual(remove.audience, { kind: 'users', userIds: [a.id] });
+    assert.deepEqual(remove.payload, { id: b.id });
     assert.deepEqual(
       (await ok(as(server, b, 'GET', '/users/@me/relationships'))).map((r: any) => [r.id, r.type]),
       [[a.id, 2]],
@@ -220,14 +237,16 @@ describe('relationships', () => {
     const toBlocked = await as(server, b, 'PUT', `/users/@me/relationships/${a.id}`, {});
     assert.equal(toBlocked.status, 400);
     assert.equal(toBlocked.body.code, 'CANNOT_SEND_FRIEND_REQUEST_TO_BLOCKED_USER');
-    const dm = await ok(as(server, a, 'POST', '/users/@me/channels', { recipient_id: b.id }));
-    for (const [from, label] of [
-      [a, 'blocked'],
-      [b, 'blocker'],
+    for (const [from, to, label] of [
+      [a, b, 'blocked'],
+      [b, a, 'blocker'],
     ] as const) {
       const res = await as(server, from, 'POST', `/channels/${dm.id}/messages`, { content: 'hello?' });
       assert.equal(res.status, 403, label);
-      assert.equal(res.body.code, 'MISSING_PERMISSIONS');
+      assert.equal(res.body.code, 'CANNOT_SEND_MESSAGES_TO_THIS_USER');
+      const open = await as(server, from, 'POST', '/users/@me/channels', { recipient_id: to.id });
+      assert.equal(open.status, 403, label);
+      assert.equal(open.body.code, 'CANNOT_SEND_MESSAGES_TO_THIS_USER');
     }
     assert.equal((await as(server, b, 'DELETE', `/users/@me/relationships/${a.id}`)).status, 204);
     assert.equal((await as(server, a, 'PUT', `/users/@me/relationships/${b.id}`, {})).status, 200);
@@ -244,5 +263,136 @@ describe('relationships', () => {
     assert.equal(self.status, 400);
     const badType = await as(server, a, 'PUT', `/users/@me/relationships/${bob.id}`, { type: 3 });
     assert.equal(badType.status, 400);
+  });
+});
+
+describe('DM and group DM rules (issue 16)', () => {
+  it('a stranger cannot open a DM; a shared guild lets them, unless the recipient restricts that guild', async () => {
+    const a = await registerUser(server);
+    const b = await registerUser(server);
+    const stranger = await as(server, a, 'POST', '/users/@me/channels', { recipient_id: b.id });
+    assert.equal(stranger.status, 403);
+    assert.deepEqual(stranger.body, {
+      code: 'CANNOT_SEND_MESSAGES_TO_THIS_USER',
+      message: 'Cannot send messages to this user',
+    });
+    const guild = await ok(as(server, b, 'POST', '/guilds', { name: 'meeting place' }));
+    const invite = await ok(as(server, b, 'POST', `/channels/${guild.system_channel_id}/invites`, {}));
+    await ok(as(server, a, 'POST', `/invites/${invite.code}`));
+    const dm = await ok(as(server, a, 'POST', '/users/@me/channels', { recipient_id: b.id }));
+    assert.equal(dm.type, 1);
+    // The recipient's privacy settings: no DMs from members of that guild.
+    await ok(as(server, b, 'PATCH', '/users/@me/settings', { restricted_guilds: [guild.id] }));
+    const restricted = await as(server, a, 'POST', '/users/@me/channels', { recipient_id: b.id });
+    assert.equal(restricted.status, 403);
+    assert.equal(restricted.body.code, 'CANNOT_SEND_MESSAGES_TO_THIS_USER');
+    // The restriction is the recipient's: b may still open it towards a, whose settings allow it.
+    assert.equal((await ok(as(server, b, 'POST', '/users/@me/channels', { recipient_id: a.id }))).id, dm.id);
+    // Friends always may.
+    await befriend(b, a);
+    assert.equal((await ok(as(server, a, 'POST', '/users/@me/channels', { recipient_id: b.id }))).id, dm.id);
+  });
+
+  it('a blocked pair cannot pin in their DM', async () => {
+    const a = await registerUser(server);
+    const b = await registerUser(server);
+    await befriend(a, b);
+    const dm = await ok(as(server, a, 'POST', '/users/@me/channels', { recipient_id: b.id }));
+    const message = await ok(as(server, a, 'POST', `/channels/${dm.id}/messages`, { content: 'pin me' }));
+    await ok(as(server, a, 'PUT', `/users/@me/relationships/${b.id}`, { type: 2 }));
+    for (const who of [a, b]) {
+      const pin = await as(server, who, 'PUT', `/channels/${dm.id}/pins/${message.id}`);
+      assert.equal(pin.status, 403);
+      assert.equal(pin.body.code, 'CANNOT_SEND_MESSAGES_TO_THIS_USER');
+    }
+    assert.equal((await ok(as(server, a, 'GET', `/channels/${dm.id}/messages/${message.id}`))).pinned, false);
+    await ok(as(server, a, 'DELETE', `/users/@me/relationships/${b.id}`), 204);
+    assert.equal((await as(server, b, 'PUT', `/channels/${dm.id}/pins/${message.id}`)).status, 204);
+  });
+
+  it('group DMs take only friends, at creation and when adding; a block ends that', async () => {
+    const owner = await registerUser(server);
+    const friend = await registerUser(server);
+    const other = await registerUser(server);
+    await befriend(owner, friend);
+    const notFriends = await as(server, owner, 'POST', '/users/@me/channels', { recipients: [friend.id, other.id] });
+    assert.equal(notFriends.status, 400);
+    assert.deepEqual(notFriends.body, { code: 'INVALID_RECIPIENTS', message: 'Invalid recipients' });
+    const third = await registerUser(server);
+    await befriend(owner, third);
+    const group = await ok(as(server, owner, 'POST', '/users/@me/channels', { recipients: [friend.id, third.id] }));
+    const add = await as(server, owner, 'PUT', `/channels/${group.id}/recipients/${other.id}`);
+    assert.equal(add.status, 400);
+    assert.equal(add.body.code, 'INVALID_RECIPIENTS');
+    // Friends of the owner but not of the one adding: refused too.
+    const fourth = await registerUser(server);
+    await befriend(owner, fourth);
+    const byMember = await as(server, friend, 'PUT', `/channels/${group.id}/recipients/${fourth.id}`);
+    assert.equal(byMember.body.code, 'INVALID_RECIPIENTS');
+    // A block (from either side) ends the friendship, so the blocked pair cannot add each other.
+    await ok(as(server, fourth, 'PUT', `/users/@me/relationships/${owner.id}`, { type: 2 }));
+    const blocked = await as(server, owner, 'PUT', `/channels/${group.id}/recipients/${fourth.id}`);
+    assert.equal(blocked.status, 400);
+    assert.equal(blocked.body.code, 'INVALID_RECIPIENTS');
+    const blockedCreate = await as(server, owner, 'POST', '/users/@me/channels', {
+      recipients: [friend.id, fourth.id],
+    });
+    assert.equal(blockedCreate.body.code, 'INVALID_RECIPIENTS');
+    const listed = await ok(as(server, owner, 'GET', `/channels/${group.id}`));
+    assert.equal(listed.recipients.length, 2);
+  });
+
+  it('adding, removing and leaving post RECIPIENT_ADD / RECIPIENT_REMOVE, a silent leave included', async () => {
+    const owner = await registerUser(server);
+    const [x, y, z] = [await registerUser(server), await registerUser(server), await registerUser(server)];
+    for (const friend of [x, y, z]) await befriend(owner, friend);
+    const group = await ok(as(server, owner, 'POST', '/users/@me/channels', { recipients: [x.id, y.id] }));
+    assert.equal((await as(server, owner, 'PUT', `/channels/${group.id}/recipients/${z.id}`)).status, 204);
+    const latest = async (viewer: TestUser) =>
+      (await ok(as(server, viewer, 'GET', `/channels/${group.id}/messages?limit=1`)))[0];
+    const added = await latest(x);
+    assert.deepEqual(
+      [added.type, added.author.id, added.content, added.mentions.map((u: any) => u.id)],
+      [1, owner.id, '', [z.id]],
+    );
+    assert.equal((await latest(z)).id, added.id, 'the added user sees it too');
+    // The owner removes someone.
+    assert.equal((await as(server, owner, 'DELETE', `/channels/${group.id}/recipients/${z.id}`)).status, 204);
+    const removed = await latest(x);
+    assert.deepEqual([removed.type, removed.author.id, removed.mentions.map((u: any) => u.id)], [2, owner.id, [z.id]]);
+    // A silent leave (the established clients' `?silent=true`) still posts the message.
+    events.clear();
+    assert.equal((await as(server, y, 'DELETE', `/channels/${group.id}?silent=true`)).status, 204);
+    const left = await latest(x);
+    assert.deepEqual([left.type, left.author.id, left.mentions.map((u: any) => u.id)], [2, y.id, [y.id]]);
+    const created = events.one('MESSAGE_CREATE');
+    assert.deepEqual(new Set((created.audience as any).userIds), new Set([owner.id, x.id]));
+    assert.equal((created.payload as any).type, 2);
+    assert.equal((await as(server, y, 'GET', `/channels/${group.id}/messages`)).body.code, 'MISSING_ACCESS');
+  });
+
+  it('POST by username takes the discriminator the platform shows (#0001, or 0); another one is unknown', async () => {
+    const a = await registerUser(server);
+    const b = await registerUser(server);
+    const c = await registerUser(server);
+    const wrong = await as(server, a, 'POST', '/users/@me/relationships', {
+      username: b.username,
+      discriminator: '1234',
+    });
+    assert.equal(wrong.status, 404);
+    assert.equal(wrong.body.code, 'UNKNOWN_USER');
+    const tagged = await as(server, a, 'POST', '/users/@me/relationships', {
+      username: b.username,
+      discriminator: '0001',
+    });
+    assert.equal(tagged.status, 200);
+    assert.deepEqual([tagged.body.id, tagged.body.type, tagged.body.user.id], [b.id, 4, b.id]);
+    const zero = await as(server, a, 'POST', '/users/@me/relationships', { username: c.username, discriminator: 0 });
+    assert.equal(zero.status, 200);
+    assert.equal(zero.body.type, 4);
+    // Asking again is idempotent: 200 with the same relationship.
+    const again = await as(server, a, 'POST', `/users/@me/relationships/${c.id}`, {});
+    assert.equal(again.status, 200);
+    assert.deepEqual([again.body.id, again.body.type], [c.id, 4]);
   });
 });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import sharp from 'sharp';
 import { createApplication } from '../support/applications.ts';
 import { as, bits, DispatchRecorder, guildWithMembers, ok, P } from '../support/chat.ts';
 import { harness, registerUser, type TestUser } from '../support/client.ts';
@@ -355,11 +356,21 @@ describe('reactions', () => {
     assert.deepEqual(add.payload.emoji, { id: null, name: '👍' });
     assert.equal((add.payload.member as any).user.id, bob.id);
     await ok(as(server, alice, 'PUT', `/channels/${channelId}/messages/${m.id}/reactions/${thumbs}/@me`), 204);
-    await ok(as(server, alice, 'PUT', `/channels/${channelId}/messages/${m.id}/reactions/party:123456789012/@me`), 204);
+    // A custom emoji reaction names one of the guild's emojis (`name:id`).
+    const png = await sharp({ create: { width: 8, height: 8, channels: 4, background: '#ff8800' } })
+      .png()
+      .toBuffer();
+    const party = await ok(
+      as(server, owner, 'POST', `/guilds/${guild.id}/emojis`, {
+        name: 'party',
+        image: `data:image/png;base64,${png.toString('base64')}`,
+      }),
+    );
+    await ok(as(server, alice, 'PUT', `/channels/${channelId}/messages/${m.id}/reactions/party:${party.id}/@me`), 204);
     const read = await ok(as(server, bob, 'GET', `/channels/${channelId}/messages/${m.id}`));
     assert.deepEqual(read.reactions, [
       { emoji: { id: null, name: '👍' }, count: 2, me: true },
-      { emoji: { id: '123456789012', name: 'party', animated: false }, count: 1, me: false },
+      { emoji: { id: party.id, name: 'party', animated: false }, count: 1, me: false },
     ]);
     const users = await ok(as(server, bob, 'GET', `/channels/${channelId}/messages/${m.id}/reactions/${thumbs}`));
     assert.deepEqual(new Set(users.map((u: any) => u.id)), new Set([alice.id, bob.id]));
@@ -397,13 +408,14 @@ describe('reactions', () => {
     const bad = await as(server, bob, 'PUT', `/channels/${channelId}/messages/${m.id}/reactions/hello/@me`);
     assert.equal(bad.status, 400);
     assert.equal(bad.body.code, 'UNKNOWN_EMOJI');
+    const emoji = (i: number) => encodeURIComponent(String.fromCodePoint(0x1f600 + i));
     for (let i = 0; i < 20; i++)
-      await ok(as(server, bob, 'PUT', `/channels/${channelId}/messages/${m.id}/reactions/e${i}:${1000 + i}/@me`), 204);
-    const over = await as(server, bob, 'PUT', `/channels/${channelId}/messages/${m.id}/reactions/e20:2000/@me`);
+      await ok(as(server, bob, 'PUT', `/channels/${channelId}/messages/${m.id}/reactions/${emoji(i)}/@me`), 204);
+    const over = await as(server, bob, 'PUT', `/channels/${channelId}/messages/${m.id}/reactions/${emoji(20)}/@me`);
     assert.equal(over.status, 400);
     assert.equal(over.body.code, 'MAX_REACTIONS');
     assert.equal(
-      (await as(server, alice, 'PUT', `/channels/${channelId}/messages/${m.id}/reactions/e1:1001/@me`)).status,
+      (await as(server, alice, 'PUT', `/channels/${channelId}/messages/${m.id}/reactions/${emoji(1)}/@me`)).status,
       204,
     );
   });
@@ -498,10 +510,14 @@ describe('pins, typing and acks', () => {
   it('acks a message for users only', async () => {
     const m = await ok(post(alice, { content: 'read me' }));
     events.clear();
-    assert.equal((await as(server, bob, 'POST', `/channels/${channelId}/messages/${m.id}/ack`, {})).status, 204);
+    const acked = await as(server, bob, 'POST', `/channels/${channelId}/messages/${m.id}/ack`, {});
+    assert.equal(acked.status, 200);
+    assert.deepEqual(acked.body, { token: null });
     const ack = events.one('MESSAGE_ACK');
     assert.deepEqual(ack.audience, { kind: 'users', userIds: [bob.id] });
-    assert.deepEqual(ack.payload, { channel_id: channelId, message_id: m.id });
+    const { version, ...rest } = ack.payload;
+    assert.deepEqual(rest, { channel_id: channelId, message_id: m.id, mention_count: 0 });
+    assert.equal(typeof version, 'number');
     const app = await createApplication(server, owner);
     const bot = await as(
       server,

@@ -169,6 +169,8 @@ describe('members', () => {
     const m = all.find((x: any) => x.user.id === mod.id);
     assert.deepEqual(Object.keys(m).sort(), [
       'avatar',
+      'banner',
+      'bio',
       'communication_disabled_until',
       'deaf',
       'joined_at',

@@ -8,8 +8,8 @@ import { issueTokens } from '../support/oauth2.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 /**
- * The credential × policy matrix for bot tokens and OAuth2 access tokens (contract §5.3, §5.4, §5.6, §5.10),
- * and the two routes that parse `Authorization` themselves (contract §4). The low ban threshold only matters
+ * The credential × policy matrix for bot tokens and OAuth2 access tokens (docs/conventions.md#policies),
+ * and the two routes that parse `Authorization` themselves (docs/conventions.md). The low ban threshold only matters
  * for requests sent with `X-Test-Strict: true`.
  */
 let server: TestServer;
@@ -152,14 +152,14 @@ describe('credential × policy matrix: bots and access tokens', () => {
   });
 
   it('authentication area: bots are refused whether resolved from the credential or the body', async () => {
-    // Account taken from the credential: user-only, so a bot is 403 ACCESS_DENIED (contract §5.3.3).
+    // Account taken from the credential: user-only, so a bot is 403 ACCESS_DENIED (docs/conventions.md#policies).
     await check('POST', '/v1/auth/verify/resend', cred.bot, ACCESS_DENIED);
     await check('POST', '/v1/auth/verify/resend', cred.bearerIdentify, ACCESS_DENIED);
     // Logout with a bot token is a no-op that leaves the token working.
     await check('POST', '/v1/auth/logout', cred.bot, 204);
     await check('GET', '/v1/users/@me', cred.bot, 200);
     await check('POST', '/v1/auth/logout', cred.bearerIdentify, ACCESS_DENIED);
-    // Account resolved from the body (contract §5.3.4).
+    // Account resolved from the body (docs/accounts.md#common-rules).
     const flagged = await registerUser(server);
     const flag = await harness(server, 'POST', `/users/${flagged.id}/set-bot-flag`, { is_bot: true });
     assert.equal(flag.status, 200);
@@ -236,7 +236,9 @@ describe('GET /v1/applications/@me: the Bot prefix is required, in any case', ()
       assert.equal(res.body.description, null);
       assert.equal(res.body.bot_public, true);
       assert.equal(res.body.bot_require_code_grant, false);
-      assert.equal(res.body.verify_key, '0'.repeat(64));
+      // The hex of the application's Ed25519 public key (docs/bots.md, interactions endpoint).
+      assert.match(res.body.verify_key, /^[0-9a-f]{64}$/);
+      assert.notEqual(res.body.verify_key, '0'.repeat(64));
       assert.equal(res.body.flags, 0);
       assert.equal(typeof res.body.owner.id, 'string');
       assert.equal(res.body.bot.id, app.id);
@@ -308,7 +310,7 @@ describe('self-parsed routes count failures toward the IP ban', () => {
       const res = await send(path, auth);
       assert.equal(res.status, 401, `${path} ${auth}`);
     }
-    // OAuth2 client authentication failures count too (api.md §5.3).
+    // OAuth2 client authentication failures count too (docs/conventions.md#ip-bans).
     const client = await request(server, 'POST', '/v1/oauth2/token', {
       raw: `grant_type=refresh_token&refresh_token=x&client_id=${app.id}&client_secret=wrong`,
       headers: { ...strict, 'content-type': 'application/x-www-form-urlencoded' },

@@ -5,7 +5,7 @@ import { harness, registerUser, request, type TestUser } from '../support/client
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 /**
- * Contract §5.1, §5.6, §5.10 as a table: every header form × valid / unknown / revoked × every policy.
+ * docs/conventions.md (the Authorization header, policies) as a table: every header form × valid / unknown / revoked × every policy.
  * Valid bot and OAuth2 tokens live with the applications tests; here the bot, bearer and admin forms are
  * unknown or malformed. Every answer is checked for status, `code` and the absence of `WWW-Authenticate`.
  */
@@ -131,7 +131,7 @@ const POLICIES: PolicyRoute[] = [
     policy: 'oauth2 (GET /oauth2/@me)',
     method: 'GET',
     path: '/v1/oauth2/@me',
-    // Bearer-only: a session token is refused like no credential (contract §5.4.5).
+    // Bearer-only: a session token is refused like no credential (docs/conventions.md#policies).
     expect: () => UNAUTHORIZED,
   },
   {

@@ -3,6 +3,7 @@ import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { ERRORS } from '../../src/http/errors.ts';
+import { createApplication } from '../support/applications.ts';
 import { registerUser, type TestUser } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -21,9 +22,18 @@ let requestsSent = 0;
 const statuses = new Map<number, number>();
 const profile = new Map<string, [number, number]>();
 
+/** A real OAuth2 client, so that the OpenID parameters reach their parsers (set in `before`). */
+const OIDC_REDIRECT = 'https://client.example/cb';
+const oidcClient = { id: '1' };
+
 before(async () => {
   server = await startTestServer();
   user = await registerUser(server);
+  const app = await createApplication(server, user, { name: 'Fuzzed client', redirect_uris: [OIDC_REDIRECT] });
+  oidcClient.id = app.id;
+  consentTemplate.client_id = app.id;
+  tokenTemplate.client_id = app.id;
+  tokenTemplate.client_secret = app.clientSecret;
 });
 after(async () => {
   await server?.close();
@@ -126,6 +136,77 @@ interface RouteTemplate {
 }
 
 const fixed = (path: string) => () => fc.constant(path);
+
+/** The OpenID Connect parsers: consent (prompt, max_age, nonce, PKCE), authorize with prompt=none, token. */
+const consentTemplate: Record<string, unknown> = {
+  client_id: '1',
+  scope: 'openid email profile',
+  redirect_uri: OIDC_REDIRECT,
+  response_type: 'code',
+  nonce: 'n-0S6_WzA2Mj',
+  prompt: 'login consent',
+  max_age: '600',
+  code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+  code_challenge_method: 'S256',
+};
+const tokenTemplate: Record<string, unknown> = {
+  grant_type: 'authorization_code',
+  code: 'c'.repeat(43),
+  redirect_uri: OIDC_REDIRECT,
+  code_verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+  client_id: '1',
+  client_secret: 'x',
+};
+const authorizeQuery = () =>
+  fc
+    .record({
+      prompt: fc.oneof(
+        fc.constantFrom('none', 'none', 'login', 'consent', 'none login', 'select_account', ''),
+        fc.string({ unit: 'grapheme', maxLength: 20 }),
+      ),
+      max_age: fc.oneof(
+        fc.nat().map(String),
+        fc.bigInt({ min: -1n, max: 1n << 70n }).map(String),
+        fc.string({ unit: 'grapheme', maxLength: 12 }),
+      ),
+      nonce: fc.string({ unit: 'grapheme', maxLength: 600 }),
+      scope: fc.oneof(
+        fc.constantFrom('openid', 'openid email', 'openid profile identify', 'openid phone', 'bot openid', ''),
+        fc.string({ unit: 'grapheme', maxLength: 30 }),
+      ),
+      code_challenge: fc.oneof(fc.constant(consentTemplate.code_challenge as string), fc.string({ maxLength: 50 })),
+    })
+    .map((query) => {
+      const params = new URLSearchParams({
+        response_type: 'code',
+        client_id: oidcClient.id,
+        redirect_uri: OIDC_REDIRECT,
+      });
+      for (const [name, value] of Object.entries(query)) params.set(name, value);
+      params.set('code_challenge_method', 'S256');
+      return `/v1/oauth2/authorize?${params}`;
+    });
+
+/** RP-initiated logout: hints that are not JWTs, JWT-shaped junk, odd client ids and post-logout URIs (the
+ * confirmation shares the parser and would sign the fuzzing session out, as it should). */
+const logoutQuery = () =>
+  fc
+    .record({
+      id_token_hint: fc.oneof(
+        fc.string({ unit: 'grapheme', maxLength: 200 }),
+        fc
+          .tuple(
+            fc.base64String({ maxLength: 80 }),
+            fc.base64String({ maxLength: 80 }),
+            fc.base64String({ maxLength: 80 }),
+          )
+          .map((parts) => parts.join('.')),
+      ),
+      client_id: fc.oneof(fc.constantFrom('1', '9223372036854775808', '-1', ''), fc.string({ maxLength: 40 })),
+      post_logout_redirect_uri: fc.oneof(fc.constant(OIDC_REDIRECT), fc.string({ unit: 'grapheme', maxLength: 60 })),
+    })
+    .map((query) => `/v1/oauth2/logout?${new URLSearchParams(query)}`);
+
 const ROUTES: RouteTemplate[] = [
   {
     method: 'POST',
@@ -197,6 +278,12 @@ const ROUTES: RouteTemplate[] = [
     template: { content: 'x' },
     weight: 1,
   },
+  { method: 'POST', path: fixed('/v1/oauth2/authorize/consent'), template: consentTemplate, weight: 3 },
+  { method: 'GET', path: authorizeQuery, template: undefined, weight: 3 },
+  { method: 'POST', path: fixed('/v1/oauth2/token'), template: tokenTemplate, weight: 2 },
+  { method: 'GET', path: fixed('/.well-known/openid-configuration'), template: undefined, weight: 1 },
+  { method: 'GET', path: fixed('/v1/oauth2/jwks'), template: undefined, weight: 1 },
+  { method: 'GET', path: logoutQuery, template: undefined, weight: 2 },
 ];
 
 /** A body derived from the route's template: wrong types, dropped or prototype keys, or raw text. */
@@ -268,7 +355,8 @@ async function send(req: FuzzRequest): Promise<void> {
   if (req.auth !== undefined) headers.authorization = req.auth;
   if (req.contentType !== undefined && req.body !== undefined) headers['content-type'] = req.contentType;
   const started = performance.now();
-  const res = await fetch(server.url + req.path, { method: req.method, headers, body: req.body });
+  // Redirects (the authorize endpoint's) are answers too: judged here, not followed off the test server.
+  const res = await fetch(server.url + req.path, { method: req.method, headers, body: req.body, redirect: 'manual' });
   const text = await res.text();
   requestsSent += 1;
   if (process.env.FUZZ_PROFILE) {

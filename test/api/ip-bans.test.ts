@@ -4,7 +4,7 @@ import { type ApiResponse, harness, registerUser, request } from '../support/cli
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 /**
- * api.md §5.3 over HTTP. The loopback peer is a trusted proxy here, so `X-Forwarded-For` picks the client
+ * docs/conventions.md#ip-bans over HTTP. The loopback peer is a trusted proxy here, so `X-Forwarded-For` picks the client
  * address; a second server without trusted proxies checks that the header is ignored otherwise.
  */
 const BAN_SECONDS = 3600;

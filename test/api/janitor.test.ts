@@ -109,6 +109,18 @@ describe('relay uploads', () => {
       body: { content: 'x', attachments: [{ id: '1', filename: 'a.txt', upload_filename: key }] },
     });
 
+  it('staged upload files a crashed process left behind go after an hour; recent ones stay', async () => {
+    const objects = server.app.services.objects;
+    await objects.put('staging/orphan0123456789abcdef', Buffer.from('half an upload'), 'application/octet-stream');
+    let report = await sweep();
+    assert.equal(report.stagedObjects, 0);
+    assert.equal(await objects.size('staging/orphan0123456789abcdef'), 14);
+    await setClock(server, HOUR + 5000);
+    report = await sweep();
+    assert.equal(report.stagedObjects, 1);
+    assert.equal(await objects.size('staging/orphan0123456789abcdef'), undefined);
+  });
+
   it('unclaimed uploads go with their bytes an hour after they expire; live ones stay', async () => {
     const abandoned = await planAndPut('abandoned.txt', 'hello');
     const claimed = await planAndPut('claimed.txt', 'world');
@@ -223,6 +235,26 @@ describe('MFA attempts', () => {
     await sweep();
     assert.equal(await attempts(gaveUp), 0);
     assert.equal(await attempts(active), 1, 'an attempt inside the window stays');
+  });
+});
+
+describe('guild audit log entries', () => {
+  it("go once older than Discord's 45 days", async () => {
+    const { owner, guild } = await guildWithMembers(server, 0);
+    const patch = await request(server, 'PATCH', `/v1/guilds/${guild.id}`, {
+      auth: owner.token,
+      body: { name: 'Kept for a while' },
+    });
+    assert.equal(patch.status, 200, patch.text);
+    const entries = () => count('guild_audit_log WHERE guild_id = $1', [guild.id]);
+    assert.equal(await entries(), 1);
+    await setClock(server, 44 * 24 * HOUR);
+    await sweep();
+    assert.equal(await entries(), 1, 'an entry 44 days old is kept');
+    await setClock(server, 46 * 24 * HOUR);
+    const report = await sweep();
+    assert.equal(await entries(), 0);
+    assert.ok(report.guildAuditEntries >= 1);
   });
 });
 

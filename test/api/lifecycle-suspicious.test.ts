@@ -48,7 +48,7 @@ async function verifyLatest(user: TestUser): Promise<void> {
   assert.equal(res.status, 204, res.text);
 }
 
-/** Every `+S` route of api.md §3.7 that this server has must let the flagged account through. */
+/** Every `+S` route of docs/accounts.md#suspicious-activity-gate that this server has must let the flagged account through. */
 async function assertAdmitted(user: TestUser): Promise<void> {
   const sessions = await request(server, 'GET', '/v1/auth/sessions', { auth: user.token });
   assert.equal(sessions.status, 200, sessions.text);

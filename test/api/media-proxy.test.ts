@@ -31,6 +31,9 @@ function rawGet(
   });
 }
 
+/** Upstream answers waiting to be sent (`/slow/…`). */
+const held: (() => void)[] = [];
+
 before(async () => {
   png = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#ff0000' } })
     .png()
@@ -43,6 +46,12 @@ before(async () => {
       const n = Number(req.url.split('/')[2]);
       res.writeHead(302, { location: n > 0 ? `/redirect/${n - 1}` : '/image.png' });
       res.end();
+    } else if (req.url?.startsWith('/slow/')) {
+      // Held until the test lets it go: a fetch in flight.
+      held.push(() => {
+        res.writeHead(200, { 'content-type': 'image/png' });
+        res.end(png);
+      });
     } else if (req.url === '/huge') {
       res.writeHead(200, { 'content-type': 'image/png' });
       res.end(Buffer.alloc(21 * 1024 * 1024));
@@ -153,6 +162,31 @@ describe('external media', () => {
     const huge = await request(server, 'GET', `/media${externalMediaPath(secret, `${upstreamUrl}/huge`)}`);
     assert.equal(huge.status, 413);
     assert.equal(huge.body.code, 'PAYLOAD_TOO_LARGE');
+  });
+});
+
+describe('external fetches in flight', () => {
+  it('one address holds at most 4 at once: the fifth gets 429 RATE_LIMITED (scope user) until one ends', async () => {
+    const secret = server.app.services.secrets.mediaProxy;
+    const slow = (n: number) => `${server.url}/media${externalMediaPath(secret, `${upstreamUrl}/slow/${n}`)}`;
+    const inFlight = [1, 2, 3, 4].map((n) => fetch(slow(n)));
+    for (let i = 0; i < 100 && held.length < 4; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(held.length, 4, 'four fetches reached the upstream');
+    const fifth = await fetch(slow(5));
+    assert.equal(fifth.status, 429);
+    assert.equal(fifth.headers.get('x-ratelimit-scope'), 'user');
+    assert.equal(((await fifth.json()) as { code: string }).code, 'RATE_LIMITED');
+    assert.equal(held.length, 4, 'the refused fetch never reached the upstream');
+    for (const answer of held.splice(0)) answer();
+    for (const res of await Promise.all(inFlight)) {
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('content-type'), 'image/png');
+    }
+    // The slots are free again.
+    const again = fetch(slow(6));
+    for (let i = 0; i < 100 && held.length < 1; i++) await new Promise((r) => setTimeout(r, 20));
+    for (const answer of held.splice(0)) answer();
+    assert.equal((await again).status, 200);
   });
 });
 

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import pg from 'pg';
 import { registerUser, request } from '../support/client.ts';
+import { createTestDatabase } from '../support/pg-database.ts';
 import { newTestSecrets, startTestServer, type TestServer } from '../support/server.ts';
 import { spawnEntrypoint } from '../support/spawn.ts';
 
@@ -38,20 +37,9 @@ const adminUrl = process.env.TEST_DATABASE_URL;
 if (adminUrl)
   describe('nodes sharing one PostgreSQL database', () => {
     async function freshDatabase(): Promise<string> {
-      const name = `hearth_nodes_${randomBytes(6).toString('hex')}`;
-      const admin = new pg.Client({ connectionString: adminUrl });
-      await admin.connect();
-      await admin.query(`CREATE DATABASE ${name}`);
-      await admin.end();
-      cleanups.push(async () => {
-        const c = new pg.Client({ connectionString: adminUrl });
-        await c.connect();
-        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-        await c.end();
-      });
-      const url = new URL(adminUrl as string);
-      url.pathname = `/${name}`;
-      return url.toString();
+      const database = await createTestDatabase(adminUrl as string, 'nodes');
+      cleanups.push(database.drop);
+      return database.url;
     }
 
     it('lease distinct worker ids, and 600 concurrent message creates across both all succeed', async () => {

@@ -4,7 +4,17 @@ import * as client from 'openid-client';
 import { digest } from '../../src/platform/crypto/tokens.ts';
 import { createApplication, type TestApplication } from '../support/applications.ts';
 import { harness, registerUser, request, type TestUser } from '../support/client.ts';
-import { approve, clientPost, consent, issueTokens, pkcePair } from '../support/oauth2.ts';
+import {
+  approve,
+  authorize,
+  clientPost,
+  codeFlow,
+  codeFrom,
+  consent,
+  exchangeCode,
+  issueTokens,
+  pkcePair,
+} from '../support/oauth2.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 let server: TestServer;
@@ -49,40 +59,20 @@ function configuration(target: TestApplication, auth: 'basic' | 'post'): client.
   return config;
 }
 
-/** What the first-party consent page does: read the authorize query, post it to the consent API. */
-async function consentThroughAuthorizeUrl(authorizeUrl: URL, who: TestUser): Promise<URL> {
-  const hop = await fetch(authorizeUrl, { redirect: 'manual' });
-  assert.equal(hop.status, 302);
-  const page = new URL(hop.headers.get('location') as string);
-  assert.equal(page.origin + page.pathname, `${server.url}/oauth2/authorize`);
-  assert.equal(page.search, authorizeUrl.search, 'the web app receives the request unchanged');
-  const res = await consent(server, who, Object.fromEntries(page.searchParams));
-  assert.equal(res.status, 200, res.text);
-  return new URL(res.body.redirect_to);
-}
-
 describe('authorization code + PKCE with openid-client', () => {
   for (const auth of ['basic', 'post'] as const) {
     it(`runs the whole flow with client_secret_${auth}`, async () => {
       const config = configuration(app, auth);
-      const verifier = client.randomPKCECodeVerifier();
-      const state = client.randomState();
-      const authorizeUrl = client.buildAuthorizationUrl(config, {
-        redirect_uri: REDIRECT,
+      const { callback, tokens, state } = await codeFlow(server, config, user, {
+        redirectUri: REDIRECT,
         scope: 'identify email',
-        code_challenge: await client.calculatePKCECodeChallenge(verifier),
-        code_challenge_method: 'S256',
-        state,
+        state: true,
+        queryUnchanged: true,
       });
-      const callback = await consentThroughAuthorizeUrl(authorizeUrl, user);
       assert.equal(callback.origin + callback.pathname, REDIRECT);
       assert.equal(callback.searchParams.get('state'), state);
       assert.match(callback.searchParams.get('code') ?? '', /^[A-Za-z0-9_-]{43}$/);
 
-      const tokens = await client.authorizationCodeGrant(config, callback, {
-        pkceCodeVerifier: verifier,
-        expectedState: state,
-      });
       assert.equal(tokens.token_type, 'bearer');
       assert.equal(tokens.expires_in, 604800);
       assert.equal(tokens.scope, 'identify email');
@@ -141,15 +131,11 @@ describe('authorization code + PKCE with openid-client', () => {
 
   it('revocation (RFC 7009) ends the grant; unknown tokens also get 200', async () => {
     const config = configuration(app, 'basic');
-    const verifier = client.randomPKCECodeVerifier();
-    const authorizeUrl = client.buildAuthorizationUrl(config, {
-      redirect_uri: REDIRECT,
+    const { tokens } = await codeFlow(server, config, user, {
+      redirectUri: REDIRECT,
       scope: 'identify',
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
+      queryUnchanged: true,
     });
-    const callback = await consentThroughAuthorizeUrl(authorizeUrl, user);
-    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier });
     assert.equal((await client.tokenIntrospection(config, tokens.access_token)).active, true);
 
     // Another client cannot revoke it.
@@ -186,19 +172,11 @@ describe('authorization server metadata (RFC 8414)', () => {
       { algorithm: 'oauth2', execute: [client.allowInsecureRequests] },
     );
     assert.equal(config.serverMetadata().token_endpoint, `${server.url}/v1/oauth2/token`);
-    const verifier = client.randomPKCECodeVerifier();
-    const state = client.randomState();
-    const authorizeUrl = client.buildAuthorizationUrl(config, {
-      redirect_uri: REDIRECT,
+    const { tokens } = await codeFlow(server, config, user, {
+      redirectUri: REDIRECT,
       scope: 'identify',
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      state,
-    });
-    const callback = await consentThroughAuthorizeUrl(authorizeUrl, user);
-    const tokens = await client.authorizationCodeGrant(config, callback, {
-      pkceCodeVerifier: verifier,
-      expectedState: state,
+      state: true,
+      queryUnchanged: true,
     });
     const info = await client.fetchUserInfo(config, tokens.access_token, user.id);
     assert.equal(info.sub, user.id);
@@ -214,11 +192,7 @@ describe('the token endpoint', () => {
     const code = await approve(server, user, app);
     const codes = await server.app.services.db.query('SELECT 1 FROM oauth2_codes WHERE code_hash = $1', [digest(code)]);
     assert.equal(codes.length, 1);
-    const res = await clientPost(server, '/v1/oauth2/token', app, {
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: REDIRECT,
-    });
+    const res = await exchangeCode(server, app, code, REDIRECT);
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('cache-control'), 'no-store');
     assert.deepEqual(Object.keys(res.body).sort(), [
@@ -318,19 +292,11 @@ describe('the token endpoint', () => {
 
   it('a code only works for its own client and its exact redirect URI', async () => {
     const code = await approve(server, user, app);
-    const foreign = await clientPost(server, '/v1/oauth2/token', otherApp, {
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: REDIRECT,
-    });
+    const foreign = await exchangeCode(server, otherApp, code, REDIRECT);
     assert.equal(foreign.status, 400);
     assert.equal(foreign.body.error, 'invalid_grant');
     // Still unspent for its own client after the foreign attempt.
-    const own = await clientPost(server, '/v1/oauth2/token', app, {
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: REDIRECT,
-    });
+    const own = await exchangeCode(server, app, code, REDIRECT);
     assert.equal(own.status, 200);
 
     for (const redirect of [`${REDIRECT}/`, 'https://client.example/callback?x=1', undefined]) {
@@ -347,13 +313,7 @@ describe('the token endpoint', () => {
 
   it('enforces PKCE: verifier required iff challenged, and it must match', async () => {
     const { verifier, challenge } = pkcePair();
-    const exchange = (code: string, extra: Record<string, string>) =>
-      clientPost(server, '/v1/oauth2/token', app, {
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: REDIRECT,
-        ...extra,
-      });
+    const exchange = (code: string, extra: Record<string, string>) => exchangeCode(server, app, code, REDIRECT, extra);
     const missing = await exchange(await approve(server, user, app, { challenge }), {});
     assert.equal(missing.body.error, 'invalid_grant');
     const wrong = await exchange(await approve(server, user, app, { challenge }), {
@@ -369,11 +329,7 @@ describe('the token endpoint', () => {
   it('codes expire after 10 minutes', async () => {
     const code = await approve(server, user, app);
     await harness(server, 'POST', '/clock', { offset_ms: 10 * 60_000 + 1000 });
-    const res = await clientPost(server, '/v1/oauth2/token', app, {
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: REDIRECT,
-    });
+    const res = await exchangeCode(server, app, code, REDIRECT);
     assert.equal(res.status, 400);
     assert.equal(res.body.error, 'invalid_grant');
   });
@@ -431,12 +387,7 @@ describe('the consent API', () => {
   it('accepts scopes separated by + or spaces', async () => {
     const res = await consent(server, user, { ...base(), scope: 'identify+email' });
     assert.equal(res.status, 200);
-    const code = new URL(res.body.redirect_to).searchParams.get('code') as string;
-    const tokens = await clientPost(server, '/v1/oauth2/token', app, {
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: REDIRECT,
-    });
+    const tokens = await exchangeCode(server, app, codeFrom(res), REDIRECT);
     assert.equal(tokens.body.scope, 'identify email');
   });
 
@@ -532,51 +483,40 @@ describe('the consent API', () => {
 });
 
 describe('GET /oauth2/authorize', () => {
-  const authorize = (query: Record<string, string>, auth?: string) =>
-    fetch(`${server.url}/v1/oauth2/authorize?${new URLSearchParams(query)}`, {
-      redirect: 'manual',
-      ...(auth ? { headers: { authorization: auth } } : {}),
-    });
-
   it('prompt=none: a covering grant gets a code, anything else consent_required', async () => {
     const fresh = await registerUser(server);
     const query = { response_type: 'code', client_id: app.id, redirect_uri: REDIRECT, scope: 'identify', state: 's1' };
     const none = { ...query, prompt: 'none' };
 
-    const anonymous = new URL((await authorize(none)).headers.get('location') as string);
+    const anonymous = new URL((await authorize(server, none)).headers.get('location') as string);
     assert.equal(anonymous.searchParams.get('error'), 'consent_required');
     assert.equal(anonymous.searchParams.get('state'), 's1');
 
-    const noGrant = new URL((await authorize(none, fresh.token)).headers.get('location') as string);
+    const noGrant = new URL((await authorize(server, none, fresh.token)).headers.get('location') as string);
     assert.equal(noGrant.searchParams.get('error'), 'consent_required');
 
     await approve(server, fresh, app, { scope: 'identify' });
-    const silent = await authorize(none, fresh.token);
+    const silent = await authorize(server, none, fresh.token);
     assert.equal(silent.status, 302);
     const location = new URL(silent.headers.get('location') as string);
     assert.equal(location.origin + location.pathname, REDIRECT);
     assert.equal(location.searchParams.get('state'), 's1');
-    const code = location.searchParams.get('code') as string;
-    const tokens = await clientPost(server, '/v1/oauth2/token', app, {
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: REDIRECT,
-    });
+    const tokens = await exchangeCode(server, app, location.searchParams.get('code') as string, REDIRECT);
     assert.equal(tokens.status, 200);
     assert.equal(tokens.body.scope, 'identify');
 
     const wider = new URL(
-      (await authorize({ ...none, scope: 'identify email' }, fresh.token)).headers.get('location') as string,
+      (await authorize(server, { ...none, scope: 'identify email' }, fresh.token)).headers.get('location') as string,
     );
     assert.equal(wider.searchParams.get('error'), 'consent_required');
     const badScope = new URL(
-      (await authorize({ ...none, scope: 'nope' }, fresh.token)).headers.get('location') as string,
+      (await authorize(server, { ...none, scope: 'nope' }, fresh.token)).headers.get('location') as string,
     );
     assert.equal(badScope.searchParams.get('error'), 'invalid_scope');
   });
 
   it('never redirects to an unregistered redirect URI', async () => {
-    const res = await authorize({
+    const res = await authorize(server, {
       response_type: 'code',
       client_id: app.id,
       redirect_uri: 'https://evil.example/cb',

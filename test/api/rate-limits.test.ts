@@ -5,7 +5,7 @@ import { type ApiResponse, harness, registerUser, request, uniqueEmail } from '.
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 /**
- * api.md §5.1–5.2 over HTTP. Test mode turns limits off unless a request carries `X-Test-Strict: true`;
+ * docs/conventions.md#rate-limits–5.2 over HTTP. Test mode turns limits off unless a request carries `X-Test-Strict: true`;
  * small bucket overrides (HEARTH_RATE_LIMITS) keep the route-bucket cases fast and exact.
  */
 const STRICT = { 'x-test-strict': 'true' };
@@ -43,7 +43,7 @@ function assertNoRateLimitHeaders(res: ApiResponse): void {
   assert.equal(res.headers.get('retry-after'), null);
 }
 
-/** The exact 429 body of api.md §5.1, returning `retry_after` for range checks. */
+/** The exact 429 body of docs/conventions.md#rate-limits, returning `retry_after` for range checks. */
 function assertRateLimitedBody(res: ApiResponse, global: boolean): number {
   assert.equal(res.status, 429, res.text);
   assert.deepEqual(Object.keys(res.body).sort(), ['code', 'global', 'message', 'retry_after']);
@@ -225,7 +225,7 @@ describe('handler-level allowances', () => {
     assert.equal(denied.headers.get('x-ratelimit-scope'), 'user');
     assert.equal(denied.headers.get('x-ratelimit-bucket'), null);
     assert.equal(denied.headers.get('x-ratelimit-global'), null);
-    // The limit headers api.md gives every 429: limit, nothing remaining, when the allowance refills.
+    // The limit headers docs/conventions.md#rate-limits gives every 429: limit, nothing remaining, when the allowance refills.
     assert.equal(denied.headers.get('x-ratelimit-limit'), '5');
     assert.equal(denied.headers.get('x-ratelimit-remaining'), '0');
     const resetAfter = Number(denied.headers.get('x-ratelimit-reset-after'));

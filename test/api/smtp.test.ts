@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SMTPServer } from 'smtp-server';
+import { adminUser } from '../support/admin.ts';
 import { harness, registerUser, request } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { freePort } from '../support/spawn.ts';
@@ -139,10 +140,34 @@ describe('SMTP delivery', () => {
     assert.equal(verify.status, 204, verify.text);
   });
 
-  it('does not fail the request when the SMTP server is down', async () => {
+  it('does not fail the request when the SMTP server is down, and says delivery is failing', async () => {
+    const status = async (target: TestServer) =>
+      (await request(target, 'GET', '/.well-known/service')).body.features.email_delivery;
+    assert.equal(await status(server), 'ok');
+    assert.equal(await status(deadSmtpServer), 'ok', 'nothing has failed yet');
+    const started = Date.now();
     const user = await registerUser(deadSmtpServer);
     assert.match(user.token, /^flx_/);
     const captured = await harness(deadSmtpServer, 'GET', `/emails?recipient=${encodeURIComponent(user.email)}`);
     assert.equal(captured.body.count, 1);
+    // The verification email was refused at connect: people are now told, and so are administrators.
+    assert.equal(await status(deadSmtpServer), 'failing');
+    const admin = await adminUser(deadSmtpServer, ['*']);
+    const config = await request(deadSmtpServer, 'POST', '/v1/admin/instance-config/get', { auth: admin.token });
+    assert.equal(config.status, 200, config.text);
+    const delivery = config.body.email.delivery;
+    assert.equal(delivery.status, 'failing');
+    assert.ok(delivery.failed_deliveries >= 1, String(delivery.failed_deliveries));
+    assert.match(delivery.last_error, /ECONNREFUSED/);
+    assert.ok(Date.parse(delivery.failing_since) >= started - 1000, delivery.failing_since);
+    // A read-modify-write client may send the status back as it read it.
+    const update = await request(deadSmtpServer, 'POST', '/v1/admin/instance-config/update', {
+      auth: admin.token,
+      body: { email: config.body.email },
+    });
+    assert.equal(update.status, 200, update.text);
+    // A working server stays `ok` after it delivered.
+    await registerUser(server);
+    assert.equal(await status(server), 'ok');
   });
 });

@@ -10,7 +10,7 @@ import { adminSession, assertError, configureSso, ssoLogin } from '../support/ss
 const CLIENT_SECRET = 'hearth-client-secret-0123456789abcdef';
 const APP_REDIRECT = 'https://app.example/callback';
 
-/** The `·L` rows of api.md §3.1: each one that exists in the route table must be gated. */
+/** The `·L` rows of docs/accounts.md: each one that exists in the route table must be gated. */
 const LOCAL_AUTH_ROUTES = [
   'POST /auth/register',
   'POST /auth/login',
@@ -112,14 +112,14 @@ describe('SSO enforcement', () => {
     assert.deepEqual(discovery.body.sso, status.body);
   });
 
-  it('flags every local-authentication route of api.md §3.1, and only /auth routes', () => {
+  it('flags every local-authentication route of docs/accounts.md, and only /auth routes', () => {
     const table = buildRoutes(server.app.services);
     const flagged = table.filter((r) => r.localAuth).map((r) => `${r.method} ${r.path}`);
     for (const row of table) {
       const name = `${row.method} ${row.path}`;
       if (LOCAL_AUTH_ROUTES.includes(name)) assert.equal(row.localAuth, true, `${name} must be ·L`);
     }
-    for (const name of flagged) assert.ok(LOCAL_AUTH_ROUTES.includes(name), `${name} is ·L but not in api.md`);
+    for (const name of flagged) assert.ok(LOCAL_AUTH_ROUTES.includes(name), `${name} is ·L but not in the ·L list`);
     assert.ok(flagged.includes('POST /auth/register') && flagged.includes('POST /auth/login'));
     // SSO itself, logout, sessions and handoff are the way in (or out) while enforced: never gated.
     for (const row of table.filter((r) => /^\/auth\/(sso|logout|sessions|handoff)/.test(r.path)))

@@ -5,6 +5,7 @@ import { harness, registerUser, request, type TestUser, uniqueEmail } from '../s
 import { type FakeIdp, startFakeIdp } from '../support/fake-idp.ts';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { freePort } from '../support/spawn.ts';
 import {
   adminSession,
   assertError,
@@ -192,6 +193,54 @@ describe('SSO settings through the Admin API', () => {
         .status,
       200,
     );
+  });
+});
+
+describe('testing the connection to the provider (docs/sso.md#testing-the-connection)', () => {
+  const test = (body: Record<string, unknown>, user: TestUser = admin) =>
+    request(server, 'POST', '/v1/admin/instance-config/sso/test', { auth: user.token, body });
+
+  it('reaches the real provider with the unsaved form, and saves nothing', async () => {
+    const res = await test({ sso: { issuer: idp.issuer, client_id: 'hearth', allow_private_issuer: true } });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.ok, true);
+    assert.equal(res.body.issuer, idp.issuer);
+    assert.ok(res.body.authorization_endpoint.startsWith(idp.issuer), res.body.authorization_endpoint);
+    assert.ok(res.body.token_endpoint.startsWith(idp.issuer), res.body.token_endpoint);
+    assert.ok(res.body.jwks_keys >= 1);
+    const saved = await request(server, 'POST', '/v1/admin/instance-config/get', { auth: admin.token });
+    assert.equal(saved.body.sso.issuer, null);
+  });
+
+  it('tests the saved settings when no form is sent', async () => {
+    assert.deepEqual((await test({})).body, { ok: false, step: 'settings', reason: 'missing_issuer' });
+    await realProvider();
+    const res = await test({});
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.ok, true);
+  });
+
+  it('says which step failed, without an address or a body', async () => {
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const down = await test({ sso: { issuer: closed, allow_private_issuer: true } });
+    assert.equal(down.status, 200, down.text);
+    assert.deepEqual(down.body, { ok: false, step: 'discovery', reason: 'network' });
+    // Discovery works but the signing keys' URL does not answer.
+    const keys = await test({ sso: { issuer: idp.issuer, jwks_url: `${closed}/jwks`, allow_private_issuer: true } });
+    assert.deepEqual(keys.body, { ok: false, step: 'jwks', reason: 'network' });
+    // The same private-address rule as saving.
+    const refused = await test({ sso: { issuer: idp.issuer, allow_private_issuer: false } });
+    assertFormError(refused, 'sso.issuer', 'PRIVATE_ADDRESS_NOT_ALLOWED');
+  });
+
+  it('is for administrators who may change the settings', async () => {
+    const viewer = await registerUser(server);
+    const acl = await harness(server, 'POST', `/users/${viewer.id}/acls`, {
+      acls: ['admin:authenticate', 'instance:config:view'],
+    });
+    assert.equal(acl.status, 200, acl.text);
+    assertError(await test({}, viewer), 403, 'MISSING_ACL');
+    assertError(await test({}, await registerUser(server)), 403, 'MISSING_PERMISSIONS');
   });
 });
 
@@ -546,7 +595,7 @@ describe('ID token verification (test-controlled provider)', () => {
   });
 });
 
-describe('SSO rate limits (api.md §5.2)', () => {
+describe('SSO rate limits (docs/conventions.md#rate-limits)', () => {
   afterEach(() => harness(server, 'POST', '/rate-limits/reset'));
 
   it('allows 10 status or start calls and 15 completions per 10 s', async () => {

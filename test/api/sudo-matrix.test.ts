@@ -1,11 +1,11 @@
 /**
- * Sudo mode matrix (contract §5.7, api.md §4): every sudo operation × account kind × proof variant.
+ * Sudo mode matrix (docs/mfa-and-sudo.md#sudo-mode, docs/mfa-and-sudo.md#sudo-mode): every sudo operation × account kind × proof variant.
  *
  * Operations are plain descriptors, so routes built by other issues are one more entry in OPERATIONS. A
  * descriptor names the request and the answer expected once sudo mode is satisfied; where an operation acts
  * on a resource (a credential, an application, a guild) it names one that does not exist, so that a
  * satisfied check shows as that resource's 404 and a refused one as 403, without destroying fixtures.
- * The expected outcome of each cell is computed from the decision order of api.md §4, never recorded.
+ * The expected outcome of each cell is computed from the decision order of docs/mfa-and-sudo.md#sudo-mode, never recorded.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -276,7 +276,7 @@ const FRESH_PROOF_MS = 4 * 60_000;
 /**
  * A proof that the server would accept as a signature for this account. MFA accounts get theirs by
  * re-verifying TOTP; accounts without MFA get one left over from a time they had it (enable TOTP, take a
- * proof, disable TOTP), which is exactly the proof contract §5.7.4 says must no longer work. A bot cannot
+ * proof, disable TOTP), which is exactly the proof docs/mfa-and-sudo.md#sudo-mode says must no longer work. A bot cannot
  * hold TOTP, so its proof is signed by the server's own SudoMode.
  */
 async function validProof(account: Account): Promise<string> {
@@ -358,7 +358,7 @@ async function prepare(account: Account, variant: Variant): Promise<PreparedVari
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// The oracle: api.md §4's decision order.
+// The oracle: docs/mfa-and-sudo.md#sudo-mode's decision order.
 
 type Decision =
   | { kind: 'policy'; expectation: Expectation }

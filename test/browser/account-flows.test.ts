@@ -1,17 +1,20 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { registerUser, request } from '../support/client.ts';
 import { totpCode } from '../support/mfa.ts';
 import type { TestServer } from '../support/server.ts';
 import {
+  addVirtualAuthenticator,
   assertAccessible,
   CHROMIUM_PATH,
+  fillSignIn,
+  h1,
   lastMail,
-  launchChromium,
   mailLink,
   newContext,
-  startWebServer,
+  serverAndChromium,
+  submitSignIn,
   warnNoChromium,
 } from './support/browser.ts';
 
@@ -33,7 +36,7 @@ if (!CHROMIUM_PATH) {
   let totpSecret = '';
   let backupCodes: string[] = [];
 
-  const heading = (name: string) => page.getByRole('heading', { level: 1, name }).waitFor();
+  const heading = (name: string) => h1(page, name);
   const storedToken = async () =>
     JSON.parse((await page.evaluate(() => window.localStorage.getItem('hearth.session'))) ?? '{}').token as string;
 
@@ -42,20 +45,10 @@ if (!CHROMIUM_PATH) {
     await heading('Sign in to Hearth');
   }
 
-  async function fillCredentials() {
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password', { exact: true }).fill(password);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-  }
-
-  before(async () => {
-    [server, browser] = await Promise.all([startWebServer(), launchChromium()]);
+  serverAndChromium(async (started) => {
+    ({ server, browser } = started);
     context = await newContext(browser);
     page = await context.newPage();
-  });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
   });
 
   describe('an account from registration to OAuth2 consent (Chromium)', () => {
@@ -92,7 +85,7 @@ if (!CHROMIUM_PATH) {
 
     it('signs out and back in with the password', async () => {
       await signOut();
-      await fillCredentials();
+      await fillSignIn(page, { email, password });
       await heading('Welcome, Flow Tester');
     });
 
@@ -101,7 +94,7 @@ if (!CHROMIUM_PATH) {
       const { enableTotp } = await import('../support/mfa.ts');
       ({ secret: totpSecret, backupCodes } = await enableTotp(server, token));
       await signOut();
-      await fillCredentials();
+      await fillSignIn(page, { email, password });
       await heading('Two-factor authentication');
       await assertAccessible(page, 'MFA step');
       await page.getByLabel('Code from your authenticator app').fill('000000');
@@ -115,7 +108,7 @@ if (!CHROMIUM_PATH) {
 
     it('signs in with a backup code', async () => {
       await signOut();
-      await fillCredentials();
+      await fillSignIn(page, { email, password });
       await heading('Two-factor authentication');
       await page.getByRole('button', { name: 'Use a backup code' }).click();
       await page.getByLabel('Backup code').fill(backupCodes[0] as string);
@@ -124,18 +117,7 @@ if (!CHROMIUM_PATH) {
     });
 
     it('adds a passkey through the sudo prompt and signs in with it', async () => {
-      const cdp = await context.newCDPSession(page);
-      await cdp.send('WebAuthn.enable');
-      await cdp.send('WebAuthn.addVirtualAuthenticator', {
-        options: {
-          protocol: 'ctap2',
-          transport: 'internal',
-          hasResidentKey: true,
-          hasUserVerification: true,
-          isUserVerified: true,
-          automaticPresenceSimulation: true,
-        },
-      });
+      await addVirtualAuthenticator(page);
       await page.getByText('You have 0 passkeys.').waitFor();
       await page.getByLabel('Name for a new passkey').fill('Test laptop');
       await page.getByRole('button', { name: 'Add a passkey' }).click();
@@ -154,7 +136,7 @@ if (!CHROMIUM_PATH) {
 
       // The passkey as the second factor after the password.
       await signOut();
-      await fillCredentials();
+      await fillSignIn(page, { email, password });
       await heading('Two-factor authentication');
       await page.getByRole('button', { name: 'Use a passkey' }).click();
       await page.getByRole('button', { name: 'Use my passkey' }).click();
@@ -275,10 +257,7 @@ if (!CHROMIUM_PATH) {
       const user = await registerUser(server, { username: 'far_away' });
       const away = await newContext(browser, { ip: '203.0.113.77' });
       const awayPage = await away.newPage();
-      await awayPage.goto(`${server.origin}/login`);
-      await awayPage.getByLabel('Email').fill(user.email);
-      await awayPage.getByLabel('Password', { exact: true }).fill(user.password);
-      await awayPage.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await submitSignIn(awayPage, server.origin, user);
       await awayPage.getByRole('heading', { level: 1, name: 'Check your email' }).waitFor();
       await awayPage.getByText(`We sent a link to ${user.email}.`, { exact: false }).waitFor();
       await assertAccessible(awayPage, 'new-location waiting page');
@@ -301,10 +280,7 @@ if (!CHROMIUM_PATH) {
       const away = await newContext(browser, { ip: '203.0.113.78' });
       const page = await away.newPage();
       await page.clock.install();
-      await page.goto(`${server.origin}/login`);
-      await page.getByLabel('Email').fill(user.email);
-      await page.getByLabel('Password', { exact: true }).fill(user.password);
-      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await submitSignIn(page, server.origin, user);
       await page.getByRole('heading', { level: 1, name: 'Check your email' }).waitFor();
       const resend = page.getByRole('button', { name: 'Send the email again' });
       assert.equal(await resend.isDisabled(), true);

@@ -3,16 +3,17 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { WebSocket } from 'ws';
-import { registerUser, request, type TestUser } from '../support/client.ts';
+import { registerUser, request } from '../support/client.ts';
 import type { TestServer } from '../support/server.ts';
 import { freePort, type Spawned, spawnEntrypoint, waitForHealth } from '../support/spawn.ts';
 import {
   assertAccessible,
   CHROMIUM_PATH,
-  launchChromium,
-  newContext,
+  chromiumForFile,
+  guildWith,
+  signedInContext,
   startWebServer,
   warnNoChromium,
 } from './support/browser.ts';
@@ -25,36 +26,9 @@ if (!CHROMIUM_PATH) {
   warnNoChromium('test/browser/chat-realtime.test.ts');
 } else {
   let browser: Browser;
-  before(async () => {
-    browser = await launchChromium();
+  chromiumForFile((launched) => {
+    browser = launched;
   });
-  after(async () => {
-    await browser?.close();
-  });
-
-  async function signedIn(user: { token: string; id: string }): Promise<BrowserContext> {
-    const context = await newContext(browser);
-    await context.addInitScript(
-      ([token, userId]) => {
-        if (!window.localStorage.getItem('hearth.session'))
-          window.localStorage.setItem('hearth.session', JSON.stringify({ token, userId }));
-      },
-      [user.token, user.id],
-    );
-    return context;
-  }
-
-  async function guildWith(server: { url: string }, owner: TestUser, ...members: TestUser[]) {
-    const guild = await request(server, 'POST', '/v1/guilds', { auth: owner.token, body: { name: 'Realtime' } });
-    assert.equal(guild.status, 200, guild.text);
-    const channel = guild.body.system_channel_id as string;
-    const invite = await request(server, 'POST', `/v1/channels/${channel}/invites`, { auth: owner.token, body: {} });
-    for (const member of members) {
-      const joined = await request(server, 'POST', `/v1/invites/${invite.body.code}`, { auth: member.token, body: {} });
-      assert.equal(joined.status, 200, joined.text);
-    }
-    return { guildId: guild.body.id as string, channelId: channel };
-  }
 
   const composer = (page: Page, name = 'general') => page.getByRole('textbox', { name: `Message #${name}` });
 
@@ -74,8 +48,8 @@ if (!CHROMIUM_PATH) {
 
     it('shows all 20 messages sent during a network cut once and in order', async () => {
       const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
-      const { guildId, channelId } = await guildWith(server, alice, bob);
-      const context = await signedIn(bob);
+      const { guildId, channelId } = await guildWith(server, 'Realtime', alice, bob);
+      const context = await signedInContext(browser, bob);
       const page = await context.newPage();
       await page.goto(`${server.origin}/channels/${guildId}/${channelId}`);
       await composer(page).waitFor();
@@ -113,10 +87,97 @@ if (!CHROMIUM_PATH) {
       await context.close();
     });
 
+    it('shows what was posted to an empty channel while the tab started a new gateway session', {
+      timeout: 90_000,
+    }, async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const { guildId } = await guildWith(server, 'Quiet', alice, bob);
+      const quiet = await request(server, 'POST', `/v1/guilds/${guildId}/channels`, {
+        auth: alice.token,
+        body: { name: 'quiet', type: 0 },
+      });
+      assert.equal(quiet.status, 200, quiet.text);
+      const context = await signedInContext(browser, bob);
+      const page = await context.newPage();
+      // The first gateway connection is cut; the tab's RESUME on the next one is refused (op 9, not resumable),
+      // so what was dispatched in between is never replayed: only the catch-up after the new READY can show it.
+      let connections = 0;
+      let cut = () => {};
+      await page.routeWebSocket(/\/gateway/, (socket) => {
+        connections += 1;
+        const first = connections === 1;
+        const upstream = socket.connectToServer();
+        if (first) cut = () => socket.close({ code: 4000, reason: 'cut by the test' });
+        socket.onMessage((frame) => {
+          if (!first && typeof frame === 'string' && (JSON.parse(frame) as { op: number }).op === 6) {
+            socket.send(JSON.stringify({ op: 9, d: false }));
+            return;
+          }
+          upstream.send(frame);
+        });
+      });
+      await page.goto(`${server.origin}/channels/${guildId}/${quiet.body.id}`);
+      await composer(page, 'quiet').waitFor();
+      cut();
+      const posted = await request(server, 'POST', `/v1/channels/${quiet.body.id}/messages`, {
+        auth: alice.token,
+        body: { content: 'posted between two sessions' },
+      });
+      assert.equal(posted.status, 200, posted.text);
+      await shown(page, 'posted between two sessions').waitFor({ timeout: 20_000 });
+      assert.ok(connections >= 2, `the tab connected again (${connections} connections)`);
+      assert.equal(await shown(page, 'posted between two sessions').count(), 1);
+      await context.close();
+    });
+
+    it('keeps a friend request that arrives while the friends list is on its way', { timeout: 90_000 }, async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const context = await signedInContext(browser, bob);
+      const page = await context.newPage();
+      let requestSeen = () => {};
+      const requestDispatched = new Promise<void>((resolve) => {
+        requestSeen = resolve;
+      });
+      page.on('websocket', (socket) =>
+        socket.on('framereceived', ({ payload }) => {
+          if (typeof payload === 'string' && payload.includes('"t":"RELATIONSHIP_ADD"')) requestSeen();
+        }),
+      );
+      // Every list read before the request was sent answers only after the request's event reached the tab.
+      let sent = false;
+      let listRead = () => {};
+      const staleListRead = new Promise<void>((resolve) => {
+        listRead = resolve;
+      });
+      await page.route(/\/v1\/users\/@me\/relationships$/, async (route) => {
+        const response = await route.fetch();
+        if (!sent) {
+          listRead();
+          await requestDispatched;
+          await page.waitForTimeout(200);
+        }
+        await route.fulfill({ response });
+      });
+      await page.goto(`${server.origin}/channels/@me`);
+      await staleListRead;
+      await page.getByRole('button', { name: 'Add friend' }).waitFor();
+      sent = true;
+      const friendRequest = await request(server, 'POST', '/v1/users/@me/relationships', {
+        auth: alice.token,
+        body: { username: bob.username },
+      });
+      assert.equal(friendRequest.status, 200, friendRequest.text);
+      await page.getByRole('button', { name: 'Pending' }).click();
+      await page.getByRole('button', { name: `Accept ${alice.username}` }).waitFor();
+      await page.waitForTimeout(500);
+      assert.equal(await page.getByRole('button', { name: `Accept ${alice.username}` }).count(), 1);
+      await context.close();
+    });
+
     it('shows upload progress and the file arrives for the other person', async () => {
       const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
-      const { guildId, channelId } = await guildWith(server, alice, bob);
-      const [ca, cb] = await Promise.all([signedIn(alice), signedIn(bob)]);
+      const { guildId, channelId } = await guildWith(server, 'Realtime', alice, bob);
+      const [ca, cb] = await Promise.all([signedInContext(browser, alice), signedInContext(browser, bob)]);
       const [a, b] = await Promise.all([ca.newPage(), cb.newPage()]);
       await Promise.all([
         a.goto(`${server.origin}/channels/${guildId}/${channelId}`),
@@ -160,12 +221,12 @@ if (!CHROMIUM_PATH) {
 
     it('keeps two tabs of one account consistent, opens message links and shows image previews', async () => {
       const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
-      const { guildId, channelId } = await guildWith(server, alice, bob);
+      const { guildId, channelId } = await guildWith(server, 'Realtime', alice, bob);
       const random = await request(server, 'POST', `/v1/guilds/${guildId}/channels`, {
         auth: alice.token,
         body: { name: 'random', type: 0 },
       });
-      const context = await signedIn(bob);
+      const context = await signedInContext(browser, bob);
       const [tab1, tab2] = await Promise.all([context.newPage(), context.newPage()]);
       await tab1.goto(`${server.origin}/channels/${guildId}/${channelId}`);
       await tab2.goto(`${server.origin}/channels/${guildId}/${random.body.id}`);
@@ -207,12 +268,15 @@ if (!CHROMIUM_PATH) {
 
     it('shows presence in the member list when someone sets a status', async () => {
       const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
-      const { guildId, channelId } = await guildWith(server, alice, bob);
-      const context = await signedIn(bob);
+      const { guildId, channelId } = await guildWith(server, 'Realtime', alice, bob);
+      const context = await signedInContext(browser, bob);
       const page = await context.newPage();
       await page.goto(`${server.origin}/channels/${guildId}/${channelId}`);
       const members = page.getByRole('complementary', { name: 'Members' });
-      await members.getByRole('heading', { name: 'Members — 2' }).waitFor();
+      // Bob's own tab is online; Alice has no session yet.
+      await members.getByRole('heading', { name: 'Online — 1' }).waitFor();
+      await members.getByRole('button', { name: new RegExp(`^${bob.username} ?, online$`) }).waitFor();
+      await members.getByRole('button', { name: new RegExp(`^${alice.username} ?, offline$`) }).waitFor();
       // Alice's other client (a raw gateway connection) says "do not disturb".
       const discovery = (await (await fetch(`${server.origin}/.well-known/service`)).json()) as {
         endpoints: { gateway: string };
@@ -229,19 +293,21 @@ if (!CHROMIUM_PATH) {
           }
         });
       });
-      await members.getByRole('heading', { name: 'Online — 1' }).waitFor();
+      await members.getByRole('heading', { name: 'Online — 2' }).waitFor();
       await members.getByRole('button', { name: new RegExp(`^${alice.username} ?, do not disturb$`) }).waitFor();
-      await members.getByRole('heading', { name: 'Offline — 1' }).waitFor();
+      // Alice's last session ends: she is offline at once.
       socket.close();
+      await members.getByRole('heading', { name: 'Offline — 1' }).waitFor();
+      await members.getByRole('button', { name: new RegExp(`^${alice.username} ?, offline$`) }).waitFor();
       await context.close();
     });
 
     it('keeps a private note on someone and the guild order from the account settings', async () => {
       const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
-      const first = await guildWith(server, alice, bob);
+      const first = await guildWith(server, 'Realtime', alice, bob);
       const second = await request(server, 'POST', '/v1/guilds', { auth: bob.token, body: { name: 'Zeta' } });
       assert.equal(second.status, 200);
-      const context = await signedIn(bob);
+      const context = await signedInContext(browser, bob);
       const page = await context.newPage();
       await page.goto(`${server.origin}/channels/${first.guildId}/${first.channelId}`);
       const rail = page.getByRole('navigation', { name: 'Servers' });
@@ -270,7 +336,7 @@ if (!CHROMIUM_PATH) {
 
     it('hides a channel at once when a role change takes its view away', async () => {
       const [owner, member] = await Promise.all([registerUser(server), registerUser(server)]);
-      const { guildId } = await guildWith(server, owner, member);
+      const { guildId } = await guildWith(server, 'Realtime', owner, member);
       const role = await request(server, 'POST', `/v1/guilds/${guildId}/roles`, {
         auth: owner.token,
         body: { name: 'Staff', hoist: true },
@@ -292,7 +358,7 @@ if (!CHROMIUM_PATH) {
         auth: owner.token,
       });
       assert.equal(put.status, 204);
-      const context = await signedIn(member);
+      const context = await signedInContext(browser, member);
       const page = await context.newPage();
       await page.goto(`${server.origin}/channels/${guildId}/${staff.body.id}`);
       await composer(page, 'staff-room').waitFor();
@@ -319,8 +385,8 @@ if (!CHROMIUM_PATH) {
 
     it('works on a 375 px wide phone screen', async () => {
       const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
-      const { guildId, channelId } = await guildWith(server, alice, bob);
-      const context = await signedIn(bob);
+      const { guildId, channelId } = await guildWith(server, 'Realtime', alice, bob);
+      const context = await signedInContext(browser, bob);
       const page = await context.newPage();
       await page.setViewportSize({ width: 375, height: 740 });
       await page.goto(`${server.origin}/channels/${guildId}/${channelId}`);
@@ -366,8 +432,8 @@ if (!CHROMIUM_PATH) {
       await waitForHealth(origin, spawned);
       const server = { url: origin };
       const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
-      const { guildId, channelId } = await guildWith(server, alice, bob);
-      const context = await signedIn(bob);
+      const { guildId, channelId } = await guildWith(server, 'Realtime', alice, bob);
+      const context = await signedInContext(browser, bob);
       const page = await context.newPage();
       await page.goto(`${origin}/channels/${guildId}/${channelId}`);
       await composer(page).waitFor();

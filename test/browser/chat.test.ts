@@ -1,14 +1,15 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { registerUser, request, type TestUser } from '../support/client.ts';
+import { describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { registerUser, request } from '../support/client.ts';
 import type { TestServer } from '../support/server.ts';
 import {
   assertAccessible,
   CHROMIUM_PATH,
-  launchChromium,
+  guildWith,
   newContext,
-  startWebServer,
+  serverAndChromium,
+  signedInContext,
   warnNoChromium,
   watchConsole,
 } from './support/browser.ts';
@@ -19,39 +20,7 @@ if (!CHROMIUM_PATH) {
 } else {
   let server: TestServer & { origin: string };
   let browser: Browser;
-  before(async () => {
-    [server, browser] = await Promise.all([startWebServer(), launchChromium()]);
-  });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
-
-  /** A browser context already signed in as `user` (the session the web client keeps in localStorage). */
-  async function signedIn(user: TestUser, viewport?: { width: number; height: number }): Promise<BrowserContext> {
-    const context = await newContext(browser);
-    if (viewport) await context.newPage().then((p) => p.setViewportSize(viewport).then(() => p.close()));
-    await context.addInitScript(
-      ([token, userId]) => {
-        if (!window.localStorage.getItem('hearth.session'))
-          window.localStorage.setItem('hearth.session', JSON.stringify({ token, userId }));
-      },
-      [user.token, user.id],
-    );
-    return context;
-  }
-
-  async function guildWith(owner: TestUser, ...members: TestUser[]) {
-    const guild = await request(server, 'POST', '/v1/guilds', { auth: owner.token, body: { name: 'Hearthside' } });
-    assert.equal(guild.status, 200);
-    const channel = guild.body.system_channel_id as string;
-    const invite = await request(server, 'POST', `/v1/channels/${channel}/invites`, { auth: owner.token, body: {} });
-    for (const member of members) {
-      const joined = await request(server, 'POST', `/v1/invites/${invite.body.code}`, { auth: member.token, body: {} });
-      assert.equal(joined.status, 200);
-    }
-    return { guildId: guild.body.id as string, channelId: channel, code: invite.body.code as string };
-  }
+  serverAndChromium((started) => ({ server, browser } = started));
 
   const composer = (page: Page, name = 'general') => page.getByRole('textbox', { name: `Message #${name}` });
   const messageText = (page: Page, text: string) => page.locator('.message-list .content', { hasText: text });
@@ -59,8 +28,8 @@ if (!CHROMIUM_PATH) {
   describe('chat in the browser', () => {
     it('two people chat, react, reply, edit and delete, and each sees the other live', async () => {
       const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
-      const { guildId, channelId } = await guildWith(alice, bob);
-      const [ca, cb] = await Promise.all([signedIn(alice), signedIn(bob)]);
+      const { guildId, channelId } = await guildWith(server, 'Hearthside', alice, bob);
+      const [ca, cb] = await Promise.all([signedInContext(browser, alice), signedInContext(browser, bob)]);
       const [a, b] = await Promise.all([ca.newPage(), cb.newPage()]);
       const errors = watchConsole(a);
       await Promise.all([
@@ -142,7 +111,7 @@ if (!CHROMIUM_PATH) {
 
     it('creates a guild and channels, and the invite landing page takes a signed-out visitor through registration', async () => {
       const owner = await registerUser(server);
-      const co = await signedIn(owner);
+      const co = await signedInContext(browser, owner);
       const page = await co.newPage();
       await page.goto(`${server.origin}/channels/@me`);
       await page.getByRole('heading', { level: 1, name: 'Friends' }).waitFor();
@@ -180,7 +149,7 @@ if (!CHROMIUM_PATH) {
 
     it('friends by username, a DM and a group conversation, live on both sides', async () => {
       const [alice, bob, carol] = await Promise.all([registerUser(server), registerUser(server), registerUser(server)]);
-      const [ca, cb] = await Promise.all([signedIn(alice), signedIn(bob)]);
+      const [ca, cb] = await Promise.all([signedInContext(browser, alice), signedInContext(browser, bob)]);
       const [a, b] = await Promise.all([ca.newPage(), cb.newPage()]);
       await Promise.all([a.goto(`${server.origin}/channels/@me`), b.goto(`${server.origin}/channels/@me`)]);
       await a.getByRole('button', { name: 'Add friend' }).click();
@@ -228,13 +197,13 @@ if (!CHROMIUM_PATH) {
 
     it('keyboard: Ctrl+K switches channel, Alt+Down moves to the next one, mentions badge the server', async () => {
       const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
-      const { guildId, channelId } = await guildWith(alice, bob);
+      const { guildId, channelId } = await guildWith(server, 'Hearthside', alice, bob);
       const second = await request(server, 'POST', `/v1/guilds/${guildId}/channels`, {
         auth: alice.token,
         body: { name: 'random', type: 0 },
       });
       assert.equal(second.status, 200);
-      const cb = await signedIn(bob);
+      const cb = await signedInContext(browser, bob);
       const b = await cb.newPage();
       await b.goto(`${server.origin}/channels/${guildId}/${channelId}`);
       await composer(b).waitFor();
@@ -264,13 +233,13 @@ if (!CHROMIUM_PATH) {
 
     it('offers to jump up to the first unread message of a channel left earlier', async () => {
       const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
-      const { guildId, channelId } = await guildWith(alice, bob);
+      const { guildId, channelId } = await guildWith(server, 'Hearthside', alice, bob);
       const elsewhere = await request(server, 'POST', `/v1/guilds/${guildId}/channels`, {
         auth: alice.token,
         body: { name: 'elsewhere', type: 0 },
       });
       assert.equal(elsewhere.status, 200, elsewhere.text);
-      const cb = await signedIn(bob);
+      const cb = await signedInContext(browser, bob);
       const b = await cb.newPage();
       await b.goto(`${server.origin}/channels/${guildId}/${channelId}`);
       await composer(b).waitFor();
@@ -294,12 +263,12 @@ if (!CHROMIUM_PATH) {
 
     it('notifies mentions after the person allowed it, and a muted channel stays quiet', async () => {
       const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
-      const { guildId, channelId } = await guildWith(alice, bob);
+      const { guildId, channelId } = await guildWith(server, 'Hearthside', alice, bob);
       const other = await request(server, 'POST', `/v1/guilds/${guildId}/channels`, {
         auth: alice.token,
         body: { name: 'quiet', type: 0 },
       });
-      const cb = await signedIn(bob);
+      const cb = await signedInContext(browser, bob);
       // Record notifications instead of showing them (headless Chromium has no notification centre).
       // A string, not a function: tsx would compile it with helpers the page does not have. The choice is kept
       // across page loads, as a browser keeps it.

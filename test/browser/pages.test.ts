@@ -1,17 +1,19 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import { describe, it } from 'node:test';
+import type { Browser } from 'playwright-core';
 import { setAcls } from '../support/admin.ts';
 import { registerUser, request } from '../support/client.ts';
 import type { TestServer } from '../support/server.ts';
 import {
   assertAccessible,
   CHROMIUM_PATH,
+  fillSignIn,
+  h1,
   lastMail,
-  launchChromium,
   mailLink,
   newContext,
-  startWebServer,
+  serverAndChromium,
+  submitSignIn,
   warnNoChromium,
 } from './support/browser.ts';
 
@@ -21,22 +23,7 @@ if (!CHROMIUM_PATH) {
 } else {
   let server: TestServer & { origin: string };
   let browser: Browser;
-  before(async () => {
-    [server, browser] = await Promise.all([startWebServer(), launchChromium()]);
-  });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
-
-  const h1 = (page: Page, name: string) => page.getByRole('heading', { level: 1, name }).waitFor();
-
-  async function signInAs(page: Page, user: { email: string; password: string }) {
-    await page.goto(`${server.origin}/login`);
-    await page.getByLabel('Email').fill(user.email);
-    await page.getByLabel('Password', { exact: true }).fill(user.password);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-  }
+  serverAndChromium((started) => ({ server, browser } = started));
 
   describe('every page is accessible (axe-core in Chromium)', () => {
     const signedOut: [string, string][] = [
@@ -79,12 +66,75 @@ if (!CHROMIUM_PATH) {
       const query = `client_id=${app.body.id}&scope=identify&redirect_uri=${encodeURIComponent('https://calendar.example/cb')}`;
       await page.goto(`${server.origin}/oauth2/authorize?${query}`);
       await h1(page, 'Sign in to Hearth');
-      await page.getByLabel('Email').fill(user.email);
-      await page.getByLabel('Password', { exact: true }).fill(user.password);
-      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await fillSignIn(page, user);
       await h1(page, 'Calendar wants to access your account');
       assert.equal(new URL(page.url()).search, `?${query}`);
       await context.close();
+    });
+
+    it('OpenID prompt=login: the consent page names the scopes, sends a stale sign-in to log in again, then returns the code', async () => {
+      const user = await registerUser(server);
+      const redirect = `${server.origin}/oauth2/authorized`;
+      const app = await request(server, 'POST', '/v1/oauth2/applications', {
+        auth: user.token,
+        body: { name: 'Planner', redirect_uris: [redirect] },
+      });
+      assert.equal(app.status, 200, app.text);
+      const context = await newContext(browser);
+      const page = await context.newPage();
+      try {
+        await submitSignIn(page, server.origin, user);
+        await h1(page, `Welcome, ${user.username}`);
+        // Two minutes later the tab's sign-in is too old for prompt=login.
+        const shifted = await request(server, 'POST', '/v1/test/clock', {
+          harness: true,
+          body: { offset_ms: 120_000 },
+        });
+        assert.equal(shifted.status, 200);
+        const query = new URLSearchParams({
+          client_id: app.body.id,
+          scope: 'openid profile',
+          redirect_uri: redirect,
+          response_type: 'code',
+          prompt: 'login',
+          nonce: 'browser-nonce',
+        });
+        await page.goto(`${server.origin}/v1/oauth2/authorize?${query}`);
+        await h1(page, 'Planner wants to access your account');
+        await page.getByText('Confirm who you are (your account id)').waitFor();
+        await page.getByText('Know your username and display name').waitFor();
+        await assertAccessible(page, 'OpenID consent page');
+        await page.getByRole('button', { name: 'Authorise' }).click();
+
+        await h1(page, 'Sign in to Hearth');
+        await fillSignIn(page, user);
+        await h1(page, 'Planner wants to access your account');
+        assert.equal(new URL(page.url()).searchParams.get('prompt'), 'login');
+        await page.getByRole('button', { name: 'Authorise' }).click();
+        await h1(page, 'Authorised');
+        const code = new URL(page.url()).searchParams.get('code');
+        assert.ok(code);
+        const tokens = await request(server, 'POST', '/v1/oauth2/token', {
+          raw: new URLSearchParams({
+            grant_type: 'authorization_code',
+            code,
+            redirect_uri: redirect,
+            client_id: app.body.id,
+            client_secret: app.body.client_secret,
+          }).toString(),
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        });
+        assert.equal(tokens.status, 200, tokens.text);
+        const claims = JSON.parse(Buffer.from(tokens.body.id_token.split('.')[1], 'base64url').toString('utf8'));
+        assert.equal(claims.sub, user.id);
+        assert.equal(claims.nonce, 'browser-nonce');
+        assert.equal(claims.preferred_username, user.username);
+        // The second sign-in, on the shifted clock.
+        assert.ok(claims.auth_time >= Math.floor((Date.now() + 120_000) / 1000) - 60, `auth_time ${claims.auth_time}`);
+      } finally {
+        await request(server, 'POST', '/v1/test/clock', { harness: true, body: { offset_ms: 0 } });
+        await context.close();
+      }
     });
   });
 
@@ -128,7 +178,7 @@ if (!CHROMIUM_PATH) {
       await server.app.services.db.query(`UPDATE users SET locale = 'fr' WHERE id = $1`, [user.id]);
       const context = await newContext(browser, { locale: 'en-US' });
       const page = await context.newPage();
-      await signInAs(page, user);
+      await submitSignIn(page, server.origin, user);
       await h1(page, `Bienvenue, ${user.username}`);
       await context.close();
     });
@@ -254,7 +304,7 @@ if (!CHROMIUM_PATH) {
       assert.equal(flagged.status, 200, flagged.text);
       const context = await newContext(browser);
       const page = await context.newPage();
-      await signInAs(page, user);
+      await submitSignIn(page, server.origin, user);
       await h1(page, 'Your account needs attention');
       await assertAccessible(page, 'suspicious-activity page');
       await page.getByRole('button', { name: 'Send a new verification email' }).click();
@@ -272,7 +322,7 @@ if (!CHROMIUM_PATH) {
       await setAcls(server, admin.id, ['admin:authenticate', 'user:update:flags']);
       const context = await newContext(browser);
       const page = await context.newPage();
-      await signInAs(page, user);
+      await submitSignIn(page, server.origin, user);
       await h1(page, 'Welcome, to_be_disabled');
       // Give the gateway connection time to identify before the account goes away.
       await page.waitForTimeout(500);

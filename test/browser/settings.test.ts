@@ -1,16 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import { describe, it } from 'node:test';
+import type { Browser } from 'playwright-core';
 import { registerUser, request } from '../support/client.ts';
 import type { TestServer } from '../support/server.ts';
-import {
-  assertAccessible,
-  CHROMIUM_PATH,
-  launchChromium,
-  newContext,
-  startWebServer,
-  warnNoChromium,
-} from './support/browser.ts';
+import { assertAccessible, CHROMIUM_PATH, serverAndChromium, signedInPage, warnNoChromium } from './support/browser.ts';
 
 /** Account settings in Chromium: display name, language kept on the account, password change. */
 if (!CHROMIUM_PATH) {
@@ -18,28 +11,12 @@ if (!CHROMIUM_PATH) {
 } else {
   let server: TestServer & { origin: string };
   let browser: Browser;
-  before(async () => {
-    [server, browser] = await Promise.all([startWebServer(), launchChromium()]);
-  });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
-
-  async function signInAs(page: Page, user: { email: string; password: string }) {
-    await page.goto(`${server.origin}/login`);
-    await page.getByLabel('Email').fill(user.email);
-    await page.getByLabel('Password', { exact: true }).fill(user.password);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await page.waitForURL((url) => url.pathname !== '/login');
-  }
+  serverAndChromium((started) => ({ server, browser } = started));
 
   describe('settings', () => {
     it('changes the display name, the language (kept on the account) and the password', async () => {
       const user = await registerUser(server);
-      const context = await newContext(browser);
-      const page = await context.newPage();
-      await signInAs(page, user);
+      const { context, page } = await signedInPage(browser, server.origin, user);
       await page.goto(`${server.origin}/settings`);
       await page.getByRole('heading', { level: 1, name: 'Settings' }).waitFor();
       await assertAccessible(page, 'settings');
@@ -75,9 +52,7 @@ if (!CHROMIUM_PATH) {
 
     it('the chat sidebar’s settings link opens it', async () => {
       const user = await registerUser(server);
-      const context = await newContext(browser);
-      const page = await context.newPage();
-      await signInAs(page, user);
+      const { context, page } = await signedInPage(browser, server.origin, user);
       await page.goto(`${server.origin}/settings`);
       await page.getByRole('link', { name: 'Back to your conversations' }).click();
       await page.waitForURL((url) => url.pathname.startsWith('/channels/'));

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { registerUser, request } from '../support/client.ts';
 import type { TestServer } from '../support/server.ts';
 import {
   assertAccessible,
   CHROMIUM_PATH,
-  launchChromium,
   newContext,
-  startWebServer,
+  serverAndChromium,
+  submitSignIn,
   warnNoChromium,
   watchConsole,
 } from './support/browser.ts';
@@ -18,13 +18,7 @@ if (!CHROMIUM_PATH) {
 } else {
   let server: TestServer & { origin: string };
   let browser: Browser;
-  before(async () => {
-    [server, browser] = await Promise.all([startWebServer(), launchChromium()]);
-  });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  serverAndChromium((started) => ({ server, browser } = started));
 
   describe('sign in with email and password (Chromium)', () => {
     it('sends a signed-out visitor from / to the sign-in page, signs in, and signs out', async () => {
@@ -66,10 +60,7 @@ if (!CHROMIUM_PATH) {
       const user = await registerUser(server, { username: 'two_tabs' });
       const context = await newContext(browser);
       const first = await context.newPage();
-      await first.goto(`${server.origin}/login`);
-      await first.getByLabel('Email').fill(user.email);
-      await first.getByLabel('Password', { exact: true }).fill(user.password);
-      await first.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await submitSignIn(first, server.origin, user);
       await first.getByRole('heading', { level: 1, name: 'Welcome, two_tabs' }).waitFor();
       const second = await context.newPage();
       await second.goto(`${server.origin}/`);
@@ -86,10 +77,7 @@ if (!CHROMIUM_PATH) {
       const context = await newContext(browser);
       await context.routeWebSocket(/\/gateway/, (socket) => socket.close());
       const page = await context.newPage();
-      await page.goto(`${server.origin}/login`);
-      await page.getByLabel('Email').fill(user.email);
-      await page.getByLabel('Password', { exact: true }).fill(user.password);
-      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await submitSignIn(page, server.origin, user);
       await page.getByRole('heading', { level: 1, name: 'Welcome, revoked_tab' }).waitFor();
       const token = JSON.parse(
         (await page.evaluate(() => window.localStorage.getItem('hearth.session'))) ?? '{}',
@@ -107,10 +95,7 @@ if (!CHROMIUM_PATH) {
       const user = await registerUser(server, { username: 'patient' });
       const context = await newContext(browser);
       const page = await context.newPage();
-      await page.goto(`${server.origin}/login`);
-      await page.getByLabel('Email').fill(user.email);
-      await page.getByLabel('Password', { exact: true }).fill(user.password);
-      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await submitSignIn(page, server.origin, user);
       await page.getByRole('heading', { level: 1, name: 'Welcome, patient' }).waitFor();
       await context.route('**/v1/users/@me', (route) => route.abort('connectionrefused'));
       await page.reload();
@@ -150,13 +135,7 @@ if (CHROMIUM_PATH) {
   describe('API on another origin (Chromium)', () => {
     let server: TestServer & { origin: string };
     let browser: Browser;
-    before(async () => {
-      [server, browser] = await Promise.all([startWebServer({}, { apiHost: '127.0.0.1' }), launchChromium()]);
-    });
-    after(async () => {
-      await browser?.close();
-      await server?.close();
-    });
+    serverAndChromium((started) => ({ server, browser } = started), { apiHost: '127.0.0.1' });
 
     it('finds the API and the gateway through discovery, not on its own origin', async () => {
       const user = await registerUser(server, { username: 'elsewhere' });
@@ -169,10 +148,7 @@ if (CHROMIUM_PATH) {
       });
       const sockets: string[] = [];
       page.on('websocket', (socket) => sockets.push(new URL(socket.url()).origin));
-      await page.goto(`${server.origin}/login`);
-      await page.getByLabel('Email').fill(user.email);
-      await page.getByLabel('Password', { exact: true }).fill(user.password);
-      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await submitSignIn(page, server.origin, user);
       await page.getByRole('heading', { level: 1, name: 'Welcome, elsewhere' }).waitFor();
       await page.waitForLoadState('networkidle');
       const apiOrigin = server.origin.replace('localhost', '127.0.0.1');

@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import type { TestUser } from '../support/client.ts';
+import { request, type TestUser } from '../support/client.ts';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.ts';
 import type { TestServer } from '../support/server.ts';
 import { adminSession, configureSso } from '../support/sso.ts';
 import {
   assertAccessible,
   CHROMIUM_PATH,
-  launchChromium,
   newContext,
-  startWebServer,
+  serverAndChromium,
+  signedInPage,
   warnNoChromium,
 } from './support/browser.ts';
 
@@ -45,8 +45,8 @@ if (!CHROMIUM_PATH) {
     await page.goto(`${page.url()}/login?account=${encodeURIComponent(subject)}`);
   }
 
-  before(async () => {
-    [server, browser] = await Promise.all([startWebServer(), launchChromium()]);
+  serverAndChromium(async (started) => {
+    ({ server, browser } = started);
     const redirectUri = `${server.origin}/auth/sso/callback`;
     idp = await startTestIdp(
       [{ client_id: 'hearth', client_secret: CLIENT_SECRET, redirect_uris: [redirectUri] }],
@@ -61,9 +61,7 @@ if (!CHROMIUM_PATH) {
     admin = await adminSession(server);
   });
   after(async () => {
-    await browser?.close();
     await idp?.close();
-    await server?.close();
   });
 
   describe('single sign-on (Chromium)', () => {
@@ -81,6 +79,31 @@ if (!CHROMIUM_PATH) {
       assert.equal(new URL(page.url()).pathname, '/');
       assert.equal(new URL(page.url()).search, '', 'the single-use code and state leave the address bar');
       await page.getByText('alice.sso@example.test').waitFor();
+      await context.close();
+    });
+
+    it('tests the connection to the provider from the admin panel before anything is saved', async () => {
+      await sso({ enabled: false, issuer: null, client_id: null });
+      const { context, page } = await signedInPage(browser, server.origin, admin);
+      await page.goto(`${server.origin}/admin/settings`);
+      await page.getByRole('heading', { level: 1, name: 'Instance settings · Administration' }).waitFor();
+      const test = page.getByRole('button', { name: 'Test the connection' });
+      await test.click();
+      await page
+        .getByRole('status')
+        .filter({ hasText: 'The test failed while reading the settings: no issuer is set.' })
+        .waitFor();
+      await page.getByLabel('Issuer URL').fill(idp.issuer);
+      await test.click();
+      const answered = page.getByRole('status').filter({ hasText: /^The provider answered: sign-in goes to / });
+      await answered.waitFor();
+      assert.match(
+        (await answered.textContent()) ?? '',
+        new RegExp(`goes to ${idp.issuer}/\\S+, with \\d+ signing keys?\\.$`),
+      );
+      await assertAccessible(page, 'admin SSO connection test');
+      const saved = await request(server, 'POST', '/v1/admin/instance-config/get', { auth: admin.token, body: {} });
+      assert.equal(saved.body.sso.issuer, null, 'a test saves nothing');
       await context.close();
     });
 

@@ -1,9 +1,15 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
 import { registerUser, request, type TestUser } from '../support/client.ts';
 import type { TestServer } from '../support/server.ts';
-import { CHROMIUM_PATH, launchChromium, newContext, startWebServer, warnNoChromium } from './support/browser.ts';
+import {
+  CHROMIUM_PATH,
+  FAKE_MEDIA_ARGS,
+  serverAndChromium,
+  signedInWithMedia,
+  warnNoChromium,
+} from './support/browser.ts';
 
 /** Voice in Chromium with fake devices: two people join one voice channel from the UI and hear each other. */
 if (!CHROMIUM_PATH) {
@@ -11,34 +17,10 @@ if (!CHROMIUM_PATH) {
 } else {
   let server: TestServer & { origin: string };
   let browser: Browser;
-  before(async () => {
-    [server, browser] = await Promise.all([
-      startWebServer(),
-      launchChromium([
-        '--use-fake-device-for-media-stream',
-        '--use-fake-ui-for-media-stream',
-        '--autoplay-policy=no-user-gesture-required',
-        '--auto-select-desktop-capture-source=Entire screen',
-      ]),
-    ]);
+  serverAndChromium((started) => ({ server, browser } = started), {
+    chromiumArgs: FAKE_MEDIA_ARGS,
   });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
-
-  async function signedIn(user: TestUser): Promise<BrowserContext> {
-    const context = await newContext(browser);
-    await context.grantPermissions(['microphone', 'camera'], { origin: server.origin });
-    await context.addInitScript(
-      ([token, userId]) => {
-        if (!window.localStorage.getItem('hearth.session'))
-          window.localStorage.setItem('hearth.session', JSON.stringify({ token, userId }));
-      },
-      [user.token, user.id],
-    );
-    return context;
-  }
+  const signedIn = (user: TestUser) => signedInWithMedia(browser, server.origin, user);
 
   /** Inbound audio bytes of the page's call, summed over its inbound-rtp audio streams. */
   async function inboundAudioBytes(page: Page): Promise<number> {

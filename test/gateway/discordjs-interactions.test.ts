@@ -359,15 +359,23 @@ describe('refusals', () => {
 describe('presence', () => {
   test("a bot's setPresence activities reach the guild's members; invisible shows offline with nothing", async () => {
     client.user?.setPresence({ status: 'dnd', activities: [{ name: 'chess', type: ActivityType.Playing }] });
-    const update = await ownerGw.next((f) => f.t === 'PRESENCE_UPDATE' && f.d.user.id === botId, 10_000);
+    // The bot's arrival announced it online first; the setPresence change follows.
+    const update = await ownerGw.next(
+      (f) => f.t === 'PRESENCE_UPDATE' && f.d.user.id === botId && f.d.status !== 'online',
+      10_000,
+    );
     assert.equal(update.d.status, 'dnd');
     assert.equal(update.d.guild_id, guildId);
     assert.deepEqual(update.d.activities, [{ name: 'chess', type: 0 }]);
     assert.deepEqual(update.d.client_status, { web: 'dnd' });
 
     client.user?.setPresence({ status: 'invisible', activities: [{ name: 'hidden', type: ActivityType.Playing }] });
-    const hidden = await ownerGw.next((f) => f.t === 'PRESENCE_UPDATE' && f.d.user.id === botId, 10_000);
+    const hidden = await ownerGw.next(
+      (f) => f.t === 'PRESENCE_UPDATE' && f.d.user.id === botId && f.d.status !== 'online' && f.d.status !== 'dnd',
+      10_000,
+    );
     assert.equal(hidden.d.status, 'offline');
     assert.deepEqual(hidden.d.activities, []);
+    assert.deepEqual(hidden.d.client_status, {});
   });
 });

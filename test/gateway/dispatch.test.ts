@@ -175,7 +175,8 @@ describe('gateway commands', () => {
 
   test('op 3 broadcasts PRESENCE_UPDATE to the guild members', async () => {
     memberGw.send({ op: 3, d: { status: 'dnd', afk: false, custom_status: { text: 'busy' } } });
-    const presence = await ownerGw.dispatch('PRESENCE_UPDATE');
+    // The member's arrival announced them online first; the op 3 change follows.
+    const presence = await ownerGw.next((f) => f.t === 'PRESENCE_UPDATE' && f.d.status === 'dnd');
     assert.deepEqual(presence.d, {
       user: { id: member.id },
       status: 'dnd',

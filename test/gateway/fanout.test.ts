@@ -27,8 +27,13 @@ function port(overrides: Partial<ChatReadModelPort> = {}): ChatReadModelPort {
     readyIndex: async () => ({ guildIds: [], hasPrivateChannels: false }),
     guildPayload: async () => undefined,
     privateChannelsOf: async () => [],
+    readStateOf: async () => ({ version: 0, partial: false, entries: [] }),
     canViewChannel: async () => true,
+    holdsGuildPermission: async () => true,
     searchMembers: async () => [],
+    relationshipsOf: async () => [],
+    friendIds: async () => [],
+    visibilityChanges: async () => [],
     ...overrides,
   };
 }
@@ -65,6 +70,38 @@ const dispatch = (event: string, payload: Record<string, unknown>, audience: Dis
 });
 
 describe('fan-out', () => {
+  test('a guild dispatch with a permission reaches only members holding it, asked once per user', async () => {
+    const asked: string[] = [];
+    const { fanout, connect } = setup(
+      port({
+        holdsGuildPermission: async (userId, guildId, permission) => {
+          asked.push(`${userId}:${guildId}:${permission}`);
+          return userId === 'u1';
+        },
+      }),
+    );
+    const a = connect('u1', ['g1']);
+    const a2 = connect('u1', ['g1']);
+    const b = connect('u2', ['g1']);
+    const c = connect('u3', ['g2']);
+    fanout.onDispatch(
+      dispatch('GUILD_AUDIT_LOG_ENTRY_CREATE', { id: 'e1' }, { kind: 'guild', guildId: 'g1', permission: '128' }),
+    );
+    fanout.onDispatch(dispatch('GUILD_UPDATE', { id: 'g1' }, { kind: 'guild', guildId: 'g1' }));
+    await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(
+      a.socket.parsed().map((f) => f.t),
+      ['GUILD_AUDIT_LOG_ENTRY_CREATE', 'GUILD_UPDATE'],
+    );
+    assert.equal(a2.socket.frames.length, 2);
+    assert.deepEqual(
+      b.socket.parsed().map((f) => f.t),
+      ['GUILD_UPDATE'],
+    );
+    assert.equal(c.socket.frames.length, 0);
+    assert.deepEqual(asked.sort(), ['u1:g1:128', 'u2:g1:128']);
+  });
+
   test('a channel dispatch reaches only viewers; the permission check runs once per user', async () => {
     const asked: string[] = [];
     const { fanout, connect } = setup(

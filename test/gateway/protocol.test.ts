@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
+import { befriend } from '../support/chat.ts';
 import { registerUser, request, type TestUser } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { GatewayClient, readyClient } from './gateway-client.ts';
@@ -104,7 +105,6 @@ describe('identify', () => {
       'presences',
       'users',
       'sessions',
-      'read_states',
       'user_guild_settings',
       'pinned_dms',
       'favorite_memes',
@@ -113,6 +113,7 @@ describe('identify', () => {
     ])
       assert.deepEqual(d[key], [], key);
     assert.deepEqual(d.notes, {});
+    assert.deepEqual(d.read_state, { version: 0, partial: false, entries: [] });
     assert.equal(typeof d.user_settings, 'object');
     assert.equal(typeof d.country_code, 'string');
     assert.equal(typeof d.auth_session_id_hash, 'string');
@@ -124,6 +125,9 @@ describe('identify', () => {
 
   test('READY lists the DM channels, with their recipients, most recent first', async () => {
     const [a, b, c] = await Promise.all([registerUser(server), registerUser(server), registerUser(server)]);
+    // Strangers cannot open DMs (issue 16): friends can.
+    await befriend(server, a, b);
+    await befriend(server, a, c);
     const first = await request(server, 'POST', '/v1/users/@me/channels', {
       auth: a.token,
       body: { recipient_id: b.id },

@@ -152,4 +152,33 @@ describe('embedded SFU (werift clients)', () => {
     await ok(as(server, owner, 'PATCH', `/guilds/${guild.id}/members/${carol.id}`, { channel_id: null }));
     assert.deepEqual(await target.closed, { code: 4014, reason: 'Disconnected' });
   });
+
+  it('a member who joins while someone is speaking is told at once (speaking frames only mark changes)', async () => {
+    const lounge = (await ok(as(server, owner, 'POST', `/guilds/${guild.id}/channels`, { name: 'lounge', type: 2 })))
+      .id;
+    const a = await joinVoice(alice, lounge);
+    const b = await joinVoice(bob, lounge);
+    // Alice talks without a pause (no change of her speaking state) while the owner joins.
+    let joined: { voice: VoiceTestClient } | undefined;
+    await speakUntil(
+      a.voice,
+      () => b.voice.messages.some((m) => m.op === 'speaking' && m.d.user_id === alice.id && m.d.speaking),
+      'bob hears alice speaking',
+    );
+    let done = false;
+    const talking = (async () => {
+      while (!done) await a.voice.speak(1);
+    })();
+    try {
+      joined = await joinVoice(owner, lounge);
+      const late = joined.voice;
+      await until(
+        () => late.messages.some((m) => m.op === 'speaking' && m.d.user_id === alice.id && m.d.speaking === true),
+        'the newcomer hears that alice is speaking',
+      );
+    } finally {
+      done = true;
+      await talking;
+    }
+  });
 });

@@ -41,6 +41,22 @@ export async function join(
   return invite;
 }
 
+/** `a` asks and `b` accepts: friends (a 1:1 DM needs a friendship or a shared guild, a group DM friends). */
+export async function befriend(
+  server: Pick<TestServer, 'url'>,
+  a: Pick<TestUser, 'token' | 'id'>,
+  b: Pick<TestUser, 'token' | 'id'>,
+): Promise<void> {
+  const asked = await request(server, 'PUT', `/v1/users/@me/relationships/${b.id}`, { auth: a.token, body: {} });
+  if (asked.status !== 200) throw new Error(`friend request failed: ${asked.status} ${asked.text}`);
+  const accepted = await request(server, 'PUT', `/v1/users/@me/relationships/${a.id}`, {
+    auth: b.token,
+    body: { type: 1 },
+  });
+  if (accepted.status !== 200 || accepted.body.type !== 1)
+    throw new Error(`friend accept failed: ${accepted.status} ${accepted.text}`);
+}
+
 /** A guild with an owner and `count` members. */
 export async function guildWithMembers(server: TestServer, count: number) {
   const owner = await registerUser(server);

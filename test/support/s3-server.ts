@@ -86,6 +86,8 @@ export async function startTestS3(): Promise<TestS3> {
     upstream.on('response', (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
+      // A client that goes away mid-answer (a killed server) must not leave the backend's response open.
+      res.once('close', () => answer.destroy());
     });
     upstream.on('error', () => {
       if (!res.headersSent) res.writeHead(502);

@@ -3,12 +3,13 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { type RunningApp, startApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/config.ts';
+import type { GatewayOptions } from '../../src/gateway/gateway-server.ts';
 import type { Database } from '../../src/platform/db/database.ts';
 import { openPglite } from '../../src/platform/db/pglite.ts';
 import { createLogger } from '../../src/platform/log.ts';
+import { createTestDatabase } from './pg-database.ts';
 import { templatePath } from './template.ts';
 
 export const TEST_TOKEN = 'test-harness-token';
@@ -45,7 +46,7 @@ export interface TestServer {
  */
 export async function startTestServer(
   env: Record<string, string> = {},
-  options: { secrets?: TestSecrets } = {},
+  options: { secrets?: TestSecrets; gateway?: GatewayOptions } = {},
 ): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'hearth-test-'));
   const adminUrl = process.env.TEST_DATABASE_URL;
@@ -64,20 +65,9 @@ export async function startTestServer(
     baseEnv.HEARTH_REDIS_PREFIX = `hearth-test-${randomBytes(6).toString('hex')}:`;
   }
   if (adminUrl) {
-    const name = `hearth_t_${randomBytes(6).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    const url = new URL(adminUrl);
-    url.pathname = `/${name}`;
-    baseEnv.DATABASE_URL = url.toString();
-    dropDatabase = async () => {
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
-      await c.end();
-    };
+    const fresh = await createTestDatabase(adminUrl, 't');
+    baseEnv.DATABASE_URL = fresh.url;
+    dropDatabase = fresh.drop;
   } else if (!env.DATABASE_URL) {
     const template = templatePath();
     database = await openPglite(existsSync(template) ? { loadDataDir: new Blob([await readFile(template)]) } : {});
@@ -91,6 +81,7 @@ export async function startTestServer(
     secrets,
     logger: createLogger(config.logLevel),
     ...(database ? { database } : {}),
+    ...(options.gateway ? { gateway: options.gateway } : {}),
   });
   if (!explicitPublicUrl) {
     config.publicUrl = app.url;

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -73,4 +74,39 @@ export async function waitForHealth(url: string, spawned: Spawned, timeoutMs = 9
   }
   spawned.child.kill('SIGKILL');
   throw new Error(`server did not become healthy in ${timeoutMs} ms:\n${spawned.stderr()}`);
+}
+
+/** A spawned process's resident memory in bytes (VmRSS from /proc). */
+export async function residentBytes(pid: number | undefined): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kib = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
+  if (!kib) throw new Error(`VmRSS of ${pid} not readable`);
+  return Number(kib) * 1024;
+}
+
+/**
+ * Runs `work` while sampling a process's resident memory every 25 ms; resolves with its result and the
+ * growth of the peak over the memory before.
+ */
+export async function peakGrowth<T>(
+  pid: number | undefined,
+  work: () => Promise<T>,
+): Promise<{ result: T; growth: number; baseline: number }> {
+  const baseline = await residentBytes(pid);
+  let peak = baseline;
+  const sampler = setInterval(() => {
+    residentBytes(pid).then(
+      (value) => {
+        peak = Math.max(peak, value);
+      },
+      () => {},
+    );
+  }, 25);
+  try {
+    const result = await work();
+    peak = Math.max(peak, await residentBytes(pid));
+    return { result, growth: peak - baseline, baseline };
+  } finally {
+    clearInterval(sampler);
+  }
 }

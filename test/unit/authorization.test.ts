@@ -7,7 +7,7 @@ const OUTSIDE = { adminArea: false };
 const INSIDE = { adminArea: true };
 const SESSION = `flx_${'aB3'.repeat(12)}`;
 
-/** api.md §1.5, case by case. */
+/** docs/conventions.md#the-authorization-header, case by case. */
 const CASES: [string | undefined, ParsedCredential, ParsedCredential?][] = [
   // [header, outside /v1/admin, inside /v1/admin (when different)]
   [undefined, { kind: 'none' }],

@@ -34,6 +34,19 @@ describe('loadConfig', () => {
     assert.equal(config.ipBanDurationSeconds, 3600);
   });
 
+  it('refuses a read replica without a PostgreSQL primary, and takes one with it', () => {
+    assert.equal(
+      configError({ DATABASE_REPLICA_URL: 'postgres://hearth@replica.example/hearth' }),
+      'DATABASE_REPLICA_URL: needs DATABASE_URL (the embedded database has no replica)',
+    );
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://hearth@primary.example/hearth',
+      DATABASE_REPLICA_URL: 'postgres://hearth@replica.example/hearth',
+    });
+    assert.equal(config.databaseReplicaUrl, 'postgres://hearth@replica.example/hearth');
+    assert.equal(loadConfig({}).databaseReplicaUrl, undefined);
+  });
+
   it('reads every setting from its environment variable and from its flag', () => {
     const env = {
       PORT: '9001',

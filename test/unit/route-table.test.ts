@@ -21,9 +21,9 @@ const POLICIES: readonly Policy[] = [
   'self',
   'test',
 ];
-const SCOPES = ['identify', 'email', 'guilds', 'connections', 'bot'];
+const SCOPES = ['identify', 'email', 'guilds', 'connections', 'bot', 'openid', 'profile'];
 
-/** api.md routes marked `user│oauth2:X` or `oauth2:X`: the scope each must declare. */
+/** Routes marked `user│oauth2:X` or `oauth2:X`: the scope each must declare. */
 const REQUIRED_SCOPES: Record<string, string> = {
   'GET /users/@me': 'identify',
   'GET /users/@me/guilds': 'guilds',
@@ -58,7 +58,7 @@ describe('route table', () => {
     for (const r of routes) assert.ok(POLICIES.includes(r.policy), `${key(r)} declares policy ${String(r.policy)}`);
   });
 
-  it('declares the scopes api.md names on OAuth2-capable routes, and scopes only where a bearer can arrive', () => {
+  it('declares the documented scopes on OAuth2-capable routes, and scopes only where a bearer can arrive', () => {
     for (const r of routes) {
       const required = REQUIRED_SCOPES[key(r)];
       if (required) assert.equal(r.scope, required, `${key(r)} must declare scope ${required}`);

@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
-import { type EventBus, InProcessEventBus } from '../../src/platform/state/event-bus.ts';
+import { type BusGap, BusPositions, type EventBus, InProcessEventBus } from '../../src/platform/state/event-bus.ts';
 import { InProcessIpBanStore, type IpBanStore } from '../../src/platform/state/ip-bans.ts';
 import { gcra, InProcessRateLimiter, type RateLimiter } from '../../src/platform/state/rate-limiter.ts';
 import { openRedisState } from '../../src/platform/state/redis.ts';
+import { InProcessSlotStore, type SlotStore } from '../../src/platform/state/slots.ts';
 
 /**
  * One contract, every backend: the in-process implementations always, Redis too when TEST_REDIS_URL is set.
@@ -13,6 +14,7 @@ import { openRedisState } from '../../src/platform/state/redis.ts';
 interface Backend {
   rateLimiter: RateLimiter;
   ipBans: IpBanStore;
+  slots: SlotStore;
   bus: EventBus;
   /** Waits until subscriptions made so far are live (a no-op in process). */
   settle(): Promise<void>;
@@ -34,6 +36,7 @@ const factories: BackendFactory[] = [
       const backend: Backend = {
         rateLimiter: new InProcessRateLimiter(),
         ipBans: new InProcessIpBanStore(),
+        slots: new InProcessSlotStore(),
         bus: new InProcessEventBus(),
         settle: async () => {},
         twin: async () => backend,
@@ -237,6 +240,69 @@ for (const factory of factories) {
       });
     });
 
+    describe('slot store (gateway caps across processes)', () => {
+      const lease = { now: T0, leaseMs: 60_000 };
+
+      it('admits up to the limit, refuses the next, and frees a slot on release; taking one again is not a second', async () => {
+        const { slots } = await open();
+        const taken = [];
+        for (const member of ['s1', 's2', 's3', 's4']) taken.push(await slots.acquire('k', member, 3, lease));
+        assert.deepEqual(taken, [{ admitted: true }, { admitted: true }, { admitted: true }, { admitted: false }]);
+        assert.deepEqual(await slots.acquire('k', 's2', 3, lease), { admitted: true });
+        assert.equal(await slots.count('k', T0), 3);
+        await slots.release('k', 's1');
+        assert.equal(await slots.count('k', T0), 2);
+        assert.deepEqual(await slots.acquire('k', 's4', 3, lease), { admitted: true });
+        assert.deepEqual(await slots.acquire('other', 's5', 3, lease), { admitted: true });
+      });
+
+      it('at the limit evicts the member idle the longest when asked to, never a busy one', async () => {
+        const { slots } = await open();
+        for (const member of ['a', 'b', 'c']) await slots.acquire('u', member, 3, lease);
+        assert.deepEqual(await slots.acquire('u', 'd', 3, { ...lease, evictIdle: true }), { admitted: false });
+        await slots.idle('u', 'b', 500, lease);
+        await slots.idle('u', 'c', 200, lease);
+        assert.deepEqual(await slots.acquire('u', 'd', 3, lease), { admitted: false }, 'no eviction unless asked');
+        assert.deepEqual(await slots.acquire('u', 'd', 3, { ...lease, evictIdle: true }), {
+          admitted: true,
+          evicted: 'c',
+        });
+        assert.equal(await slots.busy('u', 'c', lease), false, 'the evicted slot is gone');
+        assert.equal(await slots.busy('u', 'b', lease), true, 'busy again: no longer evictable');
+        assert.deepEqual(await slots.acquire('u', 'e', 3, { ...lease, evictIdle: true }), { admitted: false });
+        await slots.idle('u', 'gone', 1, lease);
+        assert.equal(await slots.count('u', T0), 3, 'marking a slot not held idle takes none');
+      });
+
+      it('lets leases lapse unless renewed (a dead process frees its slots)', async () => {
+        const { slots } = await open();
+        await slots.acquire('l', 'kept', 2, lease);
+        await slots.acquire('l', 'dead', 2, lease);
+        await slots.renew([{ key: 'l', member: 'kept' }], { now: T0 + 50_000, leaseMs: 60_000 });
+        assert.equal(await slots.count('l', T0 + 59_999), 2);
+        assert.equal(await slots.count('l', T0 + 60_000), 1);
+        assert.deepEqual(await slots.acquire('l', 'new', 2, { now: T0 + 60_000, leaseMs: 60_000 }), { admitted: true });
+        assert.equal(await slots.busy('l', 'dead', { now: T0 + 60_000, leaseMs: 60_000 }), false);
+        await slots.renew([{ key: 'l', member: 'dead' }], { now: T0 + 60_001, leaseMs: 60_000 });
+        assert.equal(await slots.count('l', T0 + 60_001), 2, 'renewing a lapsed slot does not bring it back');
+        await slots.reset();
+        assert.equal(await slots.count('l', T0 + 60_001), 0);
+      });
+
+      it('never admits more than the limit when two processes race on one key', async () => {
+        const first = await open();
+        const second = await first.twin();
+        if (second !== first) opened.push(second);
+        const stores = [first.slots, second.slots];
+        const results = await Promise.all(
+          Array.from({ length: 60 }, (_, i) => stores[i % 2]!.acquire('race', `m${i}`, 25, lease)),
+        );
+        assert.equal(results.filter((r) => r.admitted).length, 25);
+        assert.equal(await second.slots.count('race', T0), 25);
+        assert.equal(await first.slots.count('race', T0), 25);
+      });
+    });
+
     describe('event bus', () => {
       it('delivers JSON messages to every subscriber of the topic, synchronously to local ones', async () => {
         const { bus, settle } = await open();
@@ -267,6 +333,23 @@ for (const factory of factories) {
         off();
         await bus.publish('topic.x', 2);
         assert.deepEqual(seen, [1]);
+      });
+
+      it("numbers each publisher's messages per topic without a break, and reports no gap for them", async () => {
+        const first = await open();
+        const second = await first.twin();
+        if (second !== first) opened.push(second);
+        const marks: number[] = [];
+        const gaps: BusGap[] = [];
+        second.bus.subscribe('topic.n', (_m, mark) => marks.push(mark.n));
+        second.bus.onGap('topic.n', (gap) => gaps.push(gap));
+        first.bus.onGap('topic.n', (gap) => gaps.push(gap));
+        await second.settle();
+        for (let i = 0; i < 5; i++) await first.bus.publish('topic.n', i);
+        await waitFor(() => marks.length === 5);
+        assert.deepEqual(marks, [1, 2, 3, 4, 5]);
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        assert.deepEqual(gaps, []);
       });
     });
   });
@@ -330,11 +413,109 @@ if (redisUrl) {
       assert.ok(ttl > 0 && ttl <= 60_000, `bucket key expires with the bucket, got ${ttl}`);
     });
 
+    it("reports a skipped number as a gap before the message, and nothing for a publisher's first message", async () => {
+      const prefix = `hearth-unit-${randomBytes(6).toString('hex')}:`;
+      const one = await openState(prefix);
+      const events: unknown[] = [];
+      one.bus.subscribe('t.gap', (m, mark) => events.push(['message', m, mark.n]));
+      one.bus.onGap('t.gap', (gap) => events.push(['gap', gap]));
+      one.bus.onGap('t.other', (gap) => events.push(['other', gap]));
+      await one.bus.ready();
+      const raw = new Redis(redisUrl);
+      closers.push(async () => {
+        await raw.quit();
+      });
+      const send = (o: string, n: number, m: unknown) => raw.publish(`${prefix}bus:t.gap`, JSON.stringify({ o, n, m }));
+      await send('p1', 7, 'first seen');
+      await send('p1', 8, 'next');
+      await send('p2', 1, 'another publisher');
+      await send('p1', 11, 'after a gap');
+      await waitFor(() => events.length === 5);
+      assert.deepEqual(events, [
+        ['message', 'first seen', 7],
+        ['message', 'next', 8],
+        ['message', 'another publisher', 1],
+        ['gap', { topic: 't.gap', reason: 'sequence', origin: 'p1', from: 9, to: 10 }],
+        ['message', 'after a gap', 11],
+      ]);
+    });
+
+    it('reports no gap for what was published while nobody here subscribed to the topic', async () => {
+      const prefix = `hearth-unit-${randomBytes(6).toString('hex')}:`;
+      const one = await openState(prefix);
+      const two = await openState(prefix);
+      const heard: unknown[] = [];
+      const gaps: BusGap[] = [];
+      one.bus.onGap('t.sub', (gap) => gaps.push(gap));
+      const off = one.bus.subscribe('t.sub', (m) => heard.push(m));
+      await one.bus.ready();
+      await two.bus.publish('t.sub', 1);
+      await waitFor(() => heard.length === 1);
+      off();
+      await two.bus.publish('t.sub', 2);
+      one.bus.subscribe('t.sub', (m) => heard.push(m));
+      await one.bus.ready();
+      await two.bus.publish('t.sub', 3);
+      await waitFor(() => heard.length === 2);
+      assert.deepEqual(heard, [1, 3]);
+      assert.deepEqual(gaps, []);
+    });
+
+    it('reports a gap on every topic listened to when the bus connection comes back, then numbers restart', async () => {
+      const prefix = `hearth-unit-${randomBytes(6).toString('hex')}:`;
+      const one = await openState(prefix);
+      const two = await openState(prefix);
+      const gaps: BusGap[] = [];
+      const heard: unknown[] = [];
+      one.bus.subscribe('t.a', (m) => heard.push(m));
+      one.bus.onGap('t.a', (gap) => gaps.push(gap));
+      one.bus.onGap('t.b', (gap) => gaps.push(gap));
+      await one.bus.ready();
+      await two.bus.publish('t.a', 'before');
+      await waitFor(() => heard.length === 1);
+      const raw = new Redis(redisUrl);
+      closers.push(async () => {
+        await raw.quit();
+      });
+      const list = (await raw.call('CLIENT', 'LIST')) as string;
+      const ids = list
+        .split('\n')
+        .filter((line) => line.includes(` name=${prefix}bus `))
+        .map((line) => /\bid=(\d+)/.exec(line)?.[1] as string);
+      assert.equal(ids.length, 2);
+      // Both processes' bus connections drop (as when Redis restarts); each comes back on its own.
+      for (const id of ids) await raw.call('CLIENT', 'KILL', 'ID', id);
+      await waitFor(() => gaps.length === 2, 10_000);
+      assert.deepEqual(gaps.map((g) => [g.topic, g.reason]).sort(), [
+        ['t.a', 'reconnect'],
+        ['t.b', 'reconnect'],
+      ]);
+      // Subscribed again; the next message is not a second gap even though none came in between.
+      await two.bus.publish('t.a', 'after');
+      await waitFor(() => heard.length === 2);
+      assert.deepEqual(heard, ['before', 'after']);
+      assert.equal(gaps.length, 2);
+    });
+
     it('answers start-up with a clear error when Redis does not answer', async () => {
       await assert.rejects(openRedisState('redis://127.0.0.1:1', 'x:'), /REDIS_URL: cannot connect/);
     });
   });
 }
+
+describe('bus positions', () => {
+  it('reports the numbers skipped by a publisher it followed without a break, and never across a resync', () => {
+    const positions = new BusPositions('me');
+    assert.equal(positions.received('t', { origin: 'p', n: 4 }), undefined);
+    assert.equal(positions.received('t', { origin: 'p', n: 5 }), undefined);
+    assert.deepEqual(positions.received('t', { origin: 'p', n: 8 }), { from: 6, to: 7 });
+    assert.equal(positions.received('u', { origin: 'p', n: 20 }), undefined, 'topics are numbered apart');
+    positions.resync();
+    assert.equal(positions.received('t', { origin: 'p', n: 12 }), undefined);
+    assert.deepEqual(positions.received('t', { origin: 'p', n: 14 }), { from: 13, to: 13 });
+    assert.deepEqual(positions.position('t'), { p: 14, me: 0 });
+  });
+});
 
 async function waitFor(condition: () => boolean, timeoutMs = 2000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

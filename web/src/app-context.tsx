@@ -15,6 +15,8 @@ export interface AppContextValue {
   gateway: GatewayHub;
   /** Stores the session from a token response and loads the account. */
   signIn(response: TokenResponse): Promise<void>;
+  /** Reads the account again (after a change the page made, without waiting for the gateway's USER_UPDATE). */
+  refreshUser(): Promise<void>;
   /** Forgets the session locally (the server side is the caller's business). */
   signOutLocally(): void;
   navigate(to: string, options?: { replace?: boolean }): void;

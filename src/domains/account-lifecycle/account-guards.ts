@@ -4,7 +4,7 @@ import type { UserRecord } from '../../identity/user-record.ts';
 import { assertNotBot, isDeleted } from '../auth/account-rules.ts';
 
 /**
- * The account an emailed token, ticket or body names (contract §5.3.4, §5.9.5): a deleted account counts
+ * The account an emailed token, ticket or body names (docs/accounts.md#common-rules): a deleted account counts
  * as unknown, so the caller's own "invalid token" error is thrown; a bot account gets 403
  * BOT_USER_AUTH_ENDPOINT_ACCESS_DENIED.
  */

@@ -4,7 +4,7 @@ import { USER_FLAGS } from '../../identity/flags.ts';
 import { IpAuthorization } from '../auth/ip-authorization.ts';
 
 export const DELETION_GRACE_MS = 14 * 24 * 3600_000;
-/** Test mode shortens the grace period so suites can watch a deletion complete (api.md §7). */
+/** Test mode shortens the grace period so suites can watch a deletion complete (docs/accounts.md#test-harness-test-mode-only). */
 export const TEST_DELETION_GRACE_MS = 36_000;
 
 export function deletionGraceMs(services: Pick<AppServices, 'config'>): number {
@@ -12,7 +12,7 @@ export function deletionGraceMs(services: Pick<AppServices, 'config'>): number {
 }
 
 /**
- * Self-service account state (api.md §3.2): disable, delete (with a grace period that the next correct
+ * Self-service account state (docs/accounts.md): disable, delete (with a grace period that the next correct
  * password login cancels, see `reactivate`), and forgetting the authorised login addresses.
  */
 export function accountStateRoutes(services: AppServices): AnyRoute[] {

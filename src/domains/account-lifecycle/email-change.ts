@@ -48,7 +48,7 @@ const invalidCode = () => fieldError('code', 'INVALID_CODE', 'Invalid code');
 const invalidProof = () => fieldError('original_proof', 'INVALID_PROOF_TOKEN', 'Invalid proof token');
 
 /**
- * Email change (api.md §3.2): start → (verify-original, when the current address is verified) →
+ * Email change (docs/accounts.md): start → (verify-original, when the current address is verified) →
  * request-new → verify-new → `PATCH /users/@me {email_token}`. Every step is sudo-gated and admits
  * suspicious accounts; the old address gets a revert link once the change is applied.
  */

@@ -27,7 +27,7 @@ const TAKEOVER_TOKENS: readonly TokenPurpose[] = [
 ];
 
 /**
- * `POST /auth/email-revert` (api.md §3.1): the holder of the old address takes the account back. The
+ * `POST /auth/email-revert` (docs/accounts.md): the holder of the old address takes the account back. The
  * old address returns (verified), the password is replaced, every second factor and session is dropped
  * and only the requester's address stays authorised.
  */

@@ -37,7 +37,7 @@ export async function markEmailVerified(services: AppServices, userId: string, e
   return rows.length > 0;
 }
 
-/** `POST /auth/verify` and `POST /auth/verify/resend` (api.md §3.1). */
+/** `POST /auth/verify` and `POST /auth/verify/resend` (docs/accounts.md). */
 export function emailVerificationRoutes(services: AppServices): AnyRoute[] {
   const { tokens, rateLimiter } = services;
   return [

@@ -13,7 +13,7 @@ const invalidTicket = () =>
 
 const ticketField = z.string().max(256);
 
-/** `POST /auth/authorize-ip`, `POST /auth/ip-authorization/resend`, `GET /auth/ip-authorization/poll` (api.md §3.1). */
+/** `POST /auth/authorize-ip`, `POST /auth/ip-authorization/resend`, `GET /auth/ip-authorization/poll` (docs/accounts.md). */
 export function ipAuthorizationRoutes(services: AppServices): AnyRoute[] {
   const { clock } = services;
   const ipAuthorization = new IpAuthorization(services);

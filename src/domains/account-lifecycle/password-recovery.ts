@@ -22,7 +22,7 @@ export const PASSWORD_RESET_TTL_MS = 3600_000;
 
 const invalidToken = () => fieldError('token', 'INVALID_OR_EXPIRED_RESET_TOKEN', 'Invalid or expired reset token');
 
-/** `POST /auth/forgot`, `GET /auth/reset/{token}`, `POST /auth/reset` (api.md §3.1). */
+/** `POST /auth/forgot`, `GET /auth/reset/{token}`, `POST /auth/reset` (docs/accounts.md). */
 export function passwordRecoveryRoutes(services: AppServices): AnyRoute[] {
   const { tokens, rateLimiter, db, sessions, emails, credentials } = services;
   const ipAuthorization = new IpAuthorization(services);
@@ -41,7 +41,7 @@ export function passwordRecoveryRoutes(services: AppServices): AnyRoute[] {
         await enforceAllowance(rateLimiter, ctx, `forgot:ip:${ctx.ipKey}`, 20, 30 * 60_000);
         await enforceAllowance(rateLimiter, ctx, `forgot:email:${email.toLowerCase()}`, 5, 30 * 60_000);
         const found = await services.users.findByEmail(email);
-        // Unknown and deleted addresses get the same 204; only a bot account is refused (contract §5.3.4).
+        // Unknown and deleted addresses get the same 204; only a bot account is refused (docs/accounts.md#common-rules).
         if (!found || isDeleted(found) || !found.email) return undefined;
         assertNotBot(found);
         await tokens.revokeAll('password_reset', found.id);

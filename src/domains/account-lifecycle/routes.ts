@@ -7,7 +7,7 @@ import { emailVerificationRoutes } from './email-verification.ts';
 import { ipAuthorizationRoutes } from './ip-authorization-routes.ts';
 import { passwordRecoveryRoutes } from './password-recovery.ts';
 
-/** Account lifecycle (api.md §3.1–§3.2): every flow that runs through an emailed link or code. */
+/** Account lifecycle (docs/accounts.md): every flow that runs through an emailed link or code. */
 export function accountLifecycleRoutes(services: AppServices): AnyRoute[] {
   return [
     ...emailVerificationRoutes(services),

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ADMIN_AUTHENTICATE_ACL, WILDCARD_ACL } from '../../http/auth/acl-names.ts';
 import { ApiError } from '../../http/errors.ts';
 
-/** ACLs that Admin routes check today (api.md §3.6). */
+/** ACLs that Admin routes check today (docs/admin.md). */
 export const ROUTE_ACLS = [
   ADMIN_AUTHENTICATE_ACL,
   'acl:set:user',
@@ -21,6 +21,8 @@ export const ROUTE_ACLS = [
   'ban:ip:add',
   'ban:ip:check',
   'ban:ip:remove',
+  'report:view',
+  'report:resolve',
 ] as const;
 
 /** Reserved for later Admin routes; grantable now so operators can prepare roles. */
@@ -35,8 +37,6 @@ export const RESERVED_ACLS = [
   'guild:delete',
   'message:lookup',
   'message:delete',
-  'report:view',
-  'report:resolve',
 ];
 
 export type RouteAcl = (typeof ROUTE_ACLS)[number];
@@ -64,7 +64,7 @@ export const aclListField = z
 
 /**
  * Who is granting: a user alone, or an Admin API key, which is limited by both itself and its owner
- * (contract §5.5.5). Granting an ACL requires holding it on every side; the first one missing is named.
+ * (docs/admin.md#credentials-and-checks). Granting an ACL requires holding it on every side; the first one missing is named.
  */
 export function assertCanGrant(grantors: readonly (readonly string[])[], acls: Iterable<string>): void {
   for (const acl of acls) {

@@ -16,14 +16,14 @@ export interface AdminApiKeyRow {
 
 export interface NewAdminApiKey {
   keyId: string;
-  /** `fa_<key_id>_<32 alphanumerics>` (api.md §1.4): returned once, stored only as its digest. */
+  /** `fa_<key_id>_<32 alphanumerics>` (docs/conventions.md#credentials): returned once, stored only as its digest. */
   key: string;
   row: AdminApiKeyRow;
 }
 
 const DAY_MS = 86_400_000;
 
-/** The list and get shape (api.md §3.6): never the secret or its digest. */
+/** The list and get shape (docs/admin.md): never the secret or its digest. */
 export function adminApiKeyView(row: AdminApiKeyRow): Record<string, unknown> {
   return {
     key_id: row.key_id,

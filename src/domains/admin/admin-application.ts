@@ -47,7 +47,7 @@ export async function ensureSystemUser(tx: Queryable, ids: SnowflakeGenerator, n
 }
 
 /**
- * Creates the built-in Admin OAuth2 application on first start (api.md §3.6) and keeps its redirect URIs
+ * Creates the built-in Admin OAuth2 application on first start (docs/admin.md) and keeps its redirect URIs
  * and configured secret in step with the configuration on every later start. Without a configured
  * secret the application starts with an unusable one until the bootstrap CLI issues a real one.
  */

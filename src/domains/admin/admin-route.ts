@@ -4,7 +4,7 @@ import { type AnyRoute, type RateLimitSpec, type RouteSpec, route } from '../../
 import type { UserRecord } from '../../identity/user-record.ts';
 import type { RouteAcl } from './acls.ts';
 
-/** api.md §5.2: admin reads 200/60 s, writes 100/60 s, key creation 30/60 s. */
+/** docs/conventions.md#rate-limits: admin reads 200/60 s, writes 100/60 s, key creation 30/60 s. */
 const ADMIN_LIMITS = {
   read: { bucket: 'admin:read', limit: 200, windowSeconds: 60 },
   write: { bucket: 'admin:write', limit: 100, windowSeconds: 60 },

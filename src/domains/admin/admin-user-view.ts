@@ -2,7 +2,7 @@ import type { AppServices } from '../../app-services.ts';
 import { partialUser, type UserRecord } from '../../identity/user-record.ts';
 import { authenticatorTypes } from '../mfa/mfa-factors.ts';
 
-/** The Admin API's user shape (api.md §3.6): partial user plus what an operator needs to act on it. */
+/** The Admin API's user shape (docs/admin.md): partial user plus what an operator needs to act on it. */
 export async function adminUserView(
   services: Pick<AppServices, 'mfa'>,
   user: UserRecord,

@@ -18,7 +18,7 @@ export interface AuditActor {
 
 export interface AuditChange {
   action: string;
-  targetType: 'user' | 'admin_api_key' | 'ip_ban' | 'instance_config';
+  targetType: 'user' | 'admin_api_key' | 'ip_ban' | 'instance_config' | 'report';
   targetId: string;
   metadata?: Record<string, unknown>;
   before?: unknown;
@@ -86,7 +86,7 @@ interface AuditRow {
   created_at: Date;
 }
 
-/** The audit trail of Admin writes (api.md §3.6): appended in the write's own transaction, read newest first. */
+/** The audit trail of Admin writes (docs/admin.md): appended in the write's own transaction, read newest first. */
 export class AuditLog {
   constructor(private readonly ids: SnowflakeGenerator) {}
 

@@ -32,7 +32,7 @@ function isSingleAddress(canonical: string): boolean {
   return !canonical.includes('/');
 }
 
-/** IP bans (api.md §3.6, §5.3): manual bans by address or range, and the automatic ones from shared state. */
+/** IP bans (docs/admin.md#ip-bans, docs/conventions.md#ip-bans): manual bans by address or range, and the automatic ones from shared state. */
 export function banRoutes(services: AppServices, deps: { manualBans: ManualIpBans; audit: AuditLog }): AnyRoute[] {
   const { db, ipBans } = services;
   const { manualBans, audit } = deps;

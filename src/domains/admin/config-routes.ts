@@ -5,6 +5,7 @@ import { type FieldError, formError } from '../../http/errors.ts';
 import type { AnyRoute } from '../../http/route.ts';
 import { captchaView } from '../captcha/captcha-view.ts';
 import type { InstanceSettingsValue } from '../instance/instance-settings.ts';
+import { checkProvider } from '../sso/provider-check.ts';
 import { publicSsoSettings, validateSsoUpdate } from '../sso/sso-settings.ts';
 import { adminRoute, snowflakeField } from './admin-route.ts';
 import { type AuditLog, auditActor } from './audit-log.ts';
@@ -35,7 +36,14 @@ const auditQueryBody = z.object({
   limit: z.number().int().min(1).max(100).default(50),
 });
 
-/** Instance settings and the audit log (api.md §3.6). */
+/** A read-only member as sent back by a read-modify-write client: the delivery status may have moved since. */
+function withoutStatus(value: unknown): unknown {
+  if (!value || typeof value !== 'object' || !('delivery' in value)) return value;
+  const { delivery: _status, ...rest } = value as Record<string, unknown>;
+  return rest;
+}
+
+/** Instance settings and the audit log (docs/admin.md). */
 export function configRoutes(services: AppServices, deps: { audit: AuditLog }): AnyRoute[] {
   const { db, config, settings } = services;
   const { audit } = deps;
@@ -45,7 +53,8 @@ export function configRoutes(services: AppServices, deps: { audit: AuditLog }): 
       sso: publicSsoSettings(value.sso, config),
       registration: { mode: value.registration.mode },
       captcha: captchaView(config),
-      email: { enabled: services.emails.enabled },
+      // `delivery`: whether email is going out now (docs/deployment.md#email-delivery); a status, not a setting.
+      email: { enabled: services.emails.enabled, delivery: services.mailer.report() },
       ip_authorization: { enabled: config.ipAuthorization && (services.emails.enabled || config.testMode) },
     };
   }
@@ -57,6 +66,21 @@ export function configRoutes(services: AppServices, deps: { audit: AuditLog }): 
       acl: 'instance:config:view',
       kind: 'read',
       handler: () => view(),
+    }),
+
+    // "Test the connection" (docs/sso.md#testing-the-connection): the saved SSO settings, or the form's unsaved
+    // ones merged onto them (validated as an update would be), reach the provider without signing anyone in.
+    adminRoute({
+      method: 'POST',
+      path: '/admin/instance-config/sso/test',
+      acl: 'instance:config:update',
+      kind: 'write',
+      body: z.object({ sso: z.unknown().optional() }),
+      async handler(ctx) {
+        const current = settings.get().sso;
+        const sso = ctx.body.sso === undefined ? current : await validateSsoUpdate(current, ctx.body.sso);
+        return checkProvider(sso, () => ctx.now);
+      },
     }),
 
     adminRoute({
@@ -74,7 +98,7 @@ export function configRoutes(services: AppServices, deps: { audit: AuditLog }): 
         const errors: FieldError[] = [];
         for (const [member, why] of Object.entries(READ_ONLY_MEMBERS) as [keyof typeof READ_ONLY_MEMBERS, string][]) {
           const given = ctx.body[member];
-          if (given !== undefined && !isDeepStrictEqual(given, before[member]))
+          if (given !== undefined && !isDeepStrictEqual(withoutStatus(given), withoutStatus(before[member])))
             errors.push({ path: member, code: 'INVALID_FORMAT', message: `Read-only: ${why}` });
         }
         if (errors.length > 0) throw formError(errors);

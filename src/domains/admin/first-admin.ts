@@ -31,7 +31,7 @@ function usernameFromEmail(email: string): string {
 }
 
 /**
- * Creates the first administrator, or promotes an existing account, to the wildcard ACL (api.md §3.6
+ * Creates the first administrator, or promotes an existing account, to the wildcard ACL (docs/admin.md
  * bootstrap). Idempotent: the account is found by email, and a live key with the same name is not minted again.
  */
 export async function createOrPromoteFirstAdmin(

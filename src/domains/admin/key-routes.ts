@@ -36,7 +36,7 @@ function keyIdParam(raw: string | undefined): string {
   return pathId(raw, 'ADMIN_API_KEY_NOT_FOUND');
 }
 
-/** Admin API keys (api.md §3.6): the caller manages only their own keys. */
+/** Admin API keys (docs/admin.md): the caller manages only their own keys. */
 export function keyRoutes(services: AppServices, deps: { keys: AdminApiKeys; audit: AuditLog }): AnyRoute[] {
   const { db, credentials } = services;
   const { keys, audit } = deps;

@@ -11,7 +11,7 @@ interface LoadedBan {
 }
 
 /**
- * Manual IP bans (api.md §5.3): durable in `ip_bans`, checked on every request from memory. Each process
+ * Manual IP bans (docs/conventions.md#ip-bans): durable in `ip_bans`, checked on every request from memory. Each process
  * loads them at start and reloads when any process publishes a change, so a ban applies everywhere at once.
  */
 export class ManualIpBans {
@@ -22,6 +22,10 @@ export class ManualIpBans {
     private readonly bus: EventBus,
   ) {
     bus.subscribe(CHANGED_TOPIC, () => {
+      this.reload().catch(() => {});
+    });
+    // A change announced while this process was not listening (a Redis reconnect) is read now.
+    bus.onGap(CHANGED_TOPIC, () => {
       this.reload().catch(() => {});
     });
   }

@@ -9,7 +9,7 @@ import { configRoutes } from './config-routes.ts';
 import { keyRoutes } from './key-routes.ts';
 import { userRoutes } from './user-routes.ts';
 
-/** The Admin API (api.md §3.6): every route has policy `admin`, an ACL, and audits its writes. */
+/** The Admin API (docs/admin.md): every route has policy `admin`, an ACL, and audits its writes. */
 export function adminRoutes(services: AppServices): AnyRoute[] {
   const audit = new AuditLog(services.ids);
   return [

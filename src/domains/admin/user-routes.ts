@@ -39,7 +39,7 @@ async function lockedUser(tx: Queryable, userId: string): Promise<UserRecord> {
   return toUserRecord(row);
 }
 
-/** Admin operations on accounts (api.md §3.6). Each write is audited in its own transaction. */
+/** Admin operations on accounts (docs/admin.md). Each write is audited in its own transaction. */
 export function userRoutes(services: AppServices, deps: { audit: AuditLog }): AnyRoute[] {
   const { db, credentials, sessions } = services;
   const { audit } = deps;

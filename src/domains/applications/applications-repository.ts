@@ -11,10 +11,16 @@ export interface ApplicationRecord {
   botPublic: boolean;
   botRequireCodeGrant: boolean;
   clientSecretHash: string;
+  /** A public OAuth2 client: no secret at the token endpoint, PKCE S256 required. */
+  publicClient: boolean;
   botUserId: string | null;
   isAdminBuiltin: boolean;
   flags: number;
   createdAt: Date;
+  /** Hex of the Ed25519 public key; null for applications from before keys existed (made when needed). */
+  verifyKey: string | null;
+  /** Where interactions go, signed, instead of the gateway (docs/bots.md). */
+  interactionsEndpointUrl: string | null;
 }
 
 interface ApplicationRow {
@@ -27,10 +33,13 @@ interface ApplicationRow {
   bot_public: boolean;
   bot_require_code_grant: boolean;
   client_secret_hash: string;
+  public_client: boolean;
   bot_user_id: string | null;
   is_admin_builtin: boolean;
   flags: number;
   created_at: Date;
+  verify_key: string | null;
+  interactions_endpoint_url: string | null;
 }
 
 function toRecord(row: ApplicationRow): ApplicationRecord {
@@ -44,15 +53,18 @@ function toRecord(row: ApplicationRow): ApplicationRecord {
     botPublic: row.bot_public,
     botRequireCodeGrant: row.bot_require_code_grant,
     clientSecretHash: row.client_secret_hash,
+    publicClient: row.public_client,
     botUserId: row.bot_user_id,
     isAdminBuiltin: row.is_admin_builtin,
     flags: row.flags,
     createdAt: row.created_at,
+    verifyKey: row.verify_key,
+    interactionsEndpointUrl: row.interactions_endpoint_url,
   };
 }
 
 const COLUMNS =
-  'id, owner_id, name, icon, description, redirect_uris, bot_public, bot_require_code_grant, client_secret_hash, bot_user_id, is_admin_builtin, flags, created_at';
+  'id, owner_id, name, icon, description, redirect_uris, bot_public, bot_require_code_grant, client_secret_hash, public_client, bot_user_id, is_admin_builtin, flags, created_at, verify_key, interactions_endpoint_url';
 
 export interface NewApplication {
   id: string;
@@ -61,10 +73,14 @@ export interface NewApplication {
   redirectUris: string[];
   botPublic: boolean;
   botRequireCodeGrant: boolean;
+  publicClient: boolean;
   clientSecretHash: string;
   botUsername: string;
   botTokenHash: string;
   createdAt: Date;
+  /** The Ed25519 pair (`InteractionKeys.newPair`). */
+  verifyKey: string;
+  sealedPrivateKey: string;
 }
 
 export interface ApplicationChanges {
@@ -72,6 +88,9 @@ export interface ApplicationChanges {
   redirectUris?: string[];
   botPublic?: boolean;
   botRequireCodeGrant?: boolean;
+  publicClient?: boolean;
+  description?: string | null;
+  interactionsEndpointUrl?: string | null;
 }
 
 export const MAX_APPLICATIONS_PER_OWNER = 25;
@@ -124,8 +143,8 @@ export class ApplicationsRepository {
       ]);
       await tx.query(
         `INSERT INTO applications (id, owner_id, name, redirect_uris, bot_public, bot_require_code_grant,
-           client_secret_hash, bot_user_id, bot_token_hash, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $1, $8, $9)`,
+           client_secret_hash, bot_user_id, bot_token_hash, created_at, public_client, verify_key, interactions_private_key)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $1, $8, $9, $10, $11, $12)`,
         [
           app.id,
           app.ownerId,
@@ -136,6 +155,9 @@ export class ApplicationsRepository {
           app.clientSecretHash,
           app.botTokenHash,
           app.createdAt,
+          app.publicClient,
+          app.verifyKey,
+          app.sealedPrivateKey,
         ],
       );
       return true;
@@ -153,6 +175,10 @@ export class ApplicationsRepository {
     if (changes.redirectUris !== undefined) set('redirect_uris', changes.redirectUris);
     if (changes.botPublic !== undefined) set('bot_public', changes.botPublic);
     if (changes.botRequireCodeGrant !== undefined) set('bot_require_code_grant', changes.botRequireCodeGrant);
+    if (changes.publicClient !== undefined) set('public_client', changes.publicClient);
+    if (changes.description !== undefined) set('description', changes.description);
+    if (changes.interactionsEndpointUrl !== undefined)
+      set('interactions_endpoint_url', changes.interactionsEndpointUrl);
     if (sets.length === 0) return;
     await this.db.query(`UPDATE applications SET ${sets.join(', ')} WHERE id = $1`, values);
   }

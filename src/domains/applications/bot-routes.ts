@@ -1,19 +1,32 @@
+import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
 import { parseAuthorization } from '../../http/auth/authorization.ts';
 import { ApiError } from '../../http/errors.ts';
+import { nullableText } from '../../http/fields.ts';
 import { type AnyRoute, type RequestContext, route } from '../../http/route.ts';
 import { gatewayUrl } from '../discovery/urls.ts';
 import { ApplicationsRepository } from './applications-repository.ts';
+import { MAX_ENDPOINT_URL_LENGTH } from './interactions-endpoint.ts';
+import { applyApplicationPatch, withVerifyKey } from './routes.ts';
 import { currentBotApplicationView } from './views.ts';
 
-/** `/gateway/bot` strips one `Bot ` or `Bearer ` prefix in any case, or none (api.md §3.4). */
+/**
+ * `PATCH /applications/@me` (Discord's "Edit Current Application"): of its fields, the ones Hearth keeps.
+ * Others (`icon`, `tags`, `install_params`, …) are accepted and ignored, as unknown fields are elsewhere.
+ */
+const currentApplicationPatch = z.object({
+  description: nullableText(400),
+  interactions_endpoint_url: nullableText(4 * MAX_ENDPOINT_URL_LENGTH),
+});
+
+/** `/gateway/bot` strips one `Bot ` or `Bearer ` prefix in any case, or none (docs/oauth2.md#applications). */
 const GATEWAY_PREFIX = /^(?:bot|bearer) /i;
 const GATEWAY_TOKEN_FORM = /^\d+\.\S+$/;
 /** `/applications/@me`: the `Bot` prefix in any case, then exactly one space and a well-formed bot token. */
 const BOT_PREFIX = /^bot(?=\s|$)/i;
 const BOT_TOKEN_FORM = /^(\d{1,20})\.[A-Za-z0-9_-]+$/;
 
-/** The form check of `/gateway/bot`: success proves nothing about validity (contract §4). */
+/** The form check of `/gateway/bot`: success proves nothing about validity (docs/conventions.md). */
 export function hasGatewayBotTokenForm(header: string | undefined): boolean {
   if (header === undefined) return false;
   const token = header.replace(GATEWAY_PREFIX, '');
@@ -30,7 +43,7 @@ export type BotHeaderRead =
 export function readBotHeader(header: string | undefined): BotHeaderRead {
   if (header === undefined) return { kind: 'missing' };
   if (!BOT_PREFIX.test(header)) return { kind: 'not-bot' };
-  // "Bot  x" (two spaces) is a padded token, which contract §5.1 rejects as malformed.
+  // "Bot  x" (two spaces) is a padded token, which docs/conventions.md#the-authorization-header rejects as malformed.
   if (header.charAt(3) !== ' ') return { kind: 'malformed' };
   const token = header.slice(4);
   const match = BOT_TOKEN_FORM.exec(token);
@@ -41,7 +54,7 @@ export function botRoutes(services: AppServices): AnyRoute[] {
   const { config, credentials, users } = services;
   const apps = new ApplicationsRepository(services.db);
 
-  /** Self-parsed routes count their own unresolved credentials toward the IP-ban trigger (api.md §5.3). */
+  /** Self-parsed routes count their own unresolved credentials toward the IP-ban trigger (docs/conventions.md#ip-bans). */
   async function refuse(ctx: RequestContext, code: 'UNAUTHORIZED' | 'INVALID_TOKEN'): Promise<never> {
     await services.recordAuthFailure(ctx.ip, ctx.request.hearth.strict);
     throw new ApiError(code);
@@ -80,7 +93,7 @@ export function botRoutes(services: AppServices): AnyRoute[] {
             return refuse(ctx, 'UNAUTHORIZED');
           case 'not-bot': {
             // A working credential of another kind is not a failed authentication, only the wrong one here;
-            // an Admin key outside /admin is ignored without a failure signal (api.md §1.5.4).
+            // an Admin key outside /admin is ignored without a failure signal (docs/conventions.md#the-authorization-header).
             const parsed = parseAuthorization(header, { adminArea: false });
             if (parsed.kind === 'none' || (await credentials.resolve(parsed))) throw new ApiError('INVALID_TOKEN');
             return refuse(ctx, 'INVALID_TOKEN');
@@ -95,9 +108,30 @@ export function botRoutes(services: AppServices): AnyRoute[] {
             const app = await apps.findById(principal.applicationId);
             if (!app || app.isAdminBuiltin) return refuse(ctx, 'UNAUTHORIZED');
             const owner = app.ownerId ? await users.findById(app.ownerId) : undefined;
-            return currentBotApplicationView(app, owner, principal.user);
+            const keyed = await withVerifyKey(services, app);
+            return currentBotApplicationView(keyed.app, owner, principal.user, keyed.verifyKey);
           }
         }
+      },
+    }),
+
+    route({
+      method: 'PATCH',
+      path: '/applications/@me',
+      policy: 'bot',
+      rateLimit: { bucket: 'applications:write', limit: 20, windowSeconds: 10 },
+      body: currentApplicationPatch,
+      async handler(ctx) {
+        const principal = ctx.principal;
+        if (principal?.kind !== 'bot') throw new ApiError('ACCESS_DENIED');
+        const app = await apps.findById(principal.applicationId);
+        if (!app || app.isAdminBuiltin) throw new ApiError('UNKNOWN_APPLICATION');
+        await applyApplicationPatch(services, app, ctx.body);
+        const updated = await apps.findById(app.id);
+        if (!updated) throw new ApiError('UNKNOWN_APPLICATION');
+        const owner = updated.ownerId ? await users.findById(updated.ownerId) : undefined;
+        const keyed = await withVerifyKey(services, updated);
+        return currentBotApplicationView(keyed.app, owner, ctx.user, keyed.verifyKey);
       },
     }),
   ];

@@ -2,7 +2,7 @@ import type { AppServices } from '../../app-services.ts';
 import { randomBase64Url } from '../../platform/crypto/tokens.ts';
 import { CREDENTIALS_REVOKED_TOPIC, type CredentialsRevoked } from '../auth/sessions.ts';
 
-/** 32 random bytes as base64url: 43 characters (api.md §1.4). */
+/** 32 random bytes as base64url: 43 characters (docs/conventions.md#credentials). */
 const SECRET_BYTES = 32;
 
 export function newClientSecret(): string {

@@ -13,6 +13,7 @@ import { USER_UPDATED_TOPIC } from '../users/mfa-status-view.ts';
 import { applyProfileChanges } from '../users/profile-changes.ts';
 import { type ApplicationRecord, ApplicationsRepository } from './applications-repository.ts';
 import { announceBotRevoked, newClientSecret } from './credentials.ts';
+import { MAX_ENDPOINT_URL_LENGTH } from './interactions-endpoint.ts';
 import { redirectUrisField } from './redirect-uris.ts';
 import { applicationView, botView, currentBotApplicationView } from './views.ts';
 
@@ -21,7 +22,7 @@ const WRITE: RateLimitSpec = { bucket: 'applications:write', limit: 20, windowSe
 const CREATE: RateLimitSpec = { bucket: 'applications:create', limit: 10, windowSeconds: 3600 };
 const RESET: RateLimitSpec = { bucket: 'applications:reset', limit: 10, windowSeconds: 3600 };
 
-/** The bot flags an owner may set (api.md §3.4): FRIENDLY_BOT and FRIENDLY_BOT_MANUAL_APPROVAL. */
+/** The bot flags an owner may set (docs/oauth2.md#applications): FRIENDLY_BOT and FRIENDLY_BOT_MANUAL_APPROVAL. */
 const SETTABLE_BOT_FLAGS = USER_FLAGS.FRIENDLY_BOT | USER_FLAGS.FRIENDLY_BOT_MANUAL_APPROVAL;
 
 const nameField = z.string().trim().min(1).max(100);
@@ -31,14 +32,20 @@ const createBody = z.object({
   redirect_uris: redirectUrisField.nullish(),
   bot_public: z.boolean().nullish(),
   bot_require_code_grant: z.boolean().nullish(),
+  public_client: z.boolean().nullish(),
 });
 
+/** Discord's application fields an owner edits; `interactions_endpoint_url` is verified before it is kept. */
 const patchBody = z.object({
   name: nameField.optional(),
+  description: nullableText(400),
   redirect_uris: redirectUrisField.nullish(),
   bot_public: z.boolean().optional(),
   bot_require_code_grant: z.boolean().optional(),
+  public_client: z.boolean().optional(),
+  interactions_endpoint_url: nullableText(4 * MAX_ENDPOINT_URL_LENGTH),
 });
+export type ApplicationPatch = z.infer<typeof patchBody>;
 
 const imageField = z
   .string()
@@ -62,9 +69,60 @@ function botUsernameFrom(name: string): string {
   return cleaned || 'bot';
 }
 
+/**
+ * Applies an owner's (or the bot's own) edit. A new `interactions_endpoint_url` is checked and verified first
+ * (a signed PING, and a wrongly signed one that must be refused), so a URL that fails is never stored;
+ * `null` or `""` clears it and interactions go back to the gateway.
+ */
+export async function applyApplicationPatch(
+  services: Pick<AppServices, 'db' | 'ids' | 'interactionsEndpoint'>,
+  app: ApplicationRecord,
+  body: ApplicationPatch,
+): Promise<void> {
+  let endpoint: string | null | undefined = body.interactions_endpoint_url;
+  if (endpoint !== undefined && endpoint !== null && endpoint !== app.interactionsEndpointUrl) {
+    const url = services.interactionsEndpoint.check(endpoint);
+    await services.interactionsEndpoint.verify(app.id, url, services.ids.next());
+    endpoint = url.href;
+  }
+  await new ApplicationsRepository(services.db).update(app.id, {
+    ...(body.name !== undefined ? { name: body.name } : {}),
+    ...(body.description !== undefined ? { description: body.description } : {}),
+    // `null` clears the list (docs/conventions.md#requests).
+    ...(body.redirect_uris !== undefined ? { redirectUris: body.redirect_uris ?? [] } : {}),
+    ...(body.bot_public !== undefined ? { botPublic: body.bot_public } : {}),
+    ...(body.bot_require_code_grant !== undefined ? { botRequireCodeGrant: body.bot_require_code_grant } : {}),
+    ...(body.public_client !== undefined ? { publicClient: body.public_client } : {}),
+    ...(endpoint !== undefined ? { interactionsEndpointUrl: endpoint } : {}),
+  });
+}
+
+/**
+ * The application with its `verify_key`. When the key pair had to be made or replaced just now (which may
+ * clear the endpoint URL), the application is read again so the view shows what is stored.
+ */
+export async function withVerifyKey(
+  services: Pick<AppServices, 'db' | 'interactionKeys'>,
+  app: ApplicationRecord,
+): Promise<{ app: ApplicationRecord; verifyKey: string }> {
+  const verifyKey = await services.interactionKeys.verifyKey(app.id);
+  if (verifyKey === app.verifyKey) return { app, verifyKey };
+  return { app: (await new ApplicationsRepository(services.db).findById(app.id)) ?? app, verifyKey };
+}
+
 export function applicationRoutes(services: AppServices): AnyRoute[] {
-  const { db, ids, users, credentials } = services;
+  const { db, ids, users, credentials, interactionKeys } = services;
   const apps = new ApplicationsRepository(db);
+
+  /** The owner's view, with the application's `verify_key` (made now for an application that has none). */
+  async function ownerView(
+    app: ApplicationRecord,
+    bot: UserRecord | undefined,
+    secrets: { clientSecret?: string; botToken?: string } = {},
+  ): Promise<Record<string, unknown>> {
+    const keyed = await withVerifyKey(services, app);
+    return applicationView(keyed.app, bot, keyed.verifyKey, secrets);
+  }
 
   async function botOf(app: ApplicationRecord): Promise<UserRecord | undefined> {
     return app.botUserId ? users.findById(app.botUserId, { fresh: true }) : undefined;
@@ -86,7 +144,9 @@ export function applicationRoutes(services: AppServices): AnyRoute[] {
     const rows =
       botIds.length > 0 ? await db.query<UserRow>('SELECT * FROM users WHERE id = ANY($1::bigint[])', [botIds]) : [];
     const bots = new Map(rows.map((row) => [row.id, users.remember(row, seen)]));
-    return owned.map((app) => applicationView(app, app.botUserId ? bots.get(app.botUserId) : undefined));
+    const views: Record<string, unknown>[] = [];
+    for (const app of owned) views.push(await ownerView(app, app.botUserId ? bots.get(app.botUserId) : undefined));
+    return views;
   }
 
   async function reload(id: string): Promise<ApplicationRecord> {
@@ -107,6 +167,7 @@ export function applicationRoutes(services: AppServices): AnyRoute[] {
         const id = ids.next();
         const clientSecret = newClientSecret();
         const botToken = services.tokenCheck.newBotToken(id);
+        const keys = interactionKeys.newPair(id);
         const created = await apps.create({
           id,
           ownerId: ctx.user.id,
@@ -114,14 +175,17 @@ export function applicationRoutes(services: AppServices): AnyRoute[] {
           redirectUris: ctx.body.redirect_uris ?? [],
           botPublic: ctx.body.bot_public ?? true,
           botRequireCodeGrant: ctx.body.bot_require_code_grant ?? false,
+          publicClient: ctx.body.public_client ?? false,
           clientSecretHash: digest(clientSecret),
           botUsername: botUsernameFrom(ctx.body.name),
           botTokenHash: digest(botToken),
           createdAt: new Date(ctx.now),
+          verifyKey: keys.verifyKey,
+          sealedPrivateKey: keys.sealedPrivateKey,
         });
         if (!created) throw new ApiError('MAX_APPLICATIONS');
         const app = await reload(id);
-        return applicationView(app, await botOf(app), { clientSecret, botToken });
+        return ownerView(app, await botOf(app), { clientSecret, botToken });
       },
     }),
 
@@ -146,43 +210,39 @@ export function applicationRoutes(services: AppServices): AnyRoute[] {
         const app = await apps.findById(principal.applicationId);
         if (!app) throw new ApiError('UNKNOWN_APPLICATION');
         const owner = app.ownerId ? await users.findById(app.ownerId) : undefined;
-        return currentBotApplicationView(app, owner, ctx.user);
+        const keyed = await withVerifyKey(services, app);
+        return currentBotApplicationView(keyed.app, owner, ctx.user, keyed.verifyKey);
       },
     }),
 
-    route({
-      method: 'GET',
-      path: '/oauth2/applications/:applicationId',
-      policy: 'user-only',
-      admitsSuspicious: true,
-      rateLimit: READ,
-      async handler(ctx) {
-        const app = await ownedApplication(ctx.params.applicationId, ctx.user);
-        return applicationView(app, await botOf(app));
-      },
-    }),
-
-    route({
-      method: 'PATCH',
-      path: '/oauth2/applications/:applicationId',
-      policy: 'user-only',
-      admitsSuspicious: true,
-      rateLimit: WRITE,
-      body: patchBody,
-      async handler(ctx) {
-        const app = await ownedApplication(ctx.params.applicationId, ctx.user);
-        const body = ctx.body;
-        await apps.update(app.id, {
-          ...(body.name !== undefined ? { name: body.name } : {}),
-          // `null` clears the list (api.md §1.1).
-          ...(body.redirect_uris !== undefined ? { redirectUris: body.redirect_uris ?? [] } : {}),
-          ...(body.bot_public !== undefined ? { botPublic: body.bot_public } : {}),
-          ...(body.bot_require_code_grant !== undefined ? { botRequireCodeGrant: body.bot_require_code_grant } : {}),
-        });
-        const updated = await reload(app.id);
-        return applicationView(updated, await botOf(updated));
-      },
-    }),
+    // The same owner routes under Discord's paths (`/applications/{id}`, what its developer portal calls).
+    ...['/oauth2/applications/:applicationId', '/applications/:applicationId'].flatMap((path) => [
+      route({
+        method: 'GET',
+        path,
+        policy: 'user-only',
+        admitsSuspicious: true,
+        rateLimit: READ,
+        async handler(ctx) {
+          const app = await ownedApplication(ctx.params.applicationId, ctx.user);
+          return ownerView(app, await botOf(app));
+        },
+      }),
+      route({
+        method: 'PATCH',
+        path,
+        policy: 'user-only',
+        admitsSuspicious: true,
+        rateLimit: WRITE,
+        body: patchBody,
+        async handler(ctx) {
+          const app = await ownedApplication(ctx.params.applicationId, ctx.user);
+          await applyApplicationPatch(services, app, ctx.body);
+          const updated = await reload(app.id);
+          return ownerView(updated, await botOf(updated));
+        },
+      }),
+    ]),
 
     route({
       method: 'DELETE',
@@ -230,7 +290,7 @@ export function applicationRoutes(services: AppServices): AnyRoute[] {
         const clientSecret = newClientSecret();
         await apps.setClientSecretHash(app.id, digest(clientSecret));
         const updated = await reload(app.id);
-        return applicationView(updated, await botOf(updated), { clientSecret });
+        return ownerView(updated, await botOf(updated), { clientSecret });
       },
     }),
 

@@ -1,7 +1,7 @@
 import { partialUser, publicFlags, type UserRecord } from '../../identity/user-record.ts';
 import type { ApplicationRecord } from './applications-repository.ts';
 
-/** The bot user inside an application object (api.md §3.4); `token` only in create and reset responses. */
+/** The bot user inside an application object (docs/oauth2.md#applications); `token` only in create and reset responses. */
 export function botView(bot: UserRecord, token?: string): Record<string, unknown> {
   return {
     id: bot.id,
@@ -17,18 +17,26 @@ export function botView(bot: UserRecord, token?: string): Record<string, unknown
   };
 }
 
-/** The owner's view of an application; `clientSecret` and `botToken` only right after they are minted. */
+/**
+ * The owner's view of an application; `clientSecret` and `botToken` only right after they are minted.
+ * `verifyKey` is the application's (made when missing: `InteractionKeys.verifyKey`).
+ */
 export function applicationView(
   app: ApplicationRecord,
   bot: UserRecord | undefined,
+  verifyKey: string,
   secrets: { clientSecret?: string; botToken?: string } = {},
 ): Record<string, unknown> {
   return {
     id: app.id,
     name: app.name,
+    description: app.description,
     redirect_uris: app.redirectUris,
     bot_public: app.botPublic,
     bot_require_code_grant: app.botRequireCodeGrant,
+    public_client: app.publicClient,
+    verify_key: verifyKey,
+    interactions_endpoint_url: app.interactionsEndpointUrl,
     ...(secrets.clientSecret !== undefined ? { client_secret: secrets.clientSecret } : {}),
     ...(bot ? { bot: botView(bot, secrets.botToken) } : {}),
   };
@@ -39,6 +47,7 @@ export function currentBotApplicationView(
   app: ApplicationRecord,
   owner: UserRecord | undefined,
   bot: UserRecord | undefined,
+  verifyKey: string,
 ): Record<string, unknown> {
   return {
     id: app.id,
@@ -47,7 +56,8 @@ export function currentBotApplicationView(
     description: app.description,
     bot_public: app.botPublic,
     bot_require_code_grant: app.botRequireCodeGrant,
-    verify_key: '0'.repeat(64),
+    verify_key: verifyKey,
+    interactions_endpoint_url: app.interactionsEndpointUrl,
     flags: 0,
     owner: owner ? partialUser(owner) : null,
     ...(bot ? { bot: partialUser(bot) } : {}),

@@ -1,4 +1,3 @@
-import sharp from 'sharp';
 import { type FieldError, fieldError, formError } from '../../http/errors.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
@@ -7,14 +6,18 @@ import type { Database } from '../../platform/db/database.ts';
 import type { ObjectStore } from '../../platform/storage/object-store.ts';
 import { UPLOAD_BUCKET } from '../media/buckets.ts';
 import { signCapability } from '../media/capability.ts';
+import { imageDimensions } from '../media/image-dimensions.ts';
 import { sniffImageType } from '../media/user-images.ts';
-import { MAX_FILE_BYTES, type UploadedFile } from './multipart.ts';
+import { MAX_FILE_BYTES } from './multipart.ts';
+import { HEAD_BYTES, type StagedFile } from './streamed-multipart.ts';
 
 export const UPLOAD_TTL_S = 900;
 
 export interface AttachmentRef {
+  /** The upload index of an inline file (`files[n]`), a relay upload's own id, or (edits) an existing attachment's id. */
   id: string;
   filename?: string | undefined;
+  title?: string | null | undefined;
   description?: string | null | undefined;
   upload_filename?: string | undefined;
   flags?: number | undefined;
@@ -27,15 +30,96 @@ export interface PlannedUpload {
   content_type?: string | undefined;
 }
 
-/** Keeps filenames to one safe path segment; the name is shown to users and part of the media URL. */
+/**
+ * A stored name's bound in UTF-8 bytes: it is one path segment of the object key, and the local store adds
+ * `.type` beside it, so 255 bytes (NAME_MAX) would answer ENAMETOOLONG. The same name is shown to users.
+ */
+export const MAX_FILENAME_BYTES = 200;
+/** An extension this long or shorter survives truncation (`report.pdf` stays a PDF). */
+const MAX_KEPT_EXTENSION = 16;
+
+/** Control characters (C0, DEL, C1), lone surrogates, and bidi controls that could disguise an extension. */
+function unsafeCodePoint(code: number): boolean {
+  return (
+    code < 0x20 ||
+    (code >= 0x7f && code <= 0x9f) ||
+    (code >= 0xd800 && code <= 0xdfff) ||
+    code === 0x200e ||
+    code === 0x200f ||
+    (code >= 0x202a && code <= 0x202e) ||
+    (code >= 0x2066 && code <= 0x2069)
+  );
+}
+
+function truncateUtf8(text: string, maxBytes: number): string {
+  let out = '';
+  let bytes = 0;
+  for (const c of text) {
+    const size = Buffer.byteLength(c);
+    if (bytes + size > maxBytes) break;
+    out += c;
+    bytes += size;
+  }
+  return out;
+}
+
+/**
+ * Keeps filenames to one safe path segment; the name is shown to users and part of the media URL. Unsafe
+ * characters (NUL and other controls included) become `_` rather than refusing the upload, and long names are
+ * cut to MAX_FILENAME_BYTES keeping their extension.
+ */
 export function safeFilename(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? '';
   const cleaned = [...base]
-    .map((c) => (c.charCodeAt(0) < 0x20 || '"<>|?*:'.includes(c) ? '_' : c))
+    .map((c) => (unsafeCodePoint(c.codePointAt(0) ?? 0) || '"<>|?*:'.includes(c) ? '_' : c))
     .join('')
-    .replace(/^\.+/, '')
-    .slice(0, 255);
-  return cleaned || 'file';
+    .replace(/^\.+/, '');
+  if (Buffer.byteLength(cleaned) <= MAX_FILENAME_BYTES) return cleaned || 'file';
+  const dot = cleaned.lastIndexOf('.');
+  const extension = dot > 0 && cleaned.length - dot <= MAX_KEPT_EXTENSION ? cleaned.slice(dot) : '';
+  const stem = extension ? cleaned.slice(0, dot) : cleaned;
+  return truncateUtf8(stem, MAX_FILENAME_BYTES - Buffer.byteLength(extension)) + extension || 'file';
+}
+
+/**
+ * Checks a message's attachment entries against its inline files before anything is stored, as strictly as the
+ * established format: every file needs the entry naming its index, every entry needs its file, a relay upload
+ * (`upload_filename`) or, in an edit, an attachment the message already has; ids are unique; a file's name
+ * (the entry's `filename`, else the part's) is not empty.
+ */
+export function checkAttachmentPairing(
+  refs: readonly AttachmentRef[],
+  files: ReadonlyMap<string, StagedFile>,
+  existingIds: ReadonlySet<string> = new Set(),
+): void {
+  const errors: FieldError[] = [];
+  const seen = new Set<string>();
+  for (const [index, ref] of refs.entries()) {
+    if (seen.has(ref.id)) {
+      errors.push({ path: `attachments.${index}.id`, code: 'INVALID_FORMAT', message: 'Duplicate attachment id' });
+      continue;
+    }
+    seen.add(ref.id);
+    const file = ref.upload_filename === undefined ? files.get(ref.id) : undefined;
+    if (ref.filename === '' || (file && (ref.filename ?? file.filename) === ''))
+      errors.push({ path: `attachments.${index}.filename`, code: 'BASE_TYPE_REQUIRED', message: 'Filename is empty' });
+    if (ref.upload_filename === undefined && !file && !existingIds.has(ref.id)) {
+      errors.push({
+        path: `attachments.${index}.id`,
+        code: 'FILE_NOT_FOUND',
+        message: `No file was uploaded as files[${ref.id}]`,
+      });
+    }
+  }
+  for (const [index, file] of files) {
+    if (!refs.some((ref) => ref.upload_filename === undefined && ref.id === index))
+      errors.push({
+        path: file.field,
+        code: 'BASE_TYPE_REQUIRED',
+        message: `No attachments entry has id ${index}`,
+      });
+  }
+  if (errors.length) throw formError(errors);
 }
 
 /**
@@ -55,7 +139,7 @@ export class AttachmentService {
     },
   ) {}
 
-  /** Plans relay uploads: single-use keys bound to the identity and channel (api.md §3.10). */
+  /** Plans relay uploads: single-use keys bound to the identity and channel (docs/media.md). */
   async plan(userId: string, channelId: string, entries: PlannedUpload[]) {
     const now = this.deps.clock.now();
     const expiresS = Math.floor(now / 1000) + UPLOAD_TTL_S;
@@ -99,18 +183,21 @@ export class AttachmentService {
   }
 
   /**
-   * Turns the `attachments` entries of a message plus its inline files into stored attachments. Entries with
-   * `upload_filename` claim a relay upload; entries whose `id` names an inline file describe it; inline files no
-   * entry names still attach.
+   * Turns the `attachments` entries of a message plus its inline files into stored attachments, in the entries'
+   * order (checked by `checkAttachmentPairing` first, so a refused body stores nothing): entries with
+   * `upload_filename` claim a relay upload, entries naming an inline file's index describe it, and in an edit
+   * entries naming one of `existing` keep it.
    */
   async resolve(
     userId: string,
     channelId: string,
     refs: readonly AttachmentRef[],
-    files: ReadonlyMap<string, UploadedFile>,
+    files: ReadonlyMap<string, StagedFile>,
+    existing: readonly Record<string, unknown>[] = [],
   ): Promise<Record<string, unknown>[]> {
+    const kept = new Map(existing.map((a) => [String(a.id), a]));
+    checkAttachmentPairing(refs, files, new Set(kept.keys()));
     const out: Record<string, unknown>[] = [];
-    const used = new Set<string>();
     for (const [index, ref] of refs.entries()) {
       if (ref.upload_filename !== undefined) {
         out.push(await this.claim(userId, channelId, ref, index));
@@ -118,21 +205,13 @@ export class AttachmentService {
       }
       const file = files.get(ref.id);
       if (file) {
-        used.add(ref.id);
         out.push(
-          await this.store(
-            channelId,
-            file.bytes,
-            ref.filename ?? file.filename,
-            file.contentType,
-            ref.description ?? null,
-            ref.flags ?? 0,
-          ),
+          await this.store(channelId, file.stagedKey, file, ref.filename ?? file.filename, file.contentType, ref),
         );
+        continue;
       }
-    }
-    for (const [id, file] of files) {
-      if (!used.has(id)) out.push(await this.store(channelId, file.bytes, file.filename, file.contentType, null, 0));
+      const previous = kept.get(ref.id);
+      if (previous) out.push(previous);
     }
     return out;
   }
@@ -155,55 +234,53 @@ export class AttachmentService {
         'UPLOADED_ATTACHMENT_NOT_FOUND',
         'Uploaded attachment not found',
       );
-    const object = await this.deps.objects.get(`${UPLOAD_BUCKET}/${ref.upload_filename}`);
-    if (!object || object.bytes.length !== Number(row.file_size)) {
+    const key = `${UPLOAD_BUCKET}/${ref.upload_filename}`;
+    const size = await this.deps.objects.size(key);
+    const head = size === undefined ? undefined : await this.deps.objects.head(key, HEAD_BYTES);
+    if (size === undefined || head === undefined || size !== Number(row.file_size)) {
       throw fieldError(`attachments.${index}.upload_filename`, 'FILE_NOT_FOUND', 'The uploaded file is missing');
     }
-    await this.deps.objects.delete(`${UPLOAD_BUCKET}/${ref.upload_filename}`);
     return this.store(
       channelId,
-      object.bytes,
+      key,
+      { size, head },
       ref.filename ?? row.filename,
-      row.content_type ?? object.contentType,
-      ref.description ?? null,
-      ref.flags ?? 0,
+      row.content_type ?? 'application/octet-stream',
+      ref,
     );
   }
 
+  /**
+   * Moves an object already in the store (a staged inline file, a relay upload) to its attachment key: the
+   * bytes are never read whole, only their first HEAD_BYTES for the image type and dimensions.
+   */
   private async store(
     channelId: string,
-    bytes: Buffer,
+    sourceKey: string,
+    file: { size: number; head: Buffer },
     rawName: string,
     declaredType: string,
-    description: string | null,
-    flags: number,
+    ref: AttachmentRef,
   ) {
     const id = this.deps.ids.next();
     const filename = safeFilename(rawName);
     // The type comes from the bytes for images; anything else keeps the declared type but is served as a download.
-    const sniffed = sniffImageType(bytes);
+    const sniffed = sniffImageType(file.head);
     const contentType = sniffed ?? declaredType.split(';')[0]?.trim() ?? 'application/octet-stream';
-    await this.deps.objects.put(`attachments/${channelId}/${id}/${filename}`, bytes, contentType);
-    let dimensions: { width?: number; height?: number } = {};
-    if (sniffed) {
-      try {
-        const meta = await sharp(bytes).metadata();
-        dimensions = { width: meta.width, height: meta.height };
-      } catch {
-        dimensions = {};
-      }
-    }
+    await this.deps.objects.move(sourceKey, `attachments/${channelId}/${id}/${filename}`, contentType);
+    const dimensions = sniffed ? await imageDimensions(file.head) : {};
     const url = `${this.deps.mediaBase()}/attachments/${channelId}/${id}/${encodeURIComponent(filename)}`;
     return {
       id,
       filename,
-      description,
+      ...(ref.title ? { title: ref.title } : {}),
+      description: ref.description ?? null,
       content_type: contentType,
-      size: bytes.length,
+      size: file.size,
       url,
       proxy_url: url,
       ...dimensions,
-      flags,
+      flags: ref.flags ?? 0,
     };
   }
 }

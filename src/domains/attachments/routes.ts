@@ -19,7 +19,7 @@ const planBody = z.object({
     .max(10),
 });
 
-/** Pre-uploads (api.md §3.10): plan relay uploads for a channel the caller may post files in. */
+/** Pre-uploads (docs/media.md): plan relay uploads for a channel the caller may post files in. */
 export function attachmentRoutes(services: AppServices): AnyRoute[] {
   const { chatCore, attachments } = services;
   return [

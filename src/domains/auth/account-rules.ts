@@ -3,7 +3,7 @@ import { ApiError } from '../../http/errors.ts';
 import { hasFlag, USER_FLAGS } from '../../identity/flags.ts';
 import type { UserRecord } from '../../identity/user-record.ts';
 
-/** Shared field rules of the authentication area (api.md §3.1). */
+/** Shared field rules of the authentication area (docs/accounts.md). */
 export const emailField = z.string().trim().max(254).email({ error: 'Invalid email address' });
 export const passwordField = z.string().min(8).max(256);
 export const usernameField = z
@@ -68,7 +68,7 @@ export function assertNotSuspended(user: UserRecord, now: number): void {
   }
 }
 
-/** A bot account resolved from an authentication route's body, ticket or token (contract §5.3.4). */
+/** A bot account resolved from an authentication route's body, ticket or token (docs/accounts.md#common-rules). */
 export function assertNotBot(user: UserRecord): void {
   if (user.isBot) throw new ApiError('BOT_USER_AUTH_ENDPOINT_ACCESS_DENIED');
 }

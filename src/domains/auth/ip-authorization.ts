@@ -51,7 +51,7 @@ export interface IpAuthorizationSeed {
 }
 
 /**
- * IP authorisation (api.md §3.1): a correct password from an address the account has not used before is
+ * IP authorisation (docs/accounts.md): a correct password from an address the account has not used before is
  * held until the emailed link is followed. Active only when enabled and email can be delivered (or test mode).
  *
  * Neither the ticket nor the emailed token is stored, only their digests. Following the link opens the

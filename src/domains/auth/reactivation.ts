@@ -3,7 +3,7 @@ import { hasFlag, USER_FLAGS } from '../../identity/flags.ts';
 import type { UserRecord } from '../../identity/user-record.ts';
 
 /**
- * A correct password login ends a self-disable and cancels a pending self-deletion (api.md §3.2).
+ * A correct password login ends a self-disable and cancels a pending self-deletion (docs/accounts.md).
  */
 export async function reactivate(
   services: Pick<AppServices, 'db' | 'users' | 'credentials'>,

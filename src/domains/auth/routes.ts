@@ -22,6 +22,7 @@ import {
   usernameField,
 } from './account-rules.ts';
 import { clientInfoOf } from './client-info.ts';
+import { joinThroughInviteCode } from './invite-join.ts';
 import { IpAuthorization } from './ip-authorization.ts';
 import { reactivate } from './reactivation.ts';
 
@@ -108,9 +109,11 @@ export function authRoutes(services: AppServices): AnyRoute[] {
           throw error;
         }
         if (body.email) await sendVerification(services, { id, email: body.email });
+        // An account awaiting approval joins nothing: it cannot use a guild until an admin lets it in.
         if (pending) return { registration_pending_approval: true, user_id: id };
         const user = await services.users.findById(id, { fresh: true });
         if (!user) throw new Error('registered user vanished');
+        await joinThroughInviteCode(services, user, body.invite_code, ctx.now);
         const session = await sessions.issue(id, ctx.ip, clientInfoOf(ctx.request.headers));
         return tokenResponse(services, user, session.token);
       },
@@ -150,9 +153,11 @@ export function authRoutes(services: AppServices): AnyRoute[] {
         }
         assertNotSuspended(user, ctx.now);
         const active = await reactivate(services, user);
-        const challenge = await mfaChallenge(mfa, active.id);
+        // With a second factor the code rides on the MFA ticket and is used when that step succeeds.
+        const challenge = await mfaChallenge(mfa, active.id, ctx.body.invite_code);
         if (challenge) return challenge;
         await ipAuthorization.requireKnownAddress(active, ctx.ip, toIpKey(ctx.ip), clientInfoOf(ctx.request.headers));
+        await joinThroughInviteCode(services, active, ctx.body.invite_code, ctx.now);
         const session = await sessions.issue(active.id, ctx.ip, clientInfoOf(ctx.request.headers));
         return tokenResponse(services, active, session.token);
       },

@@ -7,7 +7,7 @@ export interface CaptchaView {
 }
 
 /**
- * What clients need to show the widget (discovery `captcha`, api.md §2; the Admin instance config shows the
+ * What clients need to show the widget (discovery `captcha`, docs/conventions.md#discovery-and-cors; the Admin instance config shows the
  * same, read-only). Site keys are public; the secret never appears.
  */
 export function captchaView(config: Config): CaptchaView {

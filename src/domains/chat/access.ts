@@ -113,12 +113,14 @@ export function subjectFor(
   now: number,
 ): PermissionSubject {
   const until = member.communication_disabled_until;
+  const rolePermissions = new Map(roles.map((r) => [r.id, parsePermissions(r.permissions)]));
   return {
     guildId: guild.id,
     ownerId: guild.owner_id,
     userId: member.user_id,
-    memberRoleIds: member.roles,
-    rolePermissions: new Map(roles.map((r) => [r.id, parsePermissions(r.permissions)])),
+    // A cached member row may still list a role deleted since (its overwrites linger on channels): ignore it.
+    memberRoleIds: member.roles.filter((id) => rolePermissions.has(id)),
+    rolePermissions,
     timedOutUntil: until ? new Date(until).getTime() : null,
     now,
   };

@@ -3,9 +3,9 @@ import { ApiError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
 import { partialUser, type UserRecord } from '../../identity/user-record.ts';
 import { SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
-import { decodeAuditReason } from '../admin/audit-log.ts';
 import { pathId } from './access.ts';
 import { type ChatDeps, limits, snowflake } from './deps.ts';
+import { AUDIT_LOG_EVENTS, auditReason } from './guild-audit.ts';
 import { PERMISSIONS } from './permissions.ts';
 import { iso } from './rows.ts';
 
@@ -27,17 +27,12 @@ interface BanRow {
   banned_at: Date;
 }
 
-/** `X-Audit-Log-Reason` decoded (a malformed one is kept as sent rather than failing the ban), cut to 512. */
-function auditReason(header: string | string[] | undefined): string | null {
-  return decodeAuditReason(header)?.slice(0, 512) ?? null;
-}
-
 function banView(row: BanRow, user: UserRecord | undefined): Record<string, unknown> {
   return { user: user ? partialUser(user) : { id: row.user_id }, reason: row.reason, banned_at: iso(row.banned_at) };
 }
 
 export function banRoutes(deps: ChatDeps): AnyRoute[] {
-  const { services, store, access, events } = deps;
+  const { services, store, access, events, audit } = deps;
   const { db } = services;
 
   return [
@@ -102,7 +97,7 @@ export function banRoutes(deps: ChatDeps): AnyRoute[] {
         if (!user) throw new ApiError('UNKNOWN_USER');
         const member = userId === guild.userId ? guild.member : await store.member(guildId, userId);
         if (member) guild.requireOutranks(member);
-        const reason = ctx.body.reason ?? auditReason(ctx.request.headers['x-audit-log-reason']);
+        const reason = ctx.body.reason ?? auditReason(ctx.request.headers);
         const seconds = ctx.body.delete_message_seconds ?? (ctx.body.delete_message_days ?? 0) * 86400;
         const deleted = await db.transaction(async (tx) => {
           await tx.query(
@@ -116,6 +111,13 @@ export function banRoutes(deps: ChatDeps): AnyRoute[] {
             'DELETE FROM messages WHERE guild_id = $1 AND author_id = $2 AND id >= $3 RETURNING id, channel_id',
             [guildId, userId, SnowflakeGenerator.atTime(ctx.now - seconds * 1000)],
           );
+        });
+        await audit.record({
+          guildId,
+          action: AUDIT_LOG_EVENTS.MEMBER_BAN_ADD,
+          userId: ctx.user.id,
+          targetId: userId,
+          reason,
         });
         if (member) {
           await events.invalidate({ guildId, userId });
@@ -150,6 +152,13 @@ export function banRoutes(deps: ChatDeps): AnyRoute[] {
           userId,
         ]);
         if (rows.length === 0) throw new ApiError('UNKNOWN_BAN');
+        await audit.record({
+          guildId,
+          action: AUDIT_LOG_EVENTS.MEMBER_BAN_REMOVE,
+          userId: ctx.user.id,
+          targetId: userId,
+          reason: auditReason(ctx.request.headers),
+        });
         const user = await store.user(userId);
         await events.guild('GUILD_BAN_REMOVE', guildId, { user: user ? partialUser(user) : { id: userId } });
         return undefined;

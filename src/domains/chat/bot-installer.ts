@@ -4,6 +4,7 @@ import type { SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
 import type { BotInstaller } from '../events/bot-installer.ts';
 import { GuildContext } from './access.ts';
 import type { ChatEvents } from './events.ts';
+import { AUDIT_LOG_EVENTS, type AuditRecorder } from './guild-audit.ts';
 import { buildGuildPayload } from './guild-payload.ts';
 import { ALL_PERMISSIONS, PERMISSIONS } from './permissions.ts';
 import { MEMBER_COLUMNS, type MemberRow, ROLE_JSON, type RoleRow } from './rows.ts';
@@ -11,7 +12,7 @@ import type { ChatStore } from './store.ts';
 import { memberView, roleView } from './views.ts';
 
 /**
- * OAuth2 `bot` scope installation (api.md §3.5): the installing user needs MANAGE_GUILD; the bot joins with a
+ * OAuth2 `bot` scope installation (docs/oauth2.md#oauth2-provider): the installing user needs MANAGE_GUILD; the bot joins with a
  * managed role carrying the requested permissions.
  */
 export class ChatBotInstaller implements BotInstaller {
@@ -20,6 +21,7 @@ export class ChatBotInstaller implements BotInstaller {
     private readonly events: ChatEvents,
     private readonly ids: SnowflakeGenerator,
     private readonly clock: Clock,
+    private readonly audit: AuditRecorder,
   ) {}
 
   async install(input: {
@@ -65,6 +67,12 @@ export class ChatBotInstaller implements BotInstaller {
     });
     await this.events.invalidate({ guildId: input.guildId });
     await this.events.invalidate({ guildId: input.guildId, userId: input.botUserId });
+    await this.audit.record({
+      guildId: input.guildId,
+      action: AUDIT_LOG_EVENTS.BOT_ADD,
+      userId: input.installedBy,
+      targetId: input.botUserId,
+    });
     await this.events.guild('GUILD_ROLE_CREATE', input.guildId, { role: roleView(result.role) });
     await this.events.guild('GUILD_MEMBER_ADD', input.guildId, memberView(result.member, bot));
     const payload = await buildGuildPayload(this.store, input.guildId, input.botUserId, now);

@@ -5,11 +5,12 @@ import type { Queryable } from '../../platform/db/database.ts';
 import { type GuildContext, isPrivateChannel, pathId, requireChannel } from './access.ts';
 import { bitfield, type ChatDeps, limits, nullableText, snowflake } from './deps.ts';
 import { leaveGroupDm } from './dms.ts';
+import { AUDIT_LOG_EVENTS, type AuditEntryInput, auditChanges, auditReason } from './guild-audit.ts';
 import { ALL_PERMISSIONS, has, PERMISSIONS } from './permissions.ts';
 import { privateChannelFor, privateChannelViews } from './private-channels.ts';
 import { CHANNEL_TYPES, type ChannelRow, type OverwriteJson } from './rows.ts';
 import { autoArchiveDuration } from './threads.ts';
-import { channelView } from './views.ts';
+import { channelView, overwritesView } from './views.ts';
 
 export const MAX_GUILD_CHANNELS = 500;
 const MAX_OVERWRITES = 100;
@@ -82,6 +83,94 @@ const overwriteBody = z.object({
 
 type OverwriteInput = z.infer<typeof overwriteInput>;
 
+/** A channel's fields as its audit entries show them (Discord's keys). */
+function channelAuditFields(row: ChannelRow): Record<string, unknown> {
+  return {
+    name: row.name,
+    type: row.type,
+    topic: row.topic,
+    nsfw: row.nsfw,
+    rate_limit_per_user: row.rate_limit_per_user,
+    bitrate: row.bitrate,
+    user_limit: row.user_limit,
+    permission_overwrites: overwritesView(row),
+  };
+}
+const CHANNEL_CREATE_KEYS = [
+  'name',
+  'type',
+  'topic',
+  'nsfw',
+  'rate_limit_per_user',
+  'bitrate',
+  'user_limit',
+  'permission_overwrites',
+] as const;
+/** An update's overwrite changes are entries of their own (CHANNEL_OVERWRITE_*). */
+const CHANNEL_UPDATE_KEYS = ['name', 'topic', 'nsfw', 'rate_limit_per_user', 'bitrate', 'user_limit'] as const;
+
+/**
+ * CHANNEL_OVERWRITE_CREATE / UPDATE / DELETE entries for the difference between two overwrite lists: the
+ * target in `options` (`type` "0" role with its `role_name`, "1" member), allow/deny in `changes`.
+ */
+export function overwriteAuditEntries(
+  guild: GuildContext,
+  channelId: string,
+  before: readonly OverwriteJson[],
+  after: readonly OverwriteJson[],
+  userId: string,
+  reason: string | null,
+): AuditEntryInput[] {
+  const fields = (o: OverwriteJson) => ({
+    id: o.id,
+    type: Number(o.type),
+    allow: (BigInt(o.allow) & ALL_PERMISSIONS).toString(),
+    deny: (BigInt(o.deny) & ALL_PERMISSIONS).toString(),
+  });
+  const entry = (action: number, o: OverwriteJson, changes: AuditEntryInput['changes']): AuditEntryInput => {
+    const type = Number(o.type);
+    const roleName = type === 0 ? guild.role(o.id)?.name : undefined;
+    return {
+      guildId: guild.guildId,
+      action,
+      userId,
+      targetId: channelId,
+      changes,
+      options: { id: o.id, type: String(type), ...(roleName !== undefined ? { role_name: roleName } : {}) },
+      reason,
+    };
+  };
+  const key = (o: OverwriteJson) => `${Number(o.type)}:${o.id}`;
+  const old = new Map(before.map((o) => [key(o), o]));
+  const now = new Map(after.map((o) => [key(o), o]));
+  const out: AuditEntryInput[] = [];
+  for (const [k, o] of now) {
+    const previous = old.get(k);
+    if (!previous) {
+      out.push(
+        entry(
+          AUDIT_LOG_EVENTS.CHANNEL_OVERWRITE_CREATE,
+          o,
+          auditChanges(undefined, fields(o), ['id', 'type', 'allow', 'deny']),
+        ),
+      );
+      continue;
+    }
+    const changes = auditChanges(fields(previous), fields(o), ['allow', 'deny']);
+    if (changes.length > 0) out.push(entry(AUDIT_LOG_EVENTS.CHANNEL_OVERWRITE_UPDATE, o, changes));
+  }
+  for (const [k, o] of old)
+    if (!now.has(k))
+      out.push(
+        entry(
+          AUDIT_LOG_EVENTS.CHANNEL_OVERWRITE_DELETE,
+          o,
+          auditChanges(fields(o), undefined, ['id', 'type', 'allow', 'deny']),
+        ),
+      );
+  return out;
+}
+
 /**
  * Checks overwrites before they are stored: targets exist, and a caller without ADMINISTRATOR only grants or
  * denies bits they hold themselves (so MANAGE_ROLES cannot be used to escalate).
@@ -114,7 +203,7 @@ async function checkOverwrites(
 }
 
 export function channelRoutes(deps: ChatDeps): AnyRoute[] {
-  const { services, store, access, events } = deps;
+  const { services, store, access, events, audit } = deps;
   const { db, ids } = services;
   const threads = services.chatCore.threads;
 
@@ -185,6 +274,14 @@ export function channelRoutes(deps: ChatDeps): AnyRoute[] {
           return inserted as ChannelRow;
         });
         await events.invalidate({ guildId });
+        await audit.record({
+          guildId,
+          action: AUDIT_LOG_EVENTS.CHANNEL_CREATE,
+          userId: ctx.user.id,
+          targetId: row.id,
+          changes: auditChanges(undefined, channelAuditFields(row), CHANNEL_CREATE_KEYS),
+          reason: auditReason(ctx.request.headers),
+        });
         const view = channelView(row);
         await events.channelViewers('CHANNEL_CREATE', guildId, row.id, view);
         return view;
@@ -229,6 +326,7 @@ export function channelRoutes(deps: ChatDeps): AnyRoute[] {
           return out;
         });
         await events.invalidate({ guildId });
+        await events.visibility(guildId, { overwrites: overwritesBefore(channels, changed) });
         for (const row of changed) await events.channelViewers('CHANNEL_UPDATE', guildId, row.id, channelView(row));
         return undefined;
       },
@@ -273,7 +371,8 @@ export function channelRoutes(deps: ChatDeps): AnyRoute[] {
           for (const userId of recipients) await events.users('CHANNEL_UPDATE', [userId], viewFor(userId));
           return viewFor(ctx.user.id);
         }
-        if (channelAccess.thread) return threads.update(channelAccess, ctx.user.id, body);
+        const reason = auditReason(ctx.request.headers);
+        if (channelAccess.thread) return threads.update(channelAccess, ctx.user.id, body, reason);
         const guild = channelAccess.guild as GuildContext;
         requireChannel(channelAccess, PERMISSIONS.MANAGE_CHANNELS);
         let overwrites = channel.permission_overwrites;
@@ -309,7 +408,30 @@ export function channelRoutes(deps: ChatDeps): AnyRoute[] {
         );
         if (!row) throw new ApiError('UNKNOWN_CHANNEL');
         await events.invalidate({ guildId: guild.guildId });
+        const changes = auditChanges(channelAuditFields(channel), channelAuditFields(row), CHANNEL_UPDATE_KEYS);
+        if (changes.length > 0)
+          await audit.record({
+            guildId: guild.guildId,
+            action: AUDIT_LOG_EVENTS.CHANNEL_UPDATE,
+            userId: ctx.user.id,
+            targetId: row.id,
+            changes,
+            reason,
+          });
+        for (const entry of overwriteAuditEntries(
+          guild,
+          row.id,
+          channel.permission_overwrites,
+          row.permission_overwrites,
+          ctx.user.id,
+          reason,
+        ))
+          await audit.record(entry);
         const view = channelView(row);
+        // Members who lost the channel get CHANNEL_DELETE, those who gained it CHANNEL_CREATE (then the update).
+        await events.visibility(guild.guildId, {
+          overwrites: overwritesBefore(new Map([[channel.id, channel]]), [row]),
+        });
         await events.channelViewers('CHANNEL_UPDATE', guild.guildId, row.id, view);
         if (body.permission_overwrites !== undefined) await threads.syncChannel(guild.guildId, row.id);
         return view;
@@ -334,7 +456,7 @@ export function channelRoutes(deps: ChatDeps): AnyRoute[] {
           return undefined;
         }
         if (channelAccess.thread) {
-          await threads.remove(channelAccess);
+          await threads.remove(channelAccess, ctx.user.id, auditReason(ctx.request.headers));
           return undefined;
         }
         requireChannel(channelAccess, PERMISSIONS.MANAGE_CHANNELS);
@@ -359,6 +481,14 @@ export function channelRoutes(deps: ChatDeps): AnyRoute[] {
           await tx.query('DELETE FROM channels WHERE id = $1', [channel.id]);
         });
         await events.invalidate({ guildId });
+        await audit.record({
+          guildId,
+          action: AUDIT_LOG_EVENTS.CHANNEL_DELETE,
+          userId: ctx.user.id,
+          targetId: channel.id,
+          changes: auditChanges(channelAuditFields(channel), undefined, CHANNEL_CREATE_KEYS),
+          reason: auditReason(ctx.request.headers),
+        });
         await events.guild('CHANNEL_DELETE', guildId, channelView(channel));
         return undefined;
       },
@@ -382,11 +512,22 @@ export function channelRoutes(deps: ChatDeps): AnyRoute[] {
           [{ id: targetId, type: ctx.body.type as 0 | 1, allow: ctx.body.allow ?? 0n, deny: ctx.body.deny ?? 0n }],
           channelAccess.permissions,
         );
-        const row = await replaceOverwrites(db, channelAccess.channel.id, (list) => [
+        const { before, row } = await replaceOverwrites(db, channelAccess.channel.id, (list) => [
           ...list.filter((o) => o.id !== targetId),
           overwrite as OverwriteJson,
         ]);
         await events.invalidate({ guildId: guild.guildId });
+        const reason = auditReason(ctx.request.headers);
+        for (const entry of overwriteAuditEntries(
+          guild,
+          row.id,
+          before,
+          row.permission_overwrites,
+          ctx.user.id,
+          reason,
+        ))
+          await audit.record(entry);
+        await events.visibility(guild.guildId, { overwrites: { [row.id]: before } });
         await events.channelViewers('CHANNEL_UPDATE', guild.guildId, row.id, channelView(row));
         await threads.syncChannel(guild.guildId, row.id);
         return undefined;
@@ -404,10 +545,21 @@ export function channelRoutes(deps: ChatDeps): AnyRoute[] {
         if (!guild) throw new ApiError('MISSING_PERMISSIONS');
         requireChannel(channelAccess, PERMISSIONS.MANAGE_ROLES);
         const targetId = pathId(ctx.params.overwriteId, 'UNKNOWN_ROLE');
-        const row = await replaceOverwrites(db, channelAccess.channel.id, (list) =>
+        const { before, row } = await replaceOverwrites(db, channelAccess.channel.id, (list) =>
           list.filter((o) => o.id !== targetId),
         );
         await events.invalidate({ guildId: guild.guildId });
+        const reason = auditReason(ctx.request.headers);
+        for (const entry of overwriteAuditEntries(
+          guild,
+          row.id,
+          before,
+          row.permission_overwrites,
+          ctx.user.id,
+          reason,
+        ))
+          await audit.record(entry);
+        await events.visibility(guild.guildId, { overwrites: { [row.id]: before } });
         await events.channelViewers('CHANNEL_UPDATE', guild.guildId, row.id, channelView(row));
         await threads.syncChannel(guild.guildId, row.id);
         return undefined;
@@ -416,12 +568,26 @@ export function channelRoutes(deps: ChatDeps): AnyRoute[] {
   ];
 }
 
+/** The overwrites before of those `changed` rows whose overwrites changed (for `events.visibility`). */
+function overwritesBefore(
+  previous: ReadonlyMap<string, ChannelRow>,
+  changed: readonly ChannelRow[],
+): Record<string, OverwriteJson[]> {
+  const out: Record<string, OverwriteJson[]> = {};
+  for (const row of changed) {
+    const old = previous.get(row.id);
+    if (old && JSON.stringify(old.permission_overwrites) !== JSON.stringify(row.permission_overwrites))
+      out[row.id] = old.permission_overwrites;
+  }
+  return out;
+}
+
 /** Read-modify-write of a channel's overwrites under a row lock, so concurrent edits do not lose each other. */
 async function replaceOverwrites(
   db: { transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> },
   channelId: string,
   change: (list: OverwriteJson[]) => OverwriteJson[],
-): Promise<ChannelRow> {
+): Promise<{ before: OverwriteJson[]; row: ChannelRow }> {
   return db.transaction(async (tx) => {
     const [current] = await tx.query<ChannelRow>('SELECT * FROM channels WHERE id = $1 FOR UPDATE', [channelId]);
     if (!current) throw new ApiError('UNKNOWN_CHANNEL');
@@ -429,6 +595,6 @@ async function replaceOverwrites(
       'UPDATE channels SET permission_overwrites = $2::jsonb WHERE id = $1 RETURNING *',
       [channelId, JSON.stringify(change(current.permission_overwrites))],
     );
-    return row as ChannelRow;
+    return { before: current.permission_overwrites, row: row as ChannelRow };
   });
 }

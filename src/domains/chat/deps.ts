@@ -4,6 +4,7 @@ import { snowflakeField as snowflake } from '../../http/fields.ts';
 import type { RateLimitSpec } from '../../http/route.ts';
 import type { Access } from './access.ts';
 import type { ChatEvents } from './events.ts';
+import type { AuditRecorder } from './guild-audit.ts';
 import type { MessageService } from './message-service.ts';
 import type { ChatStore } from './store.ts';
 
@@ -14,9 +15,10 @@ export interface ChatDeps {
   access: Access;
   events: ChatEvents;
   messages: MessageService;
+  audit: AuditRecorder;
 }
 
-/** Route buckets of api.md §5.2 (per identity; names carry the resource so each has its own bucket). */
+/** Route buckets of docs/conventions.md#rate-limits (per identity; names carry the resource so each has its own bucket). */
 export const limits = {
   read: (name: string): RateLimitSpec => ({ bucket: `${name}:read`, limit: 100, windowSeconds: 10 }),
   write: (name: string): RateLimitSpec => ({ bucket: `${name}:write`, limit: 20, windowSeconds: 10 }),
@@ -35,3 +37,17 @@ export const cursorQuery = (maxLimit: number, defaultLimit: number) =>
     after: snowflake.optional(),
     limit: z.coerce.number().int().min(1).max(maxLimit).default(defaultLimit),
   });
+
+/** A query flag as clients send it: `true`/`false` or `1`/`0`. */
+export const booleanQuery = z
+  .union([z.boolean(), z.enum(['true', 'false', '1', '0'])])
+  .transform((v) => v === true || v === 'true' || v === '1');
+
+/**
+ * A guild's member and presence counts (invites, `with_counts`): the presences come from the shared presence
+ * store through the composition root's hook.
+ */
+export async function guildCounts(store: ChatStore, guildId: string): Promise<{ members: number; presences: number }> {
+  const [members, presences] = await Promise.all([store.memberCount(guildId), store.presencesOf?.(guildId) ?? []]);
+  return { members, presences: presences.length };
+}

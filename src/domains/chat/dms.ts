@@ -4,6 +4,7 @@ import { type AnyRoute, route } from '../../http/route.ts';
 import { partialUser } from '../../identity/user-record.ts';
 import { pathId } from './access.ts';
 import { type ChatDeps, limits, snowflake } from './deps.ts';
+import { MESSAGE_TYPES } from './message-service.ts';
 import { listPrivateChannels, privateChannelFor, privateChannelViews } from './private-channels.ts';
 import { CHANNEL_TYPES, type ChannelRow } from './rows.ts';
 
@@ -16,25 +17,79 @@ const openDmBody = z.object({
   name: z.string().max(100).nullish(),
 });
 
-/** Removes a user from a group DM; the last one out deletes it, an owner leaving hands it on. */
+/**
+ * Refuses a 1:1 DM the recipient does not take (issue 16, the established rules): a block on either side, or a
+ * stranger: someone who is neither a friend nor in a shared guild the recipient allows DMs from (not in its
+ * `restricted_guilds`). One answer for every case, so it does not say which.
+ */
+export async function requireDirectMessageAllowed(
+  deps: ChatDeps,
+  senderId: string,
+  recipientId: string,
+): Promise<void> {
+  const { store } = deps;
+  if (await store.blockedBetween(senderId, recipientId)) throw new ApiError('CANNOT_SEND_MESSAGES_TO_THIS_USER');
+  if (await store.areFriends(senderId, recipientId)) return;
+  if (await store.sharesGuildAllowingDms(senderId, recipientId)) return;
+  throw new ApiError('CANNOT_SEND_MESSAGES_TO_THIS_USER');
+}
+
+/**
+ * Posts a group DM's RECIPIENT_ADD / RECIPIENT_REMOVE system message: `author` did it to `subject` (the same user
+ * when someone leaves), who is listed in `mentions`, as the established clients render it.
+ */
+async function recipientMessage(
+  deps: ChatDeps,
+  channel: ChannelRow,
+  recipients: readonly string[],
+  type: typeof MESSAGE_TYPES.RECIPIENT_ADD | typeof MESSAGE_TYPES.RECIPIENT_REMOVE,
+  authorId: string,
+  subjectId: string,
+): Promise<void> {
+  const author = await deps.store.user(authorId);
+  if (!author) return;
+  await deps.messages.create({
+    channel,
+    recipients: [...recipients],
+    author,
+    content: '',
+    canMentionEveryone: false,
+    type,
+    subjectUserIds: [subjectId],
+  });
+}
+
+/**
+ * Removes a user from a group DM (`actorId` leaves, or the owner removes `userId`); the last one out deletes it, an
+ * owner leaving hands it on. The others get the RECIPIENT_REMOVE system message, for a silent leave too.
+ */
 export async function leaveGroupDm(
   deps: ChatDeps,
   channel: ChannelRow,
   recipients: readonly string[],
   userId: string,
+  actorId: string = userId,
 ): Promise<void> {
   const { db } = deps.services;
   const remaining = recipients.filter((id) => id !== userId);
+  let current = channel;
   await db.transaction(async (tx) => {
     await tx.query('DELETE FROM dm_recipients WHERE channel_id = $1 AND user_id = $2', [channel.id, userId]);
     if (remaining.length === 0) await tx.query('DELETE FROM channels WHERE id = $1', [channel.id]);
-    else if (channel.owner_id === userId)
-      await tx.query('UPDATE channels SET owner_id = $2 WHERE id = $1', [channel.id, remaining[0]]);
+    else if (channel.owner_id === userId) {
+      const [row] = await tx.query<ChannelRow>('UPDATE channels SET owner_id = $2 WHERE id = $1 RETURNING *', [
+        channel.id,
+        remaining[0],
+      ]);
+      if (row) current = row;
+    }
   });
   const user = await deps.store.user(userId);
   await deps.events.users('CHANNEL_DELETE', [userId], { id: channel.id, type: channel.type });
   if (user)
     await deps.events.users('CHANNEL_RECIPIENT_REMOVE', remaining, { channel_id: channel.id, user: partialUser(user) });
+  if (remaining.length > 0)
+    await recipientMessage(deps, current, remaining, MESSAGE_TYPES.RECIPIENT_REMOVE, actorId, userId);
 }
 
 export function dmRoutes(deps: ChatDeps): AnyRoute[] {
@@ -58,6 +113,7 @@ export function dmRoutes(deps: ChatDeps): AnyRoute[] {
     if (!target) throw new ApiError('UNKNOWN_USER');
     if ((callerIsBot || target.isBot) && !(await store.sharesGuild(callerId, targetId)))
       throw new ApiError('MISSING_ACCESS');
+    await requireDirectMessageAllowed(deps, callerId, targetId);
     const key = BigInt(callerId) < BigInt(targetId) ? `${callerId}:${targetId}` : `${targetId}:${callerId}`;
     const { row, created } = await db.transaction(async (tx) => {
       const [inserted] = await tx.query<ChannelRow>(
@@ -104,11 +160,14 @@ export function dmRoutes(deps: ChatDeps): AnyRoute[] {
         const others = [...new Set(body.recipients)].filter((id) => id !== caller.id);
         if (others.length === 0) throw fieldError('recipients', 'CANNOT_DM_YOURSELF', 'Cannot DM yourself');
         if (others.length === 1) return openDirect(caller.id, caller.isBot, others[0] as string);
-        // Group DMs are for people, not bots (api.md §3.8).
+        // Group DMs are for people, not bots (docs/chat.md).
         if (caller.isBot) throw new ApiError('ACCESS_DENIED');
         if (others.length + 1 > MAX_GROUP_DM_SIZE) throw new ApiError('MAX_GROUP_DM_RECIPIENTS');
         const users = await store.usersByIds(others);
         if (users.size !== others.length) throw new ApiError('UNKNOWN_USER');
+        // Only friends are added to a group DM (a blocked pair never is: a block ends the friendship).
+        for (const other of others)
+          if (!(await store.areFriends(caller.id, other))) throw new ApiError('INVALID_RECIPIENTS');
         const id = ids.next();
         const recipients = [caller.id, ...others];
         const row = await db.transaction(async (tx) => {
@@ -141,6 +200,7 @@ export function dmRoutes(deps: ChatDeps): AnyRoute[] {
         const recipients = channelAccess.recipients ?? [];
         if (recipients.includes(userId)) return undefined;
         if (recipients.length >= MAX_GROUP_DM_SIZE) throw new ApiError('MAX_GROUP_DM_RECIPIENTS');
+        if (!(await store.areFriends(ctx.user.id, userId))) throw new ApiError('INVALID_RECIPIENTS');
         await db.query('INSERT INTO dm_recipients (channel_id, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [
           channel.id,
           userId,
@@ -148,6 +208,7 @@ export function dmRoutes(deps: ChatDeps): AnyRoute[] {
         const all = [...recipients, userId];
         await events.users('CHANNEL_RECIPIENT_ADD', recipients, { channel_id: channel.id, user: partialUser(user) });
         await events.users('CHANNEL_CREATE', [userId], await privateChannelFor(store, channel, all, userId));
+        await recipientMessage(deps, channel, all, MESSAGE_TYPES.RECIPIENT_ADD, ctx.user.id, userId);
         return undefined;
       },
     }),
@@ -165,7 +226,7 @@ export function dmRoutes(deps: ChatDeps): AnyRoute[] {
         const recipients = channelAccess.recipients ?? [];
         if (!recipients.includes(userId)) throw new ApiError('UNKNOWN_USER');
         if (userId !== ctx.user.id && channel.owner_id !== ctx.user.id) throw new ApiError('MISSING_PERMISSIONS');
-        await leaveGroupDm(deps, channel, recipients, userId);
+        await leaveGroupDm(deps, channel, recipients, userId, ctx.user.id);
         return undefined;
       },
     }),

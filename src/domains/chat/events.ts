@@ -1,5 +1,5 @@
 import type { EventBus } from '../../platform/state/event-bus.ts';
-import type { Audience, Dispatcher } from '../events/dispatch.ts';
+import { type Audience, type Dispatcher, VISIBILITY_EVENT, type VisibilityBefore } from '../events/dispatch.ts';
 import type { ChannelAccess } from './access.ts';
 import { type ChannelRow, isThread } from './rows.ts';
 
@@ -30,6 +30,15 @@ export class ChatEvents {
 
   guild(event: string, guildId: string, payload: Record<string, unknown>): Promise<void> {
     return this.dispatcher.dispatch(event, { ...payload, guild_id: guildId }, { kind: 'guild', guildId });
+  }
+
+  /** Guild members holding `permission` at guild level (owner and ADMINISTRATOR included). */
+  guildHolders(event: string, guildId: string, permission: bigint, payload: Record<string, unknown>): Promise<void> {
+    return this.dispatcher.dispatch(
+      event,
+      { ...payload, guild_id: guildId },
+      { kind: 'guild', guildId, permission: permission.toString() },
+    );
   }
 
   users(event: string, userIds: readonly string[], payload: Record<string, unknown>): Promise<void> {
@@ -69,6 +78,24 @@ export class ChatEvents {
   /** A guild channel's own events (CHANNEL_CREATE/UPDATE): members who can view it; payload untouched. */
   channelViewers(event: string, guildId: string, channelId: string, payload: Record<string, unknown>): Promise<void> {
     return this.dispatcher.dispatch(event, payload, { kind: 'channel', guildId, channelId });
+  }
+
+  /**
+   * After a change that may move who sees the guild's channels (call it after `invalidate`): the gateway tells
+   * each member who lost a channel (CHANNEL_DELETE) or gained one (CHANNEL_CREATE). `before` holds only what
+   * changed; nothing is published when it is empty.
+   */
+  visibility(guildId: string, before: VisibilityBefore): Promise<void> {
+    // Empty parts are dropped: the gateway reads an absent `roles`/`overwrites`/`ownerId` as "only the members
+    // named in `held`/`notHeld` can be concerned".
+    const kept: VisibilityBefore = {};
+    if (before.overwrites && Object.keys(before.overwrites).length > 0) kept.overwrites = before.overwrites;
+    if (before.roles && Object.keys(before.roles).length > 0) kept.roles = before.roles;
+    if (before.held && Object.values(before.held).some((ids) => ids.length > 0)) kept.held = before.held;
+    if (before.notHeld && Object.values(before.notHeld).some((ids) => ids.length > 0)) kept.notHeld = before.notHeld;
+    if (before.ownerId !== undefined) kept.ownerId = before.ownerId;
+    if (Object.keys(kept).length === 0) return Promise.resolve();
+    return this.dispatcher.dispatch(VISIBILITY_EVENT, {}, { kind: 'visibility', guildId, before: kept });
   }
 
   async invalidate(message: ChatInvalidation): Promise<void> {

@@ -1,15 +1,20 @@
 import { subjectFor, toOverwrites } from './access.ts';
+import { type EmojiRow, emojiView, guildEmojis } from './emoji-store.ts';
 import { computeChannelPermissions, has, PERMISSIONS } from './permissions.ts';
 import type { ChannelRow, GuildRow, MemberRow, RoleRow } from './rows.ts';
+import { guildStickers, type StickerRow, stickerView } from './sticker-store.ts';
 import type { ChatStore, GuildBundle } from './store.ts';
 import { visibleThreads } from './thread-service.ts';
 import { ThreadStore } from './thread-store.ts';
 import { threadView } from './thread-views.ts';
 import { channelView, guildView, memberView, roleView } from './views.ts';
 
+/** Discord's largest `large_threshold`: a guild with more members is `large`. */
+const LARGE_THRESHOLD = 250;
+
 /**
- * The guild object of READY and GUILD_CREATE for one viewer (api.md §6): guild fields at top level and under
- * `properties`, roles, the channels the viewer can see, the viewer's own member, counts and `joined_at`.
+ * The guild object of READY and GUILD_CREATE for one viewer (docs/gateway.md): guild fields at top level and under
+ * `properties`, roles, the channels the viewer can see, the viewer's own member, counts, the members' presences and `joined_at`.
  * Three indexed queries, two when the caller passes the viewer's guild bundle it has already read.
  */
 export async function buildGuildPayload(
@@ -19,15 +24,17 @@ export async function buildGuildPayload(
   now: number,
   options: { reducedMembers?: boolean; bundle?: GuildBundle } = {},
 ): Promise<Record<string, unknown> | undefined> {
-  const [bundle, channels, memberCount] = await Promise.all([
+  const [bundle, channels, memberCount, emojis, stickers] = await Promise.all([
     options.bundle ?? store.guildBundle(guildId, viewerId),
     store.guildChannels(guildId),
     store.memberCount(guildId),
+    guildEmojis(store.db, guildId),
+    guildStickers(store.db, guildId),
   ]);
   if (!bundle?.member) return undefined;
   return renderGuildPayload(
     store,
-    { guild: bundle.guild, roles: bundle.roles, channels, member: bundle.member, memberCount },
+    { guild: bundle.guild, roles: bundle.roles, channels, emojis, stickers, member: bundle.member, memberCount },
     viewerId,
     now,
     { reducedMembers: options.reducedMembers },
@@ -38,6 +45,8 @@ export interface GuildPayloadSource {
   guild: GuildRow;
   roles: readonly RoleRow[];
   channels: readonly ChannelRow[];
+  emojis: readonly EmojiRow[];
+  stickers: readonly StickerRow[];
   member: MemberRow;
   memberCount: number;
 }
@@ -59,24 +68,30 @@ export async function renderGuildPayload(
   const threads = await activeThreads(store, source, viewerId, subject);
   const guild = guildView(bundle.guild);
   const memberCount = source.memberCount;
-  const voiceStates = (await store.voiceStatesOf?.(bundle.guild.id)) ?? [];
+  const large = memberCount > LARGE_THRESHOLD;
+  const [voiceStates, presences] = await Promise.all([
+    store.voiceStatesOf?.(bundle.guild.id) ?? [],
+    store.presencesOf?.(bundle.guild.id) ?? [],
+  ]);
   return {
     ...guild,
     properties: guild,
     roles: bundle.roles.map(roleView),
     channels: visible.map(channelView),
     threads,
-    emojis: [],
-    stickers: [],
+    emojis: source.emojis.map((e) => emojiView(e)),
+    stickers: source.stickers.map((s) => stickerView(s)),
     members: [memberView(bundle.member, viewer)],
     member_count: memberCount,
-    online_count: 0,
-    presences: [],
+    online_count: presences.length,
+    // A large guild's presences would make every READY and GUILD_CREATE heavy: clients ask for them with op 8
+    // `presences: true`, and PRESENCE_UPDATE keeps them current (docs/gateway.md, "Presence").
+    presences: large ? [] : presences,
     voice_states: voiceStates,
     stage_instances: [],
     guild_scheduled_events: [],
     joined_at: new Date(bundle.member.joined_at).toISOString(),
-    large: false,
+    large,
     unavailable: false,
   };
 }

@@ -4,10 +4,13 @@ import { type AnyRoute, route } from '../../http/route.ts';
 import { partialUser } from '../../identity/user-record.ts';
 import type { Queryable } from '../../platform/db/database.ts';
 import { pathId } from './access.ts';
-import { type ChatDeps, cursorQuery, limits, nullableText, snowflake } from './deps.ts';
+import { booleanQuery, type ChatDeps, cursorQuery, guildCounts, limits, nullableText, snowflake } from './deps.ts';
+import { type EmojiRow, emojiObjectKey, emojiView, guildEmojis } from './emoji-store.ts';
+import { AUDIT_LOG_EVENTS, auditChanges, auditReason } from './guild-audit.ts';
 import { buildGuildPayload } from './guild-payload.ts';
 import { computeBasePermissions, DEFAULT_EVERYONE_PERMISSIONS, PERMISSIONS, parsePermissions } from './permissions.ts';
 import { CHANNEL_TYPES, type GuildRow } from './rows.ts';
+import { guildStickers, type StickerRow, stickerObjectKey, stickerView } from './sticker-store.ts';
 import { guildView, roleView } from './views.ts';
 
 /** Guilds a user may belong to at once. */
@@ -54,13 +57,74 @@ const patchGuildBody = z.object({
 
 const transferBody = z.object({ new_owner_id: snowflake });
 
-/** The guild object discord.js's guild fetch reads: guild fields plus roles and (empty) expressions. */
-function fullGuildView(guild: GuildRow, roles: Parameters<typeof roleView>[0][]): Record<string, unknown> {
-  return { ...guildView(guild), roles: roles.map(roleView), emojis: [], stickers: [] };
+/** A guild's settings as its GUILD_UPDATE audit entries show them (Discord's keys: images as `*_hash`). */
+function guildAuditFields(g: GuildRow): Record<string, unknown> {
+  return {
+    name: g.name,
+    icon_hash: g.icon,
+    banner_hash: g.banner,
+    splash_hash: g.splash,
+    owner_id: g.owner_id,
+    afk_channel_id: g.afk_channel_id,
+    afk_timeout: g.afk_timeout,
+    system_channel_id: g.system_channel_id,
+    system_channel_flags: g.system_channel_flags,
+    rules_channel_id: g.rules_channel_id,
+    verification_level: g.verification_level,
+    explicit_content_filter: g.explicit_content_filter,
+    default_message_notifications: g.default_message_notifications,
+  };
+}
+const GUILD_AUDIT_KEYS = [
+  'name',
+  'icon_hash',
+  'banner_hash',
+  'splash_hash',
+  'owner_id',
+  'afk_channel_id',
+  'afk_timeout',
+  'system_channel_id',
+  'system_channel_flags',
+  'rules_channel_id',
+  'verification_level',
+  'explicit_content_filter',
+  'default_message_notifications',
+] as const;
+
+/** The guild object discord.js's guild fetch reads: guild fields plus roles, emojis and stickers. */
+function fullGuildView(
+  guild: GuildRow,
+  roles: Parameters<typeof roleView>[0][],
+  expressions: { emojis: readonly EmojiRow[]; stickers: readonly StickerRow[] },
+): Record<string, unknown> {
+  return {
+    ...guildView(guild),
+    roles: roles.map(roleView),
+    emojis: expressions.emojis.map((e) => emojiView(e)),
+    stickers: expressions.stickers.map((s) => stickerView(s)),
+  };
+}
+
+async function expressionsOf(db: Queryable, guildId: string) {
+  const [emojis, stickers] = await Promise.all([guildEmojis(db, guildId), guildStickers(db, guildId)]);
+  return { emojis, stickers };
 }
 
 export function guildRoutes(deps: ChatDeps): AnyRoute[] {
-  const { services, store, access, events } = deps;
+  const { services, store, access, events, audit } = deps;
+
+  async function auditGuildUpdate(before: GuildRow, after: GuildRow, userId: string, reason: string | null) {
+    const changes = auditChanges(guildAuditFields(before), guildAuditFields(after), GUILD_AUDIT_KEYS);
+    if (changes.length === 0) return;
+    await audit.record({
+      guildId: after.id,
+      action: AUDIT_LOG_EVENTS.GUILD_UPDATE,
+      userId,
+      targetId: after.id,
+      changes,
+      reason,
+    });
+  }
   const { db, ids } = services;
 
   return [
@@ -77,7 +141,7 @@ export function guildRoutes(deps: ChatDeps): AnyRoute[] {
         const icon = ctx.body.icon
           ? await services.media.storeUserImage('icons', guildId, ctx.body.icon, 'icon')
           : null;
-        await db.transaction(async (tx) => {
+        const restricted = await db.transaction(async (tx) => {
           await requireRoomForAnotherGuild(tx, userId);
           await tx.query(
             `INSERT INTO guilds (id, name, icon, owner_id, system_channel_id, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
@@ -96,12 +160,15 @@ export function guildRoutes(deps: ChatDeps): AnyRoute[] {
             userId,
             new Date(ctx.now),
           ]);
+          // `default_guilds_restricted` covers the guilds one creates too (docs/chat.md#dm-rules).
+          return store.restrictJoinedGuild(userId, guildId, tx);
         });
+        if (restricted) await events.users('USER_SETTINGS_UPDATE', [userId], { restricted_guilds: restricted });
         const bundle = await store.guildBundle(guildId, userId);
         if (!bundle) throw new ApiError('UNKNOWN_GUILD');
         const payload = await buildGuildPayload(store, guildId, userId, ctx.now, { bundle });
         if (payload) await events.users('GUILD_CREATE', [userId], payload);
-        return fullGuildView(bundle.guild, bundle.roles);
+        return fullGuildView(bundle.guild, bundle.roles, { emojis: [], stickers: [] });
       },
     }),
 
@@ -110,9 +177,13 @@ export function guildRoutes(deps: ChatDeps): AnyRoute[] {
       path: '/guilds/:guildId',
       policy: 'user',
       rateLimit: limits.read('guilds'),
+      query: z.object({ with_counts: booleanQuery.optional() }),
       async handler(ctx) {
         const guild = await access.guild(pathId(ctx.params.guildId, 'UNKNOWN_GUILD'), ctx.user.id, ctx.now);
-        return fullGuildView(guild.guild, guild.roles);
+        const view = fullGuildView(guild.guild, guild.roles, await expressionsOf(db, guild.guildId));
+        if (!ctx.query.with_counts) return view;
+        const counts = await guildCounts(store, guild.guild.id);
+        return { ...view, approximate_member_count: counts.members, approximate_presence_count: counts.presences };
       },
     }),
 
@@ -162,14 +233,15 @@ export function guildRoutes(deps: ChatDeps): AnyRoute[] {
         ] as const) {
           if (body[field] !== undefined) set(field, body[field]);
         }
-        if (sets.length === 0) return fullGuildView(guild.guild, guild.roles);
+        if (sets.length === 0) return fullGuildView(guild.guild, guild.roles, await expressionsOf(db, guild.guildId));
         const [row] = await db.query<GuildRow>(
           `UPDATE guilds SET ${sets.join(', ')} WHERE id = $1 RETURNING *`,
           values,
         );
         if (!row) throw new ApiError('UNKNOWN_GUILD');
+        await auditGuildUpdate(guild.guild, row, ctx.user.id, auditReason(ctx.request.headers));
         await events.guild('GUILD_UPDATE', guildId, { ...guildView(row), roles: guild.roles.map(roleView) });
-        return fullGuildView(row, guild.roles);
+        return fullGuildView(row, guild.roles, await expressionsOf(db, guildId));
       },
     }),
 
@@ -184,7 +256,10 @@ export function guildRoutes(deps: ChatDeps): AnyRoute[] {
         const guild = await access.guild(guildId, ctx.user.id, ctx.now);
         if (!guild.isOwner) throw new ApiError('MISSING_PERMISSIONS');
         const memberIds = await store.memberIds(guildId);
+        const [emojis, stickers] = await Promise.all([guildEmojis(db, guildId), guildStickers(db, guildId)]);
         await db.query('DELETE FROM guilds WHERE id = $1', [guildId]);
+        for (const emoji of emojis) await services.objects.delete(emojiObjectKey(emoji.id));
+        for (const sticker of stickers) await services.objects.delete(stickerObjectKey(sticker.id));
         await events.invalidate({ guildId });
         await events.users('GUILD_DELETE', memberIds, { id: guildId });
         return undefined;
@@ -210,8 +285,11 @@ export function guildRoutes(deps: ChatDeps): AnyRoute[] {
         ]);
         if (!row) throw new ApiError('UNKNOWN_GUILD');
         await events.invalidate({ guildId });
+        await auditGuildUpdate(guild.guild, row, ctx.user.id, auditReason(ctx.request.headers));
         await events.guild('GUILD_UPDATE', guildId, { ...guildView(row), roles: guild.roles.map(roleView) });
-        return fullGuildView(row, guild.roles);
+        // The former owner may lose channels only an owner saw; the new one may gain some.
+        if (guild.guild.owner_id !== row.owner_id) await events.visibility(guildId, { ownerId: guild.guild.owner_id });
+        return fullGuildView(row, guild.roles, await expressionsOf(db, guildId));
       },
     }),
 

@@ -3,28 +3,17 @@ import { ApiError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
 import { partialUser, type UserRecord } from '../../identity/user-record.ts';
 import { randomBase62 } from '../../platform/crypto/tokens.ts';
-import { isUniqueViolation, type Queryable } from '../../platform/db/database.ts';
+import { isUniqueViolation } from '../../platform/db/database.ts';
 import { pathId, requireChannel } from './access.ts';
-import { type ChatDeps, limits } from './deps.ts';
-import { buildGuildPayload } from './guild-payload.ts';
-import { requireRoomForAnotherGuild } from './guilds.ts';
-import { MESSAGE_TYPES } from './message-service.ts';
+import { type ChatDeps, guildCounts, limits } from './deps.ts';
+import { AUDIT_LOG_EVENTS, auditChanges, auditReason } from './guild-audit.ts';
+import { INVITE_CODE_PATTERN, type InviteBundle, isLiveInvite } from './guild-joins.ts';
 import { PERMISSIONS } from './permissions.ts';
-import {
-  CHANNEL_TYPES,
-  type ChannelRow,
-  type GuildRow,
-  type InviteRow,
-  iso,
-  MEMBER_COLUMNS,
-  type MemberRow,
-} from './rows.ts';
-import { memberView } from './views.ts';
+import { CHANNEL_TYPES, type InviteRow, iso } from './rows.ts';
 
 /** Live invites per guild. */
 export const MAX_INVITES = 1000;
 const INVITE_CODE_LENGTH = 8;
-const CODE_PATTERN = /^[A-Za-z0-9]{1,32}$/;
 
 const createInviteBody = z.object({
   max_age: z.number().int().min(0).max(604800).optional(),
@@ -33,21 +22,10 @@ const createInviteBody = z.object({
   unique: z.boolean().optional(),
 });
 
-interface InviteBundle {
-  invite: InviteRow;
-  guild: GuildRow;
-  channel: ChannelRow;
-}
-
-function isLive(invite: InviteRow, now: number): boolean {
-  if (invite.expires_at && new Date(invite.expires_at).getTime() <= now) return false;
-  return invite.max_uses === 0 || invite.uses < invite.max_uses;
-}
-
 export function inviteView(
   bundle: InviteBundle,
   inviter: UserRecord | undefined,
-  memberCount: number,
+  counts: { members: number; presences: number },
   withMetadata: boolean,
 ): Record<string, unknown> {
   const { invite, guild, channel } = bundle;
@@ -59,10 +37,10 @@ export function inviteView(
     channel: { id: channel.id, name: channel.name, type: channel.type },
     channel_id: channel.id,
     inviter: inviter ? partialUser(inviter) : null,
-    member_count: memberCount,
-    presence_count: 0,
-    approximate_member_count: memberCount,
-    approximate_presence_count: 0,
+    member_count: counts.members,
+    presence_count: counts.presences,
+    approximate_member_count: counts.members,
+    approximate_presence_count: counts.presences,
     expires_at: iso(invite.expires_at),
     temporary: invite.temporary,
   };
@@ -75,47 +53,36 @@ export function inviteView(
   return view;
 }
 
+/** An invite's fields as its audit entries show them (Discord's keys); invite entries have no target id. */
+function inviteAuditFields(i: InviteRow): Record<string, unknown> {
+  return {
+    code: i.code,
+    channel_id: i.channel_id,
+    inviter_id: i.inviter_id,
+    uses: i.uses,
+    max_uses: i.max_uses,
+    max_age: i.max_age,
+    temporary: i.temporary,
+  };
+}
+const INVITE_AUDIT_KEYS = ['code', 'channel_id', 'inviter_id', 'uses', 'max_uses', 'max_age', 'temporary'] as const;
+
 export function inviteRoutes(deps: ChatDeps): AnyRoute[] {
-  const { services, store, access, events, messages } = deps;
+  const { services, store, access, events, audit } = deps;
   const { db } = services;
 
-  /** Invites with their guild and channel: three indexed queries for any number of invites. */
-  async function bundles(where: string, params: unknown[], tx: Queryable = db): Promise<InviteBundle[]> {
-    const invites = await tx.query<InviteRow>(`SELECT i.* FROM invites i WHERE ${where}`, params);
-    if (invites.length === 0) return [];
-    const [guilds, channels] = await Promise.all([
-      tx.query<GuildRow>('SELECT * FROM guilds WHERE id = ANY($1::bigint[])', [
-        [...new Set(invites.map((i) => i.guild_id))],
-      ]),
-      tx.query<ChannelRow>('SELECT * FROM channels WHERE id = ANY($1::bigint[])', [
-        [...new Set(invites.map((i) => i.channel_id))],
-      ]),
-    ]);
-    const guildById = new Map(guilds.map((g) => [g.id, g]));
-    const channelById = new Map(channels.map((c) => [c.id, c]));
-    return invites.flatMap((invite) => {
-      const guild = guildById.get(invite.guild_id);
-      const channel = channelById.get(invite.channel_id);
-      return guild && channel ? [{ invite, guild, channel }] : [];
-    });
-  }
-
-  async function liveInvite(rawCode: string | undefined, now: number): Promise<InviteBundle> {
-    if (!rawCode || !CODE_PATTERN.test(rawCode)) throw new ApiError('UNKNOWN_INVITE');
-    const [bundle] = await bundles('i.code = $1', [rawCode]);
-    if (!bundle || !isLive(bundle.invite, now)) throw new ApiError('UNKNOWN_INVITE');
-    return bundle;
-  }
+  const { joins } = services.chatCore;
+  const bundles = joins.bundles.bind(joins);
 
   async function render(list: InviteBundle[], withMetadata: boolean): Promise<Record<string, unknown>[]> {
     const inviters = await store.usersByIds(list.flatMap((b) => (b.invite.inviter_id ? [b.invite.inviter_id] : [])));
-    const counts = new Map<string, number>();
-    for (const guildId of new Set(list.map((b) => b.guild.id))) counts.set(guildId, await store.memberCount(guildId));
+    const counts = new Map<string, { members: number; presences: number }>();
+    for (const guildId of new Set(list.map((b) => b.guild.id))) counts.set(guildId, await guildCounts(store, guildId));
     return list.map((b) =>
       inviteView(
         b,
         b.invite.inviter_id ? inviters.get(b.invite.inviter_id) : undefined,
-        counts.get(b.guild.id) ?? 0,
+        counts.get(b.guild.id) ?? { members: 0, presences: 0 },
         withMetadata,
       ),
     );
@@ -177,6 +144,14 @@ export function inviteRoutes(deps: ChatDeps): AnyRoute[] {
           }
         }
         const [bundle] = await bundles('i.code = $1', [code]);
+        await audit.record({
+          guildId: channel.guild_id,
+          action: AUDIT_LOG_EVENTS.INVITE_CREATE,
+          userId: ctx.user.id,
+          targetId: null,
+          changes: auditChanges(undefined, inviteAuditFields((bundle as InviteBundle).invite), INVITE_AUDIT_KEYS),
+          reason: auditReason(ctx.request.headers),
+        });
         const [view] = await render([bundle as InviteBundle], true);
         await events.channelViewers('INVITE_CREATE', channel.guild_id, channel.id, {
           ...view,
@@ -197,7 +172,7 @@ export function inviteRoutes(deps: ChatDeps): AnyRoute[] {
         requireChannel(channelAccess, PERMISSIONS.MANAGE_CHANNELS);
         const list = await bundles('i.channel_id = $1 ORDER BY i.created_at', [channelAccess.channel.id]);
         return render(
-          list.filter((b) => isLive(b.invite, ctx.now)),
+          list.filter((b) => isLiveInvite(b.invite, ctx.now)),
           true,
         );
       },
@@ -213,7 +188,7 @@ export function inviteRoutes(deps: ChatDeps): AnyRoute[] {
         await access.guildWith(guildId, ctx.user.id, ctx.now, PERMISSIONS.MANAGE_GUILD);
         const list = await bundles('i.guild_id = $1 ORDER BY i.created_at', [guildId]);
         return render(
-          list.filter((b) => isLive(b.invite, ctx.now)),
+          list.filter((b) => isLiveInvite(b.invite, ctx.now)),
           true,
         );
       },
@@ -225,7 +200,7 @@ export function inviteRoutes(deps: ChatDeps): AnyRoute[] {
       policy: 'none',
       rateLimit: limits.read('invites'),
       async handler(ctx) {
-        const bundle = await liveInvite(ctx.params.code, ctx.now);
+        const bundle = await joins.liveInvite(ctx.params.code, ctx.now);
         return (await render([bundle], false))[0];
       },
     }),
@@ -236,34 +211,7 @@ export function inviteRoutes(deps: ChatDeps): AnyRoute[] {
       policy: 'user-only',
       rateLimit: limits.inviteAccept,
       async handler(ctx) {
-        const bundle = await liveInvite(ctx.params.code, ctx.now);
-        const guildId = bundle.guild.id;
-        const userId = ctx.user.id;
-        if (await store.isBanned(guildId, userId)) throw new ApiError('USER_BANNED_FROM_GUILD');
-        if (await store.member(guildId, userId)) return (await render([bundle], false))[0];
-        const joined = await db.transaction(async (tx) => {
-          await requireRoomForAnotherGuild(tx, userId);
-          const [member] = await tx.query<MemberRow>(
-            `INSERT INTO members AS m (guild_id, user_id, joined_at) VALUES ($1, $2, $3)
-             ON CONFLICT (guild_id, user_id) DO NOTHING RETURNING ${MEMBER_COLUMNS}`,
-            [guildId, userId, new Date(ctx.now)],
-          );
-          if (!member) return undefined;
-          const used = await tx.query(
-            'UPDATE invites SET uses = uses + 1 WHERE code = $1 AND (max_uses = 0 OR uses < max_uses) RETURNING code',
-            [bundle.invite.code],
-          );
-          if (used.length === 0) throw new ApiError('UNKNOWN_INVITE');
-          return member;
-        });
-        if (joined) {
-          await events.invalidate({ guildId, userId });
-          await events.guild('GUILD_MEMBER_ADD', guildId, memberView(joined, ctx.user));
-          const payload = await buildGuildPayload(store, guildId, userId, ctx.now);
-          if (payload) await events.users('GUILD_CREATE', [userId], payload);
-          await announceJoin(deps, bundle.guild, ctx.user, joined);
-          bundle.invite.uses += 1;
-        }
+        const bundle = await joins.accept(ctx.params.code, ctx.user, ctx.now);
         return (await render([bundle], false))[0];
       },
     }),
@@ -275,12 +223,21 @@ export function inviteRoutes(deps: ChatDeps): AnyRoute[] {
       rateLimit: limits.write('invites'),
       async handler(ctx) {
         const code = ctx.params.code;
-        if (!code || !CODE_PATTERN.test(code)) throw new ApiError('UNKNOWN_INVITE');
+        if (!code || !INVITE_CODE_PATTERN.test(code)) throw new ApiError('UNKNOWN_INVITE');
         const [bundle] = await bundles('i.code = $1', [code]);
         if (!bundle) throw new ApiError('UNKNOWN_INVITE');
         if (bundle.invite.inviter_id !== ctx.user.id)
           await access.guildWith(bundle.guild.id, ctx.user.id, ctx.now, PERMISSIONS.MANAGE_GUILD);
-        await db.query('DELETE FROM invites WHERE code = $1', [code]);
+        const deleted = await db.query('DELETE FROM invites WHERE code = $1 RETURNING code', [code]);
+        if (deleted.length === 0) throw new ApiError('UNKNOWN_INVITE');
+        await audit.record({
+          guildId: bundle.guild.id,
+          action: AUDIT_LOG_EVENTS.INVITE_DELETE,
+          userId: ctx.user.id,
+          targetId: null,
+          changes: auditChanges(inviteAuditFields(bundle.invite), undefined, INVITE_AUDIT_KEYS),
+          reason: auditReason(ctx.request.headers),
+        });
         await events.channelViewers('INVITE_DELETE', bundle.guild.id, bundle.channel.id, {
           code,
           channel_id: bundle.channel.id,
@@ -290,19 +247,4 @@ export function inviteRoutes(deps: ChatDeps): AnyRoute[] {
       },
     }),
   ];
-
-  /** The "joined the server" system message (type 7) in the system channel, when there is one. */
-  async function announceJoin(_deps: ChatDeps, guild: GuildRow, user: UserRecord, member: MemberRow): Promise<void> {
-    if (!guild.system_channel_id) return;
-    const channel = await store.channel(guild.system_channel_id);
-    if (!channel || channel.type !== CHANNEL_TYPES.GUILD_TEXT) return;
-    await messages.create({
-      channel,
-      author: user,
-      content: '',
-      canMentionEveryone: false,
-      type: MESSAGE_TYPES.GUILD_MEMBER_JOIN,
-      authorMember: member,
-    });
-  }
 }

@@ -2,10 +2,12 @@ import { z } from 'zod';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
 import { partialUser } from '../../identity/user-record.ts';
+import type { VisibilityBefore } from '../events/dispatch.ts';
 import { type GuildContext, pathId } from './access.ts';
 import { type ChatDeps, limits, nullableText, snowflake } from './deps.ts';
+import { AUDIT_LOG_EVENTS, auditChanges, auditReason } from './guild-audit.ts';
 import { computeBasePermissions, has, PERMISSIONS } from './permissions.ts';
-import { MEMBER_COLUMNS, type MemberRow } from './rows.ts';
+import { iso, MEMBER_COLUMNS, type MemberRow } from './rows.ts';
 import { memberView } from './views.ts';
 
 /** The longest timeout Discord allows. */
@@ -16,8 +18,18 @@ const listQuery = z.object({
   after: snowflake.optional(),
 });
 
+/** A data URI of at most 10 MiB of image (the media service checks the bytes themselves). */
+const imageField = z
+  .string()
+  .max(14 * 1024 * 1024)
+  .nullish();
+
 const patchMemberBody = z.object({
   nick: nullableText(32),
+  // The member's own per-guild profile (Discord's "Modify Current Member"): only ever one's own.
+  avatar: imageField,
+  banner: imageField,
+  bio: nullableText(320),
   roles: z.array(snowflake).max(250).nullish(),
   mute: z.boolean().nullish(),
   deaf: z.boolean().nullish(),
@@ -25,9 +37,66 @@ const patchMemberBody = z.object({
   channel_id: snowflake.nullish(),
 });
 
+/** A member's fields as MEMBER_UPDATE audit entries show them (roles go to MEMBER_ROLE_UPDATE). */
+function memberAuditFields(m: MemberRow): Record<string, unknown> {
+  return {
+    nick: m.nick,
+    mute: m.mute,
+    deaf: m.deaf,
+    communication_disabled_until: iso(m.communication_disabled_until),
+  };
+}
+const MEMBER_AUDIT_KEYS = ['nick', 'mute', 'deaf', 'communication_disabled_until'] as const;
+
+/** A member's role change as `events.visibility` describes it: roles they held before, and roles new to them. */
+function roleChange(before: MemberRow, after: MemberRow): VisibilityBefore {
+  const held: Record<string, string[]> = {};
+  const notHeld: Record<string, string[]> = {};
+  for (const id of before.roles) if (!after.roles.includes(id)) held[id] = [after.user_id];
+  for (const id of after.roles) if (!before.roles.includes(id)) notHeld[id] = [after.user_id];
+  return { held, notHeld };
+}
+
 export function memberRoutes(deps: ChatDeps): AnyRoute[] {
-  const { services, store, access, events } = deps;
+  const { services, store, access, events, audit } = deps;
   const { db } = services;
+
+  /** MEMBER_UPDATE and MEMBER_ROLE_UPDATE entries for what changed between two rows of one member. */
+  async function auditMemberChange(
+    guild: GuildContext,
+    before: MemberRow,
+    after: MemberRow,
+    userId: string,
+    reason: string | null,
+  ): Promise<void> {
+    const changes = auditChanges(memberAuditFields(before), memberAuditFields(after), MEMBER_AUDIT_KEYS);
+    if (changes.length > 0)
+      await audit.record({
+        guildId: guild.guildId,
+        action: AUDIT_LOG_EVENTS.MEMBER_UPDATE,
+        userId,
+        targetId: after.user_id,
+        changes,
+        reason,
+      });
+    const had = new Set(before.roles);
+    const has = new Set(after.roles);
+    const named = (ids: string[]) => ids.map((id) => ({ id, name: guild.role(id)?.name ?? '' }));
+    const added = named(after.roles.filter((id) => !had.has(id)));
+    const removed = named(before.roles.filter((id) => !has.has(id)));
+    if (added.length === 0 && removed.length === 0) return;
+    await audit.record({
+      guildId: guild.guildId,
+      action: AUDIT_LOG_EVENTS.MEMBER_ROLE_UPDATE,
+      userId,
+      targetId: after.user_id,
+      changes: [
+        ...(added.length > 0 ? [{ key: '$add', new_value: added }] : []),
+        ...(removed.length > 0 ? [{ key: '$remove', new_value: removed }] : []),
+      ],
+      reason,
+    });
+  }
 
   /** `@me` or a snowflake; the target must be a member of the guild. */
   async function targetMember(guild: GuildContext, rawId: string | undefined): Promise<MemberRow> {
@@ -96,6 +165,10 @@ export function memberRoutes(deps: ChatDeps): AnyRoute[] {
           sets.push(`${column} = $${values.length}`);
         };
 
+        // A per-guild profile is the member's own: no permission lets anyone else set it (Discord's "Modify
+        // Guild Member" has no such fields), so naming another member with them is refused.
+        const profileChange = body.avatar !== undefined || body.banner !== undefined || body.bio !== undefined;
+        if (profileChange && !self) throw new ApiError('MISSING_PERMISSIONS');
         if (body.nick !== undefined) {
           if (self) {
             if (!guild.can(PERMISSIONS.CHANGE_NICKNAME) && !guild.can(PERMISSIONS.MANAGE_NICKNAMES))
@@ -147,6 +220,15 @@ export function memberRoutes(deps: ChatDeps): AnyRoute[] {
             throw fieldError('communication_disabled_until', 'INVALID_FORMAT', 'A timeout lasts at most 28 days');
           set('communication_disabled_until', until === null || until <= ctx.now ? null : new Date(until));
         }
+        // Images are stored only once every check has passed, so a refused request leaves no object behind.
+        if (profileChange) {
+          const owner = `${guildId}/${target.user_id}`;
+          if (body.avatar !== undefined)
+            set('avatar', await services.media.storeUserImage('guild-avatars', owner, body.avatar, 'avatar'));
+          if (body.banner !== undefined)
+            set('banner', await services.media.storeUserImage('guild-banners', owner, body.banner, 'banner'));
+          if (body.bio !== undefined) set('bio', body.bio);
+        }
         const voiceChange = body.channel_id !== undefined || sets.some((s) => /^(mute|deaf) /.test(s));
         if (sets.length === 0) {
           if (voiceChange) await services.voice.applyMemberChange(guildId, target, { channelId: body.channel_id });
@@ -157,10 +239,14 @@ export function memberRoutes(deps: ChatDeps): AnyRoute[] {
           values,
         );
         if (!row) throw new ApiError('UNKNOWN_MEMBER');
+        await auditMemberChange(guild, target, row, ctx.user.id, auditReason(ctx.request.headers));
         const view = await publishMemberUpdate(guildId, row);
-        // New roles may open channels: the member's clients resync the guild's threads.
-        if (body.roles !== undefined && body.roles !== null)
+        // New roles may open or close channels: CHANNEL_CREATE/DELETE, then the member's clients resync the
+        // guild's threads.
+        if (body.roles !== undefined && body.roles !== null) {
+          await events.visibility(guildId, roleChange(target, row));
           await services.chatCore.threads.syncMember(guildId, row.user_id);
+        }
         if (voiceChange) await services.voice.applyMemberChange(guildId, row, { channelId: body.channel_id });
         return view;
       },
@@ -176,8 +262,19 @@ export function memberRoutes(deps: ChatDeps): AnyRoute[] {
         const guild = await access.guildWith(guildId, ctx.user.id, ctx.now, PERMISSIONS.KICK_MEMBERS);
         const target = await targetMember(guild, ctx.params.userId);
         guild.requireOutranks(target);
-        await db.query('DELETE FROM members WHERE guild_id = $1 AND user_id = $2', [guildId, target.user_id]);
+        const removed = await db.query('DELETE FROM members WHERE guild_id = $1 AND user_id = $2 RETURNING user_id', [
+          guildId,
+          target.user_id,
+        ]);
+        if (removed.length === 0) throw new ApiError('UNKNOWN_MEMBER');
         await events.invalidate({ guildId, userId: target.user_id });
+        await audit.record({
+          guildId,
+          action: AUDIT_LOG_EVENTS.MEMBER_KICK,
+          userId: ctx.user.id,
+          targetId: target.user_id,
+          reason: auditReason(ctx.request.headers),
+        });
         const user = await store.user(target.user_id);
         await events.guild('GUILD_MEMBER_REMOVE', guildId, { user: user ? partialUser(user) : { id: target.user_id } });
         await events.users('GUILD_DELETE', [target.user_id], { id: guildId });
@@ -208,7 +305,9 @@ export function memberRoutes(deps: ChatDeps): AnyRoute[] {
             [guildId, target.user_id, role.id],
           );
           if (!row) throw new ApiError('UNKNOWN_MEMBER');
+          await auditMemberChange(guild, target, row, ctx.user.id, auditReason(ctx.request.headers));
           await publishMemberUpdate(guildId, row);
+          await events.visibility(guildId, roleChange(target, row));
           await services.chatCore.threads.syncMember(guildId, row.user_id);
           return undefined;
         },

@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { snowflakeField } from '../../http/fields.ts';
 import type { RequestContext } from '../../http/route.ts';
 import { validate } from '../../http/validation.ts';
+import type { ObjectStore } from '../../platform/storage/object-store.ts';
 import { readMessageRequest } from '../attachments/message-request.ts';
-import type { UploadedFile } from '../attachments/multipart.ts';
+import type { StagedFile } from '../attachments/streamed-multipart.ts';
 import { messageComponentsSchema } from '../interactions/components.ts';
 import { allowedMentionsSchema } from './mentions.ts';
 
@@ -49,13 +50,31 @@ const messageReferenceSchema = z.object({
   fail_if_not_exists: z.boolean().optional(),
 });
 
-/** Attachment entries as clients send them; the attachments module turns them into stored attachments. */
+/** Attachment flags are a 32-bit integer (discord-api-types `AttachmentFlags`); `"0"` is refused, not echoed. */
+const MAX_ATTACHMENT_FLAGS = 2 ** 31 - 1;
+
+/**
+ * Attachment entries as clients send them; the attachments module turns them into stored attachments and
+ * pairs them with the files (`checkAttachmentPairing`). `id` is an upload index or an attachment's snowflake:
+ * a non-negative integer, as a JSON number or digit string.
+ */
 const attachmentRefSchema = z
   .object({
-    id: z.union([z.string(), z.number()]).transform(String),
+    id: z
+      .union([z.string().regex(/^\d{1,20}$/), z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)])
+      .transform((id) => (typeof id === 'number' ? String(id) : id.replace(/^0+(?=\d)/, ''))),
+    // Empty names are refused by the pairing check, with one code whether the entry or the part is empty.
     filename: z.string().max(1024).optional(),
+    title: z.string().max(1024).nullish(),
     description: z.string().max(1024).nullish(),
     upload_filename: z.string().max(1024).optional(),
+    flags: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_ATTACHMENT_FLAGS)
+      .nullish()
+      .transform((f) => f ?? undefined),
   })
   .loose();
 
@@ -87,18 +106,20 @@ export type EditMessageBody = z.infer<typeof editMessageSchema>;
 
 /**
  * The one place a message body is read: JSON, or multipart with `payload_json` and `files[n]`
- * (api.md §3.10). Routes using it declare `bodyKind: 'raw'`.
+ * (docs/media.md). Routes using it declare `bodyKind: 'stream'`.
  */
 export async function readCreateMessageBody(
   ctx: Pick<RequestContext, 'rawBody' | 'request'>,
-): Promise<{ body: CreateMessageBody; files: ReadonlyMap<string, UploadedFile> }> {
-  const request = await readMessageRequest(ctx);
+  objects: ObjectStore,
+): Promise<{ body: CreateMessageBody; files: ReadonlyMap<string, StagedFile> }> {
+  const request = await readMessageRequest(ctx, objects);
   return { body: validate(createMessageSchema, request.payload), files: request.files };
 }
 
 export async function readEditMessageBody(
   ctx: Pick<RequestContext, 'rawBody' | 'request'>,
-): Promise<{ body: EditMessageBody; files: ReadonlyMap<string, UploadedFile> }> {
-  const request = await readMessageRequest(ctx);
+  objects: ObjectStore,
+): Promise<{ body: EditMessageBody; files: ReadonlyMap<string, StagedFile> }> {
+  const request = await readMessageRequest(ctx, objects);
   return { body: validate(editMessageSchema, request.payload), files: request.files };
 }

@@ -17,10 +17,19 @@ import {
   type MessageRow,
   THREAD_TYPES,
 } from './rows.ts';
+import { stickerItemView, stickersByIds, stickerView } from './sticker-store.ts';
 import type { ChatStore } from './store.ts';
 import { memberView, timestampOf } from './views.ts';
 
-export const MESSAGE_TYPES = { DEFAULT: 0, GUILD_MEMBER_JOIN: 7, THREAD_CREATED: 18, REPLY: 19 } as const;
+export const MESSAGE_TYPES = {
+  DEFAULT: 0,
+  RECIPIENT_ADD: 1,
+  RECIPIENT_REMOVE: 2,
+  CALL: 3,
+  GUILD_MEMBER_JOIN: 7,
+  THREAD_CREATED: 18,
+  REPLY: 19,
+} as const;
 
 export interface WebhookAuthor {
   id: string;
@@ -37,6 +46,8 @@ export interface MessageReferenceInput {
 
 export interface CreateMessageInput {
   channel: ChannelRow;
+  /** An id minted by the caller (who must record it before the message is announced); a new one when absent. */
+  id?: string | undefined;
   /** DM recipients (the audience of a DM message); looked up when absent. */
   recipients?: string[] | undefined;
   /** The posting user; `null` for webhook messages. */
@@ -44,7 +55,7 @@ export interface CreateMessageInput {
   webhook?: WebhookAuthor | undefined;
   content?: string | null | undefined;
   embeds?: Embed[] | null | undefined;
-  /** Stored attachment objects (api.md §3.8 attachment shape), already uploaded and checked. */
+  /** Stored attachment objects (docs/chat.md attachment shape), already uploaded and checked. */
   attachments?: Record<string, unknown>[] | undefined;
   tts?: boolean | null | undefined;
   flags?: number | null | undefined;
@@ -57,6 +68,8 @@ export interface CreateMessageInput {
   /** Whether @everyone, @here and unmentionable roles ping (MENTION_EVERYONE; webhooks: true). */
   canMentionEveryone: boolean;
   type?: number;
+  /** Users a system message is about (RECIPIENT_ADD/REMOVE: the added or removed user), listed in `mentions`. */
+  subjectUserIds?: readonly string[] | undefined;
   /** The author's member row when the caller already has it (saves a query on the hot path). */
   authorMember?: MemberRow | undefined;
   /** Extra members of the message object: `components` (validated by the caller), interaction metadata. */
@@ -106,12 +119,34 @@ export interface ThreadHooks {
   startedThreads(messageIds: readonly string[]): Promise<Map<string, Record<string, unknown>>>;
 }
 
+/** The mentions of a message that ping (after allowed_mentions and permissions). */
+export interface PingedMentions {
+  users: readonly string[];
+  roles: readonly string[];
+  everyone: boolean;
+  /** `everyone` came from `@here` alone (no `@everyone`): only the members online then are pinged. */
+  hereOnly?: boolean;
+}
+
+const EVERYONE_TEXT = /@everyone\b/;
+
+/**
+ * Of the members a guild message pings, those who may view its channel (whose read state counts the
+ * mention). Set by the chat module from the read model's snapshots.
+ */
+export type MentionAudience = (
+  channel: ChannelRow,
+  pinged: PingedMentions,
+  authorId: string | null,
+) => Promise<string[]>;
+
 /**
  * Message creation, editing and rendering. Routes, webhook execution and the test harness all create
  * messages through `create`, so validation, mentions, storage and the MESSAGE_CREATE dispatch stay in one place.
  */
 export class MessageService {
   private threadHooks: ThreadHooks | undefined;
+  private mentionAudience: MentionAudience | undefined;
 
   constructor(
     private readonly store: ChatStore,
@@ -126,6 +161,34 @@ export class MessageService {
 
   setThreadHooks(hooks: ThreadHooks): void {
     this.threadHooks = hooks;
+  }
+
+  setMentionAudience(audience: MentionAudience): void {
+    this.mentionAudience = audience;
+  }
+
+  /**
+   * Whose read state a new message changes: the pinged viewers' mention counts go up (in a DM or group DM
+   * every message counts for the other recipients, as on Discord), and a person's own message acks the
+   * channel for them (`author`, null for webhooks and bots).
+   */
+  private async readStateChanges(
+    channel: ChannelRow,
+    pinged: PingedMentions,
+    recipients: readonly string[] | undefined,
+    author: UserRecord | null,
+  ): Promise<{ mentioned: string[]; author: string | null }> {
+    const authorId = author?.id ?? null;
+    const audience =
+      channel.guild_id === null
+        ? (recipients ?? [])
+        : this.mentionAudience && (pinged.everyone || pinged.users.length > 0 || pinged.roles.length > 0)
+          ? await this.mentionAudience(channel, pinged, authorId)
+          : [];
+    return {
+      mentioned: [...new Set(audience)].filter((id) => id !== authorId),
+      author: author && !author.isBot ? author.id : null,
+    };
   }
 
   async create(input: CreateMessageInput): Promise<Record<string, unknown>> {
@@ -166,7 +229,17 @@ export class MessageService {
     )
       mentions.users.push(referenced.author_id);
 
-    const id = this.ids.next();
+    const recipients =
+      channel.guild_id === null ? (input.recipients ?? (await this.store.recipientIds(channel.id))) : undefined;
+    const reads = await this.readStateChanges(
+      channel,
+      { ...mentions, hereOnly: mentions.everyone && !EVERYONE_TEXT.test(content) },
+      recipients,
+      input.author,
+    );
+    const id = input.id ?? this.ids.next();
+    // One statement stores the message, moves the channel's last message and updates the read states: the
+    // pinged viewers' mention counts (a row appears with the first mention) and the author's own ack.
     const [row] = await this.db.query<MessageRow>(
       `WITH inserted AS (
          INSERT INTO messages (id, channel_id, guild_id, author_id, webhook_id, webhook_name, webhook_avatar, type, flags,
@@ -175,7 +248,17 @@ export class MessageService {
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint[], $14::bigint[], $15::jsonb, $16::jsonb,
                  $17::bigint[], $18, $19, $20, $21::jsonb)
          RETURNING *),
-       touched AS (UPDATE channels SET last_message_id = $1 WHERE id = $2 AND (last_message_id IS NULL OR last_message_id < $1))
+       touched AS (UPDATE channels SET last_message_id = $1 WHERE id = $2 AND (last_message_id IS NULL OR last_message_id < $1)),
+       read AS (
+         INSERT INTO read_states AS rs (user_id, channel_id, last_message_id, mention_count, version, updated_at)
+         SELECT u, $2, CASE WHEN u = $23::bigint THEN $1 ELSE 0 END, CASE WHEN u = $23::bigint THEN 0 ELSE 1 END,
+                CASE WHEN u = $23::bigint THEN 1 ELSE 0 END, $24::timestamptz
+           FROM unnest($22::bigint[]) AS u
+         ON CONFLICT (user_id, channel_id) DO UPDATE SET
+           last_message_id = CASE WHEN rs.user_id = $23::bigint THEN greatest(rs.last_message_id, $1) ELSE rs.last_message_id END,
+           mention_count = CASE WHEN rs.user_id = $23::bigint THEN 0 ELSE rs.mention_count + 1 END,
+           version = CASE WHEN rs.user_id = $23::bigint THEN rs.version + 1 ELSE rs.version END,
+           updated_at = CASE WHEN rs.user_id = $23::bigint THEN $24::timestamptz ELSE rs.updated_at END)
        SELECT ${MESSAGE_COLUMNS} FROM inserted msg`,
       [
         id,
@@ -190,7 +273,7 @@ export class MessageService {
         content,
         mentions.everyone,
         input.tts === true,
-        mentions.users,
+        [...new Set([...mentions.users, ...(input.subjectUserIds ?? [])])],
         mentions.roles,
         JSON.stringify(embeds),
         JSON.stringify(attachments),
@@ -199,6 +282,9 @@ export class MessageService {
         referenced ? channel.id : (input.channelReference ?? null),
         referenced || input.channelReference ? channel.guild_id : null,
         input.extras && Object.keys(input.extras).length > 0 ? JSON.stringify(input.extras) : null,
+        reads.author ? [...reads.mentioned, reads.author] : reads.mentioned,
+        reads.author,
+        new Date(this.clock.now()),
       ],
     );
     if (!row) throw new Error('message insert returned nothing');
@@ -211,7 +297,7 @@ export class MessageService {
     await this.dispatchWithMember(
       'MESSAGE_CREATE',
       channel,
-      input.recipients,
+      recipients,
       message,
       input.author?.id ?? null,
       input.authorMember,
@@ -278,6 +364,21 @@ export class MessageService {
     return message;
   }
 
+  /**
+   * Replaces members of a system message's `extras` (a call's `call` object) without marking it edited, and
+   * announces MESSAGE_UPDATE. Nothing when the message is gone.
+   */
+  async setExtras(channel: ChannelRow, messageId: string, extras: Record<string, unknown>): Promise<void> {
+    const [row] = await this.db.query<MessageRow>(
+      `UPDATE messages msg SET extras = coalesce(extras, '{}'::jsonb) || $3::jsonb
+        WHERE id = $1 AND channel_id = $2 RETURNING ${MESSAGE_COLUMNS}`,
+      [messageId, channel.id, JSON.stringify(extras)],
+    );
+    if (!row) return;
+    const [view] = await this.render([row], undefined);
+    await this.dispatchWithMember('MESSAGE_UPDATE', channel, undefined, view as Record<string, unknown>, row.author_id);
+  }
+
   async find(channelId: string, messageId: string, db: Queryable = this.db): Promise<MessageRow | undefined> {
     const [row] = await db.query<MessageRow>(
       `SELECT ${MESSAGE_COLUMNS} FROM messages msg WHERE msg.id = $1 AND msg.channel_id = $2`,
@@ -293,8 +394,9 @@ export class MessageService {
   }
 
   /**
-   * Message objects for rows (api.md §3.8): authors, mentioned users, reactions (with `me` for the viewer)
-   * and one level of `referenced_message`, in at most four queries whatever the number of rows.
+   * Message objects for rows (docs/chat.md): authors, mentioned users, reactions (with `me` for the viewer)
+   * and one level of `referenced_message`, in at most four queries whatever the number of rows (five when a
+   * message carries stickers).
    */
   async render(
     rows: readonly MessageRow[],
@@ -328,7 +430,15 @@ export class MessageService {
     const threads =
       starters.length > 0 && this.threadHooks ? await this.threadHooks.startedThreads(starters) : new Map();
     const referencedById = new Map(referenced.map((r) => [r.id, r]));
+    const stickerIds = all.flatMap((r) => r.sticker_ids);
+    const stickers =
+      stickerIds.length > 0 ? new Map((await stickersByIds(this.db, stickerIds)).map((s) => [s.id, s])) : new Map();
     const base = (row: MessageRow): Record<string, unknown> => {
+      // A sticker deleted since the message was sent is dropped, as on Discord.
+      const sent = row.sticker_ids.flatMap((id) => {
+        const sticker = stickers.get(id);
+        return sticker ? [sticker] : [];
+      });
       const view: Record<string, unknown> = {
         id: row.id,
         channel_id: row.channel_id,
@@ -349,7 +459,8 @@ export class MessageService {
         mention_roles: row.mention_roles,
         embeds: row.embeds,
         attachments: row.attachments,
-        stickers: [],
+        stickers: sent.map((s) => stickerView(s)),
+        ...(sent.length > 0 ? { sticker_items: sent.map(stickerItemView) } : {}),
         components: [],
         ...(row.extras ?? {}),
       };

@@ -2,12 +2,14 @@ import { z } from 'zod';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
 import type { AttachmentRef } from '../attachments/attachment-service.ts';
-import type { UploadedFile } from '../attachments/multipart.ts';
+import type { StagedFile } from '../attachments/streamed-multipart.ts';
 import { type ChannelAccess, pathId, requireChannel } from './access.ts';
 import { type ChatDeps, limits, snowflake } from './deps.ts';
+import { AUDIT_LOG_EVENTS, auditReason } from './guild-audit.ts';
 import { readCreateMessageBody, readEditMessageBody } from './message-body.ts';
 import { has, PERMISSIONS } from './permissions.ts';
 import { CHANNEL_TYPES, MESSAGE_COLUMNS, type MessageRow } from './rows.ts';
+import { checkMessageStickers } from './sticker-store.ts';
 
 /** JSON bodies stay under 1 MiB by validation; multipart bodies carry up to 10 files of 25 MiB. */
 const MESSAGE_BODY_LIMIT = 10 * 25 * 1024 * 1024 + 1024 * 1024;
@@ -37,41 +39,34 @@ const SLOWMODE_EXEMPT = [PERMISSIONS.MANAGE_MESSAGES, PERMISSIONS.MANAGE_CHANNEL
 const THREAD_SLOWMODE_EXEMPT = [...SLOWMODE_EXEMPT, PERMISSIONS.MANAGE_THREADS];
 
 export function messageRoutes(deps: ChatDeps): AnyRoute[] {
-  const { services, access, events, messages } = deps;
+  const { services, access, events, messages, audit } = deps;
   const { db } = services;
 
   /**
-   * An edit's `attachments` lists what stays: existing attachments by id, new relay uploads by
-   * `upload_filename`, new inline files by their index. Absent = unchanged (plus any new inline files).
+   * An edit's `attachments` lists what stays, in order: existing attachments by id, new relay uploads by
+   * `upload_filename`, new inline files by their upload index. Absent = unchanged; new files always need their
+   * entry (the pairing is as strict as on create).
    */
   async function editedAttachments(
     userId: string,
     channelAccess: ChannelAccess,
     row: MessageRow,
     refs: AttachmentRef[] | null | undefined,
-    files: ReadonlyMap<string, UploadedFile>,
+    files: ReadonlyMap<string, StagedFile>,
   ): Promise<Record<string, unknown>[] | undefined> {
     if ((refs === undefined || refs === null) && files.size === 0) return undefined;
     const existing = row.attachments as Record<string, unknown>[];
-    const kept = refs
-      ? existing.filter((a) => refs.some((r) => r.upload_filename === undefined && r.id === a.id))
-      : existing;
-    const fresh = (refs ?? []).filter((r) => r.upload_filename !== undefined || files.has(r.id));
-    if (fresh.length > 0 || files.size > 0) requireChannel(channelAccess, PERMISSIONS.ATTACH_FILES);
-    const added = await services.attachments.resolve(userId, channelAccess.channel.id, fresh, files);
-    return [...kept, ...added];
+    const list = refs ?? [];
+    const adds = list.some((r) => r.upload_filename !== undefined || files.has(r.id));
+    if (adds || files.size > 0) requireChannel(channelAccess, PERMISSIONS.ATTACH_FILES);
+    return services.attachments.resolve(userId, channelAccess.channel.id, list, files, existing);
   }
 
-  /** A block on either side stops 1:1 DMs; the answer does not say who blocked whom. */
+  /** A block on either side stops 1:1 DMs; the answer (Discord's 50007) does not say who blocked whom. */
   async function refuseBlocked(recipients: readonly string[], authorId: string): Promise<void> {
     const other = recipients.find((id) => id !== authorId);
-    if (!other) return;
-    const blocked = await db.query(
-      `SELECT 1 FROM relationships WHERE type = 2
-          AND ((user_id = $1 AND target_id = $2) OR (user_id = $2 AND target_id = $1)) LIMIT 1`,
-      [authorId, other],
-    );
-    if (blocked.length > 0) throw new ApiError('MISSING_PERMISSIONS');
+    if (other && (await deps.store.blockedBetween(authorId, other)))
+      throw new ApiError('CANNOT_SEND_MESSAGES_TO_THIS_USER');
   }
 
   return [
@@ -146,13 +141,13 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
       method: 'POST',
       path: '/channels/:channelId/messages',
       policy: 'user',
-      bodyKind: 'raw',
+      bodyKind: 'stream',
       bodyLimit: MESSAGE_BODY_LIMIT,
       rateLimit: limits.write('channels:messages'),
       // Who may post here is known from the path and the credential: decided before the body is read.
       preflight: (ctx) => access.channelOf(ctx, PERMISSIONS.SEND_MESSAGES),
       async handler(ctx) {
-        const { body, files } = await readCreateMessageBody(ctx);
+        const { body, files } = await readCreateMessageBody(ctx, services.objects);
         const channelAccess = ctx.preflight as ChannelAccess;
         const { channel, permissions } = channelAccess;
         if (body.embeds?.length) requireChannel(channelAccess, PERMISSIONS.EMBED_LINKS);
@@ -176,6 +171,7 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
               extra: { retry_after: Math.round(decision.retryAfterMs) / 1000 },
             });
         }
+        const stickerIds = await checkMessageStickers(db, channelAccess, ctx.user.id, body.sticker_ids ?? []);
         const stored =
           attachmentRefs.length > 0 || files.size > 0
             ? await services.attachments.resolve(ctx.user.id, channel.id, attachmentRefs, files)
@@ -192,7 +188,7 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
           nonce: body.nonce,
           messageReference: body.message_reference,
           allowedMentions: body.allowed_mentions,
-          stickerIds: body.sticker_ids,
+          stickerIds,
           canMentionEveryone: has(permissions, PERMISSIONS.MENTION_EVERYONE),
           authorMember: channelAccess.guild?.member,
           extras: componentsExtras(ctx.user, body.components),
@@ -204,12 +200,12 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
       method: 'PATCH',
       path: '/channels/:channelId/messages/:messageId',
       policy: 'user',
-      bodyKind: 'raw',
+      bodyKind: 'stream',
       bodyLimit: MESSAGE_BODY_LIMIT,
       rateLimit: limits.write('channels:messages'),
       preflight: (ctx) => access.channelOf(ctx),
       async handler(ctx) {
-        const { body, files } = await readEditMessageBody(ctx);
+        const { body, files } = await readEditMessageBody(ctx, services.objects);
         const channelAccess = ctx.preflight as ChannelAccess;
         const row = await messages.require(channelAccess.channel.id, pathId(ctx.params.messageId, 'UNKNOWN_MESSAGE'));
         if (row.author_id !== ctx.user.id || row.webhook_id !== null)
@@ -243,7 +239,19 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
         const row = await messages.require(channelAccess.channel.id, pathId(ctx.params.messageId, 'UNKNOWN_MESSAGE'));
         const own = row.author_id === ctx.user.id && row.webhook_id === null;
         if (!own) requireChannel(channelAccess, PERMISSIONS.MANAGE_MESSAGES);
-        await db.query('DELETE FROM messages WHERE id = $1', [row.id]);
+        const deleted = await db.query('DELETE FROM messages WHERE id = $1 RETURNING id', [row.id]);
+        if (deleted.length === 0) throw new ApiError('UNKNOWN_MESSAGE');
+        // Discord logs a deletion by someone other than the author only; the target is the author.
+        const guildId = channelAccess.channel.guild_id;
+        if (!own && guildId !== null)
+          await audit.record({
+            guildId,
+            action: AUDIT_LOG_EVENTS.MESSAGE_DELETE,
+            userId: ctx.user.id,
+            targetId: row.author_id ?? row.webhook_id,
+            options: { channel_id: channelAccess.channel.id, count: '1' },
+            reason: auditReason(ctx.request.headers),
+          });
         await events.channel('MESSAGE_DELETE', channelAccess, { id: row.id });
         return undefined;
       },
@@ -264,26 +272,17 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
           'DELETE FROM messages WHERE channel_id = $1 AND id = ANY($2::bigint[]) RETURNING id',
           [channelAccess.channel.id, ids],
         );
-        if (deleted.length > 0)
+        if (deleted.length > 0) {
+          await audit.record({
+            guildId: channelAccess.guild.guildId,
+            action: AUDIT_LOG_EVENTS.MESSAGE_BULK_DELETE,
+            userId: ctx.user.id,
+            targetId: channelAccess.channel.id,
+            options: { count: String(deleted.length) },
+            reason: auditReason(ctx.request.headers),
+          });
           await events.channel('MESSAGE_DELETE_BULK', channelAccess, { ids: deleted.map((r) => r.id) });
-        return undefined;
-      },
-    }),
-
-    route({
-      method: 'POST',
-      path: '/channels/:channelId/messages/:messageId/ack',
-      policy: 'user-only',
-      rateLimit: limits.write('channels:messages:ack'),
-      async handler(ctx) {
-        const channelAccess = await access.channelOf(ctx);
-        const row = await messages.require(channelAccess.channel.id, pathId(ctx.params.messageId, 'UNKNOWN_MESSAGE'));
-        await db.query(
-          `INSERT INTO read_states (user_id, channel_id, last_message_id, updated_at) VALUES ($1, $2, $3, $4)
-           ON CONFLICT (user_id, channel_id) DO UPDATE SET last_message_id = EXCLUDED.last_message_id, updated_at = EXCLUDED.updated_at`,
-          [ctx.user.id, row.channel_id, row.id, new Date(ctx.now)],
-        );
-        await events.users('MESSAGE_ACK', [ctx.user.id], { channel_id: row.channel_id, message_id: row.id });
+        }
         return undefined;
       },
     }),

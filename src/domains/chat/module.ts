@@ -8,7 +8,12 @@ import { Access } from './access.ts';
 import { ChatBotInstaller } from './bot-installer.ts';
 import { ChatReadModel } from './chat-read-model.ts';
 import { ChatEvents } from './events.ts';
-import { MessageService } from './message-service.ts';
+import { GuildAuditLog } from './guild-audit.ts';
+import { GuildAuditStore } from './guild-audit-store.ts';
+import { GuildJoins } from './guild-joins.ts';
+import { MessageService, type PingedMentions } from './message-service.ts';
+import { ReadStateStore } from './read-state-store.ts';
+import { CHANNEL_TYPES, type ChannelRow, isThread } from './rows.ts';
 import { ChatStore } from './store.ts';
 import { ThreadService } from './thread-service.ts';
 import { ThreadStore } from './thread-store.ts';
@@ -21,6 +26,11 @@ export interface ChatModule {
   readModel: ChatReadModel;
   botInstaller: ChatBotInstaller;
   threads: ThreadService;
+  readStates: ReadStateStore;
+  /** The guild audit log: recorder for the mutation routes, pages for its route. */
+  audit: GuildAuditLog;
+  /** Joining through invites (routes, register/login `invite_code`) and the end of temporary memberships. */
+  joins: GuildJoins;
 }
 
 /** Builds the chat core's collaborators once, for the composition root. */
@@ -37,14 +47,43 @@ export function createChatModule(deps: {
   const access = new Access(store, threadStore);
   const events = new ChatEvents(deps.dispatcher, deps.bus);
   const messages = new MessageService(store, events, deps.ids, deps.clock);
-  const threads = new ThreadService(store, threadStore, access, events, messages, deps.clock);
+  const audit = new GuildAuditLog(new GuildAuditStore(deps.db), store, threadStore, events, deps.ids);
+  const threads = new ThreadService(store, threadStore, access, events, messages, deps.clock, audit);
+  const readStates = new ReadStateStore(deps.db);
+  const readModel = new ChatReadModel(store, deps.bus, deps.clock, readStates);
+  // Mentions count for the pinged members who can view the channel (a thread: its parent; a private
+  // thread: its members and moderators, plus those the message's mentions add to it), read from the
+  // gateway's in-memory snapshots.
+  const pingedViewers = async (channel: ChannelRow, pinged: PingedMentions, authorId: string | null) => {
+    const guildId = channel.guild_id as string;
+    if (!isThread(channel)) return readModel.viewersAmong(guildId, channel.id, pinged);
+    const viewers = await readModel.viewersAmong(guildId, channel.parent_id as string, pinged);
+    if (channel.type !== CHANNEL_TYPES.PRIVATE_THREAD || viewers.length === 0) return viewers;
+    const allowed = new Set(await threads.privateViewers(channel));
+    if (pinged.users.length > 0 && (await threads.mentionsAdd(channel, authorId)))
+      for (const id of pinged.users) allowed.add(id);
+    return viewers.filter((id) => allowed.has(id));
+  };
+  // `@here` pings the viewers online now, besides those named or holding a pinged role.
+  messages.setMentionAudience(async (channel, pinged, authorId) => {
+    if (!pinged.hereOnly || !store.onlineAmong) return pingedViewers(channel, pinged, authorId);
+    const [named, everyone] = await Promise.all([
+      pingedViewers(channel, { users: pinged.users, roles: pinged.roles, everyone: false }, authorId),
+      pingedViewers(channel, { users: [], roles: [], everyone: true }, authorId),
+    ]);
+    const online = await store.onlineAmong(everyone);
+    return [...new Set([...named, ...everyone.filter((id) => online.has(id))])];
+  });
   return {
     store,
     access,
     events,
     messages,
-    readModel: new ChatReadModel(store, deps.bus, deps.clock),
-    botInstaller: new ChatBotInstaller(store, events, deps.ids, deps.clock),
+    readModel,
+    botInstaller: new ChatBotInstaller(store, events, deps.ids, deps.clock, audit),
     threads,
+    readStates,
+    audit,
+    joins: new GuildJoins(deps.db, store, events, messages),
   };
 }

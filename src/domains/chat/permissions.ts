@@ -1,5 +1,5 @@
 /**
- * Permission bits and Discord's permission computation (api.md §3.8). Pure: no I/O, so the REST layer,
+ * Permission bits and Discord's permission computation (docs/chat.md). Pure: no I/O, so the REST layer,
  * the gateway read model and the unit tests all run the same code.
  */
 export const PERMISSIONS = {

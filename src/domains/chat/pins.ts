@@ -3,8 +3,9 @@ import { ApiError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
 import { type ChannelAccess, pathId } from './access.ts';
 import { type ChatDeps, limits } from './deps.ts';
+import { AUDIT_LOG_EVENTS, auditReason } from './guild-audit.ts';
 import { PERMISSIONS } from './permissions.ts';
-import { iso, MESSAGE_COLUMNS, type MessageRow } from './rows.ts';
+import { CHANNEL_TYPES, iso, MESSAGE_COLUMNS, type MessageRow } from './rows.ts';
 
 /** Pinned messages per channel (Discord's limit). */
 export const MAX_PINS = 50;
@@ -15,8 +16,27 @@ const pinsQuery = z.object({
 });
 
 export function pinRoutes(deps: ChatDeps): AnyRoute[] {
-  const { services, access, events, messages } = deps;
+  const { services, access, events, messages, audit } = deps;
   const { db } = services;
+
+  /** MESSAGE_PIN / MESSAGE_UNPIN in a guild: the target is the message's author (Discord's way). */
+  async function auditPin(
+    action: number,
+    channelAccess: ChannelAccess,
+    message: MessageRow,
+    ctx: { user: { id: string }; request: { headers: Record<string, string | string[] | undefined> } },
+  ): Promise<void> {
+    const guildId = channelAccess.channel.guild_id;
+    if (guildId === null) return;
+    await audit.record({
+      guildId,
+      action,
+      userId: ctx.user.id,
+      targetId: message.author_id ?? message.webhook_id,
+      options: { channel_id: channelAccess.channel.id, message_id: message.id },
+      reason: auditReason(ctx.request.headers),
+    });
+  }
 
   /** Keeps `last_pin_timestamp` in step with the pins and tells the channel. */
   async function pinsChanged(channelAccess: ChannelAccess): Promise<void> {
@@ -32,6 +52,14 @@ export function pinRoutes(deps: ChatDeps): AnyRoute[] {
   async function pinnable(ctx: { params: Record<string, string>; user: { id: string }; now: number }) {
     const channelAccess = await access.channelOf(ctx, PERMISSIONS.PIN_MESSAGES);
     const message = await messages.require(channelAccess.channel.id, pathId(ctx.params.messageId, 'UNKNOWN_MESSAGE'));
+    // A blocked pair cannot pin (or unpin) in their 1:1 DM, as they cannot message there.
+    const other = channelAccess.recipients?.find((id) => id !== ctx.user.id);
+    if (
+      channelAccess.channel.type === CHANNEL_TYPES.DM &&
+      other &&
+      (await deps.store.blockedBetween(ctx.user.id, other))
+    )
+      throw new ApiError('CANNOT_SEND_MESSAGES_TO_THIS_USER');
     return { channelAccess, message };
   }
 
@@ -59,10 +87,11 @@ export function pinRoutes(deps: ChatDeps): AnyRoute[] {
             [channelAccess.channel.id],
           );
           if ((count?.n ?? 0) >= MAX_PINS) throw new ApiError('MAX_PINS');
-          await db.query('UPDATE messages SET pinned_at = $2 WHERE id = $1 AND pinned_at IS NULL', [
-            message.id,
-            new Date(ctx.now),
-          ]);
+          const pinnedNow = await db.query(
+            'UPDATE messages SET pinned_at = $2 WHERE id = $1 AND pinned_at IS NULL RETURNING id',
+            [message.id, new Date(ctx.now)],
+          );
+          if (pinnedNow.length > 0) await auditPin(AUDIT_LOG_EVENTS.MESSAGE_PIN, channelAccess, message, ctx);
           await pinsChanged(channelAccess);
           return undefined;
         },
@@ -76,7 +105,11 @@ export function pinRoutes(deps: ChatDeps): AnyRoute[] {
         async handler(ctx) {
           const { channelAccess, message } = await pinnable(ctx);
           if (message.pinned_at === null) return undefined;
-          await db.query('UPDATE messages SET pinned_at = NULL WHERE id = $1', [message.id]);
+          const unpinned = await db.query(
+            'UPDATE messages SET pinned_at = NULL WHERE id = $1 AND pinned_at IS NOT NULL RETURNING id',
+            [message.id],
+          );
+          if (unpinned.length > 0) await auditPin(AUDIT_LOG_EVENTS.MESSAGE_UNPIN, channelAccess, message, ctx);
           await pinsChanged(channelAccess);
           return undefined;
         },

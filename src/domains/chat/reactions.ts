@@ -5,6 +5,7 @@ import { partialUser } from '../../identity/user-record.ts';
 import { isSnowflake } from '../../platform/crypto/snowflake.ts';
 import { type ChannelAccess, pathId, requireChannel } from './access.ts';
 import { type ChatDeps, limits, snowflake } from './deps.ts';
+import { emojiById } from './emoji-store.ts';
 import { PERMISSIONS } from './permissions.ts';
 import type { MessageRow } from './rows.ts';
 import { memberView } from './views.ts';
@@ -59,6 +60,29 @@ export function reactionRoutes(deps: ChatDeps): AnyRoute[] {
     return { channelAccess, message };
   }
 
+  /**
+   * A custom emoji must exist and be one the caller may use: an emoji of the channel's guild (role-restricted
+   * ones only with one of its roles), or of another guild the caller is a member of, with USE_EXTERNAL_EMOJIS
+   * in the channel. The stored name and `animated` win over the path's.
+   */
+  async function usable(channelAccess: ChannelAccess, emoji: ParsedEmoji, userId: string): Promise<ParsedEmoji> {
+    if (!emoji.id) return emoji;
+    const row = await emojiById(db, emoji.id);
+    if (!row?.available) throw new ApiError('UNKNOWN_EMOJI');
+    let memberRoles: readonly string[];
+    if (row.guild_id === channelAccess.channel.guild_id && channelAccess.guild) {
+      memberRoles = channelAccess.guild.member.roles;
+    } else {
+      const member = await store.member(row.guild_id, userId);
+      if (!member) throw new ApiError('UNKNOWN_EMOJI');
+      requireChannel(channelAccess, PERMISSIONS.USE_EXTERNAL_EMOJIS);
+      memberRoles = member.roles;
+    }
+    if (row.roles.length > 0 && !row.roles.some((roleId) => memberRoles.includes(roleId)))
+      throw new ApiError('MISSING_PERMISSIONS');
+    return { key: row.id, id: row.id, name: row.name, animated: row.animated };
+  }
+
   async function removeFor(channelAccess: ChannelAccess, message: MessageRow, emoji: ParsedEmoji, userId: string) {
     const removed = await db.query(
       'DELETE FROM reactions WHERE message_id = $1 AND emoji_key = $2 AND user_id = $3 RETURNING user_id',
@@ -79,8 +103,8 @@ export function reactionRoutes(deps: ChatDeps): AnyRoute[] {
       policy: 'user',
       rateLimit: limits.reactions,
       async handler(ctx) {
-        const emoji = parseEmoji(ctx.params.emoji);
         const { channelAccess, message } = await target(ctx);
+        const emoji = await usable(channelAccess, parseEmoji(ctx.params.emoji), ctx.user.id);
         const inserted = await db.transaction(async (tx) => {
           const [state] = await tx.query<{ exists: boolean; kinds: number }>(
             `SELECT bool_or(emoji_key = $2) AS exists, count(DISTINCT emoji_key)::int AS kinds

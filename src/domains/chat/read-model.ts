@@ -1,7 +1,18 @@
+import type { VisibilityBefore } from '../events/dispatch.ts';
+import type { ReadStatePayload } from './read-state-store.ts';
+
 /**
  * What the gateway reads from the chat core. The chat module implements it (`ChatReadModel` in
  * `chat-read-model.ts`); the gateway depends only on this interface.
  */
+/** Some users lost (CHANNEL_DELETE) or gained (CHANNEL_CREATE) sight of one channel. */
+export interface VisibilityChange {
+  event: 'CHANNEL_DELETE' | 'CHANNEL_CREATE';
+  /** The channel as REST shows it, `guild_id` included. */
+  channel: Record<string, unknown>;
+  userIds: string[];
+}
+
 /** What READY needs to know first about a user, read in one round trip. */
 export interface ReadyIndex {
   /** Ids of the guilds the user is a member of, ascending. */
@@ -13,7 +24,7 @@ export interface ReadyIndex {
 export interface ChatReadModelPort {
   readyIndex(userId: string): Promise<ReadyIndex>;
   /**
-   * The guild payload of READY and GUILD_CREATE for one viewer (api.md §3.8 and §6): guild fields at top
+   * The guild payload of READY and GUILD_CREATE for one viewer (docs/gateway.md#ready-s-1): guild fields at top
    * level and under `properties`, roles, visible channels, members, counts, `joined_at`.
    * `reducedMembers` reduces member `user` objects to `{id}` (READY and the bot burst).
    */
@@ -22,13 +33,26 @@ export interface ChatReadModelPort {
     viewerId: string,
     options?: { reducedMembers?: boolean },
   ): Promise<Record<string, unknown> | undefined>;
+  /** READY `read_state`: `{version, partial: false, entries: [{id, last_message_id, mention_count, last_pin_timestamp, flags}]}`. */
+  readStateOf(userId: string): Promise<ReadStatePayload>;
   /** The viewer's DM and group-DM channels (READY `private_channels`). */
   privateChannelsOf(userId: string): Promise<Record<string, unknown>[]>;
   /** True when the user is a member of the guild and may view the channel (membership + VIEW_CHANNEL). */
   canViewChannel(userId: string, guildId: string, channelId: string): Promise<boolean>;
+  /**
+   * Of `userIds` (members of the guild), who lost or gained VIEW_CHANNEL on its channels through the change
+   * `before` describes, compared with the state now; one entry per channel and direction, in channel order.
+   */
+  visibilityChanges(guildId: string, userIds: readonly string[], before: VisibilityBefore): Promise<VisibilityChange[]>;
+  /** True when the user is a member of the guild holding every bit of `permission` (decimal) at guild level. */
+  holdsGuildPermission(userId: string, guildId: string, permission: string): Promise<boolean>;
   /** Members for op 8 Request Guild Members. */
   searchMembers(
     guildId: string,
     options: { query?: string; limit: number; userIds?: string[] },
   ): Promise<Record<string, unknown>[]>;
+  /** The user's relationships in the REST shape (READY `relationships`). */
+  relationshipsOf(userId: string): Promise<Record<string, unknown>[]>;
+  /** Ids of the user's friends: they see the user's presence outside any guild. */
+  friendIds(userId: string): Promise<string[]>;
 }

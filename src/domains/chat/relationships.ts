@@ -6,6 +6,7 @@ import type { Queryable } from '../../platform/db/database.ts';
 import { pathId } from './access.ts';
 import { type ChatDeps, limits } from './deps.ts';
 import { iso } from './rows.ts';
+import type { ChatStore } from './store.ts';
 
 export const RELATIONSHIP_TYPES = { FRIEND: 1, BLOCKED: 2, INCOMING: 3, OUTGOING: 4 } as const;
 
@@ -33,6 +34,15 @@ function relationshipView(row: RelationshipRow, user: UserRecord | undefined): R
     since: iso(row.since),
     nickname: row.nickname,
   };
+}
+
+/** The user's relationships, oldest first (`GET /users/@me/relationships` and READY `relationships`). */
+export async function listRelationships(store: ChatStore, userId: string): Promise<Record<string, unknown>[]> {
+  const rows = await store.db.query<RelationshipRow>('SELECT * FROM relationships WHERE user_id = $1 ORDER BY since', [
+    userId,
+  ]);
+  const users = await store.usersByIds(rows.map((r) => r.target_id));
+  return rows.map((row) => relationshipView(row, users.get(row.target_id)));
 }
 
 export function relationshipRoutes(deps: ChatDeps): AnyRoute[] {
@@ -89,6 +99,10 @@ export function relationshipRoutes(deps: ChatDeps): AnyRoute[] {
       if (mine?.type === RELATIONSHIP_TYPES.BLOCKED) throw new ApiError('CANNOT_SEND_FRIEND_REQUEST_TO_BLOCKED_USER');
       if (theirs?.type === RELATIONSHIP_TYPES.BLOCKED) throw new ApiError('FRIEND_REQUEST_BLOCKED');
       if (mine?.type === RELATIONSHIP_TYPES.FRIEND || mine?.type === RELATIONSHIP_TYPES.OUTGOING) return false;
+      // A new request must come from someone the target's `friend_source_flags` take; accepting their own
+      // request never needs that. Refused like their block (the established code, Discord's 80000).
+      if (mine?.type !== RELATIONSHIP_TYPES.INCOMING && !(await store.friendSourceAllows(me.id, target.id, tx)))
+        throw new ApiError('FRIEND_REQUEST_BLOCKED');
       if (mine?.type === RELATIONSHIP_TYPES.INCOMING) {
         await upsert(tx, me.id, target.id, RELATIONSHIP_TYPES.FRIEND, now);
         await upsert(tx, target.id, me.id, RELATIONSHIP_TYPES.FRIEND, now);
@@ -119,13 +133,7 @@ export function relationshipRoutes(deps: ChatDeps): AnyRoute[] {
       path: '/users/@me/relationships',
       policy: 'user-only',
       rateLimit: limits.read('users:relationships'),
-      async handler(ctx) {
-        const rows = await db.query<RelationshipRow>('SELECT * FROM relationships WHERE user_id = $1 ORDER BY since', [
-          ctx.user.id,
-        ]);
-        const users = await store.usersByIds(rows.map((r) => r.target_id));
-        return rows.map((row) => relationshipView(row, users.get(row.target_id)));
-      },
+      handler: (ctx) => listRelationships(store, ctx.user.id),
     }),
 
     route({
@@ -135,6 +143,14 @@ export function relationshipRoutes(deps: ChatDeps): AnyRoute[] {
       rateLimit: limits.write('users:relationships'),
       body: requestByNameBody,
       async handler(ctx) {
+        // Every account's tag is #0001 (partialUser); `0`/`0000` (the platform's "no discriminator") also match.
+        const discriminator = ctx.body.discriminator;
+        if (
+          discriminator !== undefined &&
+          discriminator !== null &&
+          !['0', '0000', '1', '0001'].includes(String(discriminator))
+        )
+          throw new ApiError('UNKNOWN_USER');
         const [row] = await db.query<{ id: string }>(
           'SELECT id FROM users WHERE lower(username) = lower($1) AND NOT is_bot ORDER BY id LIMIT 1',
           [ctx.body.username],

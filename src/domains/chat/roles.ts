@@ -3,6 +3,8 @@ import { ApiError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
 import { type GuildContext, pathId } from './access.ts';
 import { bitfield, type ChatDeps, limits, snowflake } from './deps.ts';
+import { emojiView, guildEmojis } from './emoji-store.ts';
+import { AUDIT_LOG_EVENTS, auditChanges, auditReason } from './guild-audit.ts';
 import { ALL_PERMISSIONS, PERMISSIONS, parsePermissions } from './permissions.ts';
 import { ROLE_JSON, type RoleRow } from './rows.ts';
 import { roleView } from './views.ts';
@@ -32,8 +34,20 @@ function checkGrant(guild: GuildContext, permissions: bigint): void {
 
 const RETURN_ROLE = `RETURNING ${ROLE_JSON} AS j`;
 
+/** A role's fields as its audit entries show them (Discord's keys). */
+function roleAuditFields(r: RoleRow): Record<string, unknown> {
+  return {
+    name: r.name,
+    permissions: parsePermissions(r.permissions).toString(),
+    color: r.color,
+    hoist: r.hoist,
+    mentionable: r.mentionable,
+  };
+}
+const ROLE_AUDIT_KEYS = ['name', 'permissions', 'color', 'hoist', 'mentionable'] as const;
+
 export function roleRoutes(deps: ChatDeps): AnyRoute[] {
-  const { services, store, access, events } = deps;
+  const { services, store, access, events, audit } = deps;
   const { db, ids } = services;
 
   function requireRole(guild: GuildContext, rawId: string | undefined): RoleRow {
@@ -85,6 +99,14 @@ export function roleRoutes(deps: ChatDeps): AnyRoute[] {
           return (inserted as { j: RoleRow }).j;
         });
         await events.invalidate({ guildId });
+        await audit.record({
+          guildId,
+          action: AUDIT_LOG_EVENTS.ROLE_CREATE,
+          userId: ctx.user.id,
+          targetId: row.id,
+          changes: auditChanges(undefined, roleAuditFields(row), ROLE_AUDIT_KEYS),
+          reason: auditReason(ctx.request.headers),
+        });
         const view = roleView(row);
         await events.guild('GUILD_ROLE_CREATE', guildId, { role: view });
         return view;
@@ -158,8 +180,22 @@ export function roleRoutes(deps: ChatDeps): AnyRoute[] {
         );
         if (!row) throw new ApiError('UNKNOWN_ROLE');
         await events.invalidate({ guildId });
+        const changes = auditChanges(roleAuditFields(role), roleAuditFields(row.j), ROLE_AUDIT_KEYS);
+        if (changes.length > 0)
+          await audit.record({
+            guildId,
+            action: AUDIT_LOG_EVENTS.ROLE_UPDATE,
+            userId: ctx.user.id,
+            targetId: role.id,
+            changes,
+            reason: auditReason(ctx.request.headers),
+          });
         const view = roleView(row.j);
         await events.guild('GUILD_ROLE_UPDATE', guildId, { role: view });
+        // Only VIEW_CHANNEL and ADMINISTRATOR decide who sees a channel.
+        const sight = PERMISSIONS.VIEW_CHANNEL | PERMISSIONS.ADMINISTRATOR;
+        if ((parsePermissions(role.permissions) & sight) !== (permissions & sight))
+          await events.visibility(guildId, { roles: { [role.id]: role.permissions } });
         return view;
       },
     }),
@@ -176,15 +212,36 @@ export function roleRoutes(deps: ChatDeps): AnyRoute[] {
         if (role.id === guildId) throw new ApiError('BAD_REQUEST', { message: 'The @everyone role cannot be deleted' });
         if (role.managed) throw new ApiError('BAD_REQUEST', { message: 'A managed role cannot be deleted' });
         guild.requireBelowTop(role);
-        await db.transaction(async (tx) => {
-          await tx.query(
-            'UPDATE members SET roles = array_remove(roles, $2::bigint) WHERE guild_id = $1 AND $2 = ANY(roles)',
+        const { emojisChanged, holders } = await db.transaction(async (tx) => {
+          const holders = await tx.query<{ user_id: string }>(
+            `UPDATE members SET roles = array_remove(roles, $2::bigint) WHERE guild_id = $1 AND $2 = ANY(roles)
+             RETURNING user_id::text`,
+            [guildId, role.id],
+          );
+          const emojis = await tx.query(
+            `UPDATE guild_emojis SET roles = array_remove(roles, $2::bigint)
+              WHERE guild_id = $1 AND $2 = ANY(roles) RETURNING id`,
             [guildId, role.id],
           );
           await tx.query('DELETE FROM roles WHERE id = $1', [role.id]);
+          return { emojisChanged: emojis.length > 0, holders: holders.map((h) => h.user_id) };
         });
         await events.invalidate({ guildId });
+        await audit.record({
+          guildId,
+          action: AUDIT_LOG_EVENTS.ROLE_DELETE,
+          userId: ctx.user.id,
+          targetId: role.id,
+          changes: auditChanges(roleAuditFields(role), undefined, ROLE_AUDIT_KEYS),
+          reason: auditReason(ctx.request.headers),
+        });
         await events.guild('GUILD_ROLE_DELETE', guildId, { role_id: role.id });
+        // Its holders may lose (or, through a deny overwrite of the role, gain) channels.
+        await events.visibility(guildId, { roles: { [role.id]: role.permissions }, held: { [role.id]: holders } });
+        if (emojisChanged) {
+          const emojis = await guildEmojis(db, guildId);
+          await events.guild('GUILD_EMOJIS_UPDATE', guildId, { emojis: emojis.map((e) => emojiView(e)) });
+        }
         return undefined;
       },
     }),

@@ -87,6 +87,8 @@ export interface MemberRow {
   user_id: string;
   nick: string | null;
   avatar: string | null;
+  banner: string | null;
+  bio: string | null;
   roles: string[];
   joined_at: Date | string;
   mute: boolean;
@@ -136,7 +138,7 @@ export interface InviteRow {
 
 /** Columns of `members` with arrays cast to text so ids keep their precision on every driver. */
 export const MEMBER_COLUMNS =
-  'm.guild_id, m.user_id, m.nick, m.avatar, m.roles::text[] AS roles, m.joined_at, m.mute, m.deaf, m.communication_disabled_until';
+  'm.guild_id, m.user_id, m.nick, m.avatar, m.banner, m.bio, m.roles::text[] AS roles, m.joined_at, m.mute, m.deaf, m.communication_disabled_until';
 
 export const MESSAGE_COLUMNS =
   'msg.id, msg.channel_id, msg.guild_id, msg.author_id, msg.webhook_id, msg.webhook_name, msg.webhook_avatar, msg.type, ' +

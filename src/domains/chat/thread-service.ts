@@ -4,6 +4,7 @@ import { isUniqueViolation } from '../../platform/db/database.ts';
 import type { Audience } from '../events/dispatch.ts';
 import { type Access, type ChannelAccess, subjectFor, type ThreadAccess, toOverwrites } from './access.ts';
 import type { ChatEvents } from './events.ts';
+import { AUDIT_LOG_EVENTS, type AuditRecorder, auditChanges } from './guild-audit.ts';
 import { HAS_THREAD_FLAG, MESSAGE_TYPES, type MessageService, type ThreadHooks } from './message-service.ts';
 import { computeChannelPermissions, has, PERMISSIONS, parsePermissions } from './permissions.ts';
 import { CHANNEL_TYPES, type ChannelRow, type MessageRow } from './rows.ts';
@@ -23,6 +24,8 @@ export interface CreateThreadInput {
   /** The message the thread starts from (public threads only); the thread takes its id. */
   starter?: MessageRow | undefined;
   id: string;
+  /** `X-Audit-Log-Reason` of the request, for the THREAD_CREATE audit entry. */
+  reason?: string | null | undefined;
 }
 
 export interface UpdateThreadInput {
@@ -74,6 +77,7 @@ export class ThreadService implements ThreadHooks {
     private readonly events: ChatEvents,
     private readonly messages: MessageService,
     private readonly clock: Clock,
+    private readonly audit: AuditRecorder,
   ) {
     events.setThreadAudience((thread) => this.audience(thread));
     messages.setThreadHooks(this);
@@ -225,6 +229,14 @@ export class ThreadService implements ThreadHooks {
       throw error;
     }
     const row = (await this.threads.find(input.id)) as ThreadChannelRow;
+    await this.audit.record({
+      guildId,
+      action: AUDIT_LOG_EVENTS.THREAD_CREATE,
+      userId: input.ownerId,
+      targetId: row.id,
+      changes: auditChanges(undefined, threadAuditFields(row), THREAD_AUDIT_KEYS),
+      reason: input.reason,
+    });
     await this.events.thread('THREAD_CREATE', row, { ...threadView(row), newly_created: true });
     if (!input.starter && row.type !== CHANNEL_TYPES.PRIVATE_THREAD) {
       // Discord's "started a thread" notice in the parent: type 18, the thread's name, a reference to it.
@@ -307,7 +319,12 @@ export class ThreadService implements ThreadHooks {
     }
   }
 
-  async update(access: ChannelAccess, userId: string, body: UpdateThreadInput): Promise<Record<string, unknown>> {
+  async update(
+    access: ChannelAccess,
+    userId: string,
+    body: UpdateThreadInput,
+    reason: string | null = null,
+  ): Promise<Record<string, unknown>> {
     const thread = access.thread as ThreadAccess;
     const row = thread.row;
     const canManage = has(thread.parentPermissions, PERMISSIONS.MANAGE_THREADS);
@@ -351,17 +368,35 @@ export class ThreadService implements ThreadHooks {
       archived !== row.archived ? now : undefined,
     );
     const updated = (await this.threads.find(row.id)) as ThreadChannelRow;
+    const changes = auditChanges(threadAuditFields(row), threadAuditFields(updated), THREAD_AUDIT_KEYS);
+    if (changes.length > 0)
+      await this.audit.record({
+        guildId: row.guild_id,
+        action: AUDIT_LOG_EVENTS.THREAD_UPDATE,
+        userId,
+        targetId: row.id,
+        changes,
+        reason,
+      });
     await this.events.thread('THREAD_UPDATE', updated, threadView(updated));
     const member = await this.threads.member(row.id, userId);
     return threadView(updated, member);
   }
 
-  async remove(access: ChannelAccess): Promise<Record<string, unknown>> {
+  async remove(access: ChannelAccess, userId: string, reason: string | null = null): Promise<Record<string, unknown>> {
     const thread = access.thread as ThreadAccess;
     if (!has(thread.parentPermissions, PERMISSIONS.MANAGE_THREADS)) throw new ApiError('MISSING_PERMISSIONS');
     const row = thread.row;
     const audience = await this.audience(row);
     await this.threads.delete(row.id, HAS_THREAD_FLAG);
+    await this.audit.record({
+      guildId: row.guild_id,
+      action: AUDIT_LOG_EVENTS.THREAD_DELETE,
+      userId,
+      targetId: row.id,
+      changes: auditChanges(threadAuditFields(row), undefined, THREAD_AUDIT_KEYS),
+      reason,
+    });
     const payload = { id: row.id, guild_id: row.guild_id, parent_id: row.parent_id, type: row.type };
     if (audience.kind === 'users') await this.events.users('THREAD_DELETE', audience.userIds, payload);
     else await this.events.thread('THREAD_DELETE', row, payload);
@@ -391,12 +426,7 @@ export class ThreadService implements ThreadHooks {
     if (authorId) await this.addMember(row, authorId);
     const others = mentioned.filter((id) => id !== authorId);
     if (others.length === 0) return;
-    // Mentions add people who can see the parent; into a private thread that is not invitable only a
-    // moderator's (or the owner's) mention adds them.
-    if (row.type === CHANNEL_TYPES.PRIVATE_THREAD && !row.invitable && authorId && row.owner_id !== authorId) {
-      const author = await this.access.channel(row.parent_id, authorId, this.clock.now());
-      if (!has(author.permissions, PERMISSIONS.MANAGE_THREADS)) return;
-    }
+    if (!(await this.mentionsAdd(row, authorId))) return;
     for (const userId of others) {
       const canSee = await this.access
         .channel(row.parent_id, userId, this.clock.now())
@@ -404,6 +434,19 @@ export class ThreadService implements ThreadHooks {
         .catch(() => false);
       if (canSee) await this.addMember(row, userId);
     }
+  }
+
+  /**
+   * Whether the author's mentions add people (who can see the parent) to the thread: always, except into
+   * a private thread that is not invitable, where only a moderator's (or the owner's) mention does.
+   */
+  async mentionsAdd(channel: ChannelRow, authorId: string | null): Promise<boolean> {
+    const row = isThreadRow(channel) ? channel : await this.threads.find(channel.id);
+    if (!row) return false;
+    if (row.type !== CHANNEL_TYPES.PRIVATE_THREAD || row.invitable || !authorId || row.owner_id === authorId)
+      return true;
+    const author = await this.access.channel(row.parent_id, authorId, this.clock.now());
+    return has(author.permissions, PERMISSIONS.MANAGE_THREADS);
   }
 
   async startedThreads(messageIds: readonly string[]): Promise<Map<string, Record<string, unknown>>> {
@@ -420,6 +463,29 @@ export class ThreadService implements ThreadHooks {
     }
     return archived.length;
   }
+}
+
+/** The fields of a thread its audit entries show (Discord's keys). */
+const THREAD_AUDIT_KEYS = [
+  'name',
+  'type',
+  'archived',
+  'locked',
+  'auto_archive_duration',
+  'rate_limit_per_user',
+  'invitable',
+] as const;
+
+function threadAuditFields(row: ThreadChannelRow): Record<string, unknown> {
+  return {
+    name: row.name,
+    type: row.type,
+    archived: row.archived,
+    locked: row.locked,
+    auto_archive_duration: row.auto_archive_duration,
+    rate_limit_per_user: row.rate_limit_per_user,
+    ...(row.type === CHANNEL_TYPES.PRIVATE_THREAD ? { invitable: row.invitable } : {}),
+  };
 }
 
 function isThreadRow(channel: ChannelRow): channel is ThreadChannelRow {

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { ApiError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
 import { type ChannelAccess, pathId, requireChannel, type ThreadAccess } from './access.ts';
-import { type ChatDeps, limits, snowflake } from './deps.ts';
+import { booleanQuery, type ChatDeps, limits, snowflake } from './deps.ts';
+import { auditReason } from './guild-audit.ts';
 import { has, PERMISSIONS } from './permissions.ts';
 import { CHANNEL_TYPES } from './rows.ts';
 import type { ThreadService } from './thread-service.ts';
@@ -32,10 +33,6 @@ const standaloneBody = fromMessageBody.extend({
     .optional(),
   invitable: z.boolean().optional(),
 });
-
-const booleanQuery = z
-  .union([z.boolean(), z.enum(['true', 'false', '1', '0'])])
-  .transform((v) => v === true || v === 'true' || v === '1');
 
 const membersQuery = z.object({
   with_member: booleanQuery.optional(),
@@ -101,6 +98,7 @@ export function threadRoutes(deps: ChatDeps, threads: ThreadService): AnyRoute[]
           autoArchiveDuration: ctx.body.auto_archive_duration,
           rateLimitPerUser: ctx.body.rate_limit_per_user ?? undefined,
           starter,
+          reason: auditReason(ctx.request.headers),
         });
         return threads.view(row.id, ctx.user.id);
       },
@@ -133,6 +131,7 @@ export function threadRoutes(deps: ChatDeps, threads: ThreadService): AnyRoute[]
           autoArchiveDuration: ctx.body.auto_archive_duration,
           rateLimitPerUser: ctx.body.rate_limit_per_user ?? undefined,
           invitable: type === CHANNEL_TYPES.PRIVATE_THREAD ? ctx.body.invitable : undefined,
+          reason: auditReason(ctx.request.headers),
         });
         return threads.view(row.id, ctx.user.id);
       },

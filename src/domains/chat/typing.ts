@@ -20,7 +20,7 @@ export function typingRoutes(deps: ChatDeps): AnyRoute[] {
         if (channel.type === CHANNEL_TYPES.GUILD_CATEGORY || channel.type === CHANNEL_TYPES.GUILD_VOICE)
           throw new ApiError('CANNOT_SEND_MESSAGES_IN_NON_TEXT_CHANNEL');
         requireChannel(channelAccess, PERMISSIONS.SEND_MESSAGES);
-        // TYPING_START is one of the few places with Unix seconds (api.md §1.2).
+        // TYPING_START is one of the few places with Unix seconds (docs/conventions.md#ids-and-time).
         const payload: Record<string, unknown> = { user_id: ctx.user.id, timestamp: Math.floor(ctx.now / 1000) };
         const member = channelAccess.guild?.member;
         if (member) payload.member = memberView(member, ctx.user);

@@ -3,7 +3,7 @@ import { snowflakeTimestamp } from '../../platform/crypto/snowflake.ts';
 import { parsePermissions } from './permissions.ts';
 import { CHANNEL_TYPES, type ChannelRow, type GuildRow, iso, type MemberRow, type RoleRow } from './rows.ts';
 
-/** Wire shapes of api.md §3.8, with the field names discord.js reads. */
+/** Wire shapes of docs/chat.md, with the field names discord.js reads. */
 
 export function guildView(g: GuildRow): Record<string, unknown> {
   return {
@@ -121,6 +121,8 @@ export function memberView(
   if (options.includeUser !== false) view.user = user && 'username' in user ? partialUser(user) : { id: m.user_id };
   view.nick = m.nick;
   view.avatar = m.avatar;
+  view.banner = m.banner;
+  view.bio = m.bio;
   view.roles = m.roles;
   view.joined_at = iso(m.joined_at);
   view.mute = m.mute;

@@ -1,7 +1,9 @@
 import type { AppServices } from '../../app-services.ts';
 import type { Config } from '../../config/config.ts';
 import { ApiError } from '../../http/errors.ts';
-import { type AnyRoute, route } from '../../http/route.ts';
+import { type AnyRoute, REPLY_SENT, route } from '../../http/route.ts';
+import { constantTimeEqual, digest } from '../../platform/crypto/tokens.ts';
+import type { DeliveryStatus } from '../../platform/mail/delivery-health.ts';
 import { captchaView } from '../captcha/captcha-view.ts';
 import { MAX_GUILDS_PER_USER } from '../chat/guilds.ts';
 import { MAX_CONTENT_LENGTH } from '../chat/message-body.ts';
@@ -9,11 +11,12 @@ import type { InstanceSettings } from '../instance/instance-settings.ts';
 import { ssoStatus } from './sso-status.ts';
 import { gatewayUrl } from './urls.ts';
 
-/** The discovery document (api.md §2). Every value comes from configuration, never from the request. */
+/** The discovery document (docs/conventions.md#discovery-and-cors). Every value comes from configuration, never from the request. */
 export function discoveryDocument(
   config: Config,
   settings: InstanceSettings,
   emailsEnabled: boolean,
+  emailDelivery: DeliveryStatus = emailsEnabled ? 'ok' : 'disabled',
 ): Record<string, unknown> {
   const base = config.publicUrl;
   const origin = new URL(config.webappUrl).origin;
@@ -40,6 +43,9 @@ export function discoveryDocument(
       self_hosted: true,
       presigned_attachment_uploads: true,
       emails_enabled: emailsEnabled,
+      // `failing` while this server cannot hand email to its SMTP server: clients say so instead of "check
+      // your email" (docs/deployment.md#email-delivery).
+      email_delivery: emailDelivery,
     },
     sso,
     registration: { mode: settings.get().registration.mode, admin_registration_urls_enabled: false },
@@ -102,7 +108,7 @@ export function discoveryRoutes(services: AppServices): AnyRoute[] {
       root: true,
       policy: 'none',
       rateLimit: { bucket: 'discovery', limit: 60, windowSeconds: 60 },
-      handler: () => discoveryDocument(config, settings, emails.enabled),
+      handler: () => discoveryDocument(config, settings, emails.enabled, services.mailer.status()),
     }),
     route({
       method: 'GET',
@@ -120,15 +126,40 @@ export function discoveryRoutes(services: AppServices): AnyRoute[] {
       alsoAtRoot: true,
       rateLimit: { bucket: 'readiness', limit: 120, windowSeconds: 60 },
       async handler() {
-        const [database, sharedState, objectStore] = await Promise.all([
+        const [database, replica, sharedState, objectStore] = await Promise.all([
           probe(() => services.db.query('SELECT 1')),
+          services.readReplica === services.db ? undefined : probe(() => services.readReplica.query('SELECT 1')),
           probe(() => services.rateLimiter.consume('readiness-probe', 1_000_000, 1000, services.clock.now())),
           probe(() => services.objects.size('readiness-probe')),
         ]);
-        const checks = { database, shared_state: sharedState, object_store: objectStore };
+        const checks = {
+          database,
+          ...(replica ? { read_replica: replica } : {}),
+          shared_state: sharedState,
+          object_store: objectStore,
+        };
         if (Object.values(checks).some((c) => c !== 'ok'))
           throw new ApiError('SERVICE_UNAVAILABLE', { extra: { checks } });
         return { status: 'ready', checks };
+      },
+    }),
+    // Prometheus metrics (docs/deployment.md): only with HEARTH_METRICS_TOKEN, and only for that bearer token;
+    // HEARTH_METRICS_PORT serves the same text on a private port instead.
+    route({
+      method: 'GET',
+      path: '/metrics',
+      root: true,
+      policy: 'credential-free',
+      rateLimit: { bucket: 'metrics', limit: 120, windowSeconds: 60 },
+      async handler(ctx) {
+        const token = config.metricsToken;
+        if (!token) throw new ApiError('NOT_FOUND');
+        const header = ctx.reply.request.headers.authorization ?? '';
+        const offered = /^Bearer (.+)$/.exec(header)?.[1] ?? '';
+        if (!constantTimeEqual(digest(offered), digest(token))) throw new ApiError('UNAUTHORIZED');
+        const { contentType, body } = await services.metrics.render();
+        ctx.reply.code(200).header('content-type', contentType).header('cache-control', 'no-store').send(body);
+        return REPLY_SENT;
       },
     }),
   ];

@@ -53,6 +53,13 @@ const TEMPLATES: Record<EmailType, Template> = {
     path: '/auth/email-revert',
     expires: '24 hours',
   },
+  harvest_ready: {
+    subject: 'Your data is ready to download',
+    intro:
+      'The archive of your account data that you asked for is ready. The link works once: keep the file somewhere safe. If you did not ask for it, secure your account.',
+    action: 'Download your data',
+    expires: '7 days',
+  },
 };
 
 function escapeHtml(text: string): string {
@@ -94,6 +101,22 @@ export class AccountEmails {
       text: `${template.intro}\n\n${detailText}${template.action}: ${link}\n\nThis link expires in ${template.expires}.\n`,
       html: `<p>${escapeHtml(template.intro)}</p>${detailHtml}<p><a href="${escapeHtml(link)}">${escapeHtml(template.action)}</a></p><p>This link expires in ${template.expires}.</p>`,
       metadata: { token, ...extra },
+    });
+  }
+
+  /**
+   * The data-export email: its link is the signed, one-time download URL on the API itself (a click
+   * downloads the archive; no web-app page is involved).
+   */
+  async sendHarvestReady(to: string, url: string, extra: Record<string, unknown> = {}): Promise<void> {
+    const template = TEMPLATES.harvest_ready;
+    await this.deliver({
+      to,
+      type: 'harvest_ready',
+      subject: template.subject,
+      text: `${template.intro}\n\n${template.action}: ${url}\n\nThis link expires in ${template.expires}.\n`,
+      html: `<p>${escapeHtml(template.intro)}</p><p><a href="${escapeHtml(url)}">${escapeHtml(template.action)}</a></p><p>This link expires in ${template.expires}.</p>`,
+      metadata: extra,
     });
   }
 

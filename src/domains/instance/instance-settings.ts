@@ -74,6 +74,10 @@ export class InstanceSettings {
     bus.subscribe(TOPIC, () => {
       this.reload().catch(() => {});
     });
+    // A change announced while this process was not listening (a Redis reconnect) is read now.
+    bus.onGap(TOPIC, () => {
+      this.reload().catch(() => {});
+    });
   }
 
   async reload(): Promise<void> {
@@ -120,7 +124,7 @@ export class InstanceSettings {
     return this.current;
   }
 
-  /** True when SSO is enabled, configured and enforced (contract §5.8.1). */
+  /** True when SSO is enabled, configured and enforced (docs/sso.md#enforcement). */
   ssoEnforced(): boolean {
     const sso = this.current.sso;
     return sso.enabled && sso.enforced && ssoConfigured(sso);

@@ -1,7 +1,11 @@
 import type { Clock } from '../../platform/clock.ts';
 import type { SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
 import type { Database } from '../../platform/db/database.ts';
+import type { Logger } from '../../platform/log.ts';
+import type { ObjectStore } from '../../platform/storage/object-store.ts';
 import type { ApplicationsRepository } from '../applications/applications-repository.ts';
+import type { InteractionsEndpoint } from '../applications/interactions-endpoint.ts';
+import type { AttachmentService } from '../attachments/attachment-service.ts';
 import type { ChatModule } from '../chat/module.ts';
 import type { Dispatcher } from '../events/dispatch.ts';
 import type { UsersRepository } from '../users/users-repository.ts';
@@ -16,6 +20,13 @@ export interface InteractionsDeps {
   dispatcher: Dispatcher;
   ids: SnowflakeGenerator;
   clock: Clock;
+  /** Delivery to applications that set an interactions endpoint URL. */
+  endpoint: Pick<InteractionsEndpoint, 'post'>;
+  /** Stores the files of attachment options. */
+  attachments: Pick<AttachmentService, 'resolve'>;
+  log: Logger;
+  /** Where a multipart body's files are staged while it is read. */
+  objects: ObjectStore;
 }
 
 export interface InteractionsModule extends InteractionsDeps {
@@ -34,6 +45,9 @@ export function createInteractionsModule(deps: InteractionsDeps): InteractionsMo
     ids: deps.ids,
     clock: deps.clock,
     users: deps.users,
+    endpoint: deps.endpoint,
+    attachments: deps.attachments,
+    log: deps.log,
   });
   return { ...deps, store, service };
 }

@@ -5,6 +5,7 @@ import { validate } from '../../http/validation.ts';
 import { isSnowflake } from '../../platform/crypto/snowflake.ts';
 import { readMessageRequest } from '../attachments/message-request.ts';
 import { pathId } from '../chat/access.ts';
+import { dmCommandIndex, guildCommandIndex } from './command-index.ts';
 import {
   type CommandInput,
   type CommandRow,
@@ -17,8 +18,11 @@ import {
 import type { InteractionsModule } from './module.ts';
 import { callbackSchema, invokeSchema } from './service.ts';
 
+/** Ten files of 25 MiB, as a message, plus the JSON. */
+const INTERACTION_BODY_LIMIT = 10 * 25 * 1024 * 1024 + 1024 * 1024;
 const COMMAND_WRITES = { bucket: 'applications:commands', limit: 50, windowSeconds: 20 };
 const COMMAND_READS = { bucket: 'applications:commands_read', limit: 100, windowSeconds: 20 };
+const INDEX_READS = { bucket: 'applications:command_index', limit: 30, windowSeconds: 10 };
 const permissionsBody = z.object({
   permissions: z
     .array(
@@ -76,16 +80,18 @@ export function interactionRoutes(module: InteractionsModule): AnyRoute[] {
     const keys = list.map((c) => `${c.type}:${c.name}`);
     if (new Set(keys).size !== keys.length) throw fieldError('name', 'INVALID_FORMAT', 'Command names must be unique');
     return store.db.transaction(async (tx) => {
-      const rows: CommandRow[] = [];
-      for (const input of list) {
-        const { row } = await store.upsert(
-          tx,
-          { id: ids.next(), applicationId, guildId, type: input.type, name: input.name },
-          commandBody(input),
-          ids.next(),
-        );
-        rows.push(row);
-      }
+      const rows = await store.upsertMany(
+        tx,
+        applicationId,
+        guildId,
+        list.map((input) => ({
+          id: ids.next(),
+          type: input.type,
+          name: input.name,
+          body: commandBody(input),
+          version: ids.next(),
+        })),
+      );
       await store.removeExcept(
         tx,
         applicationId,
@@ -257,15 +263,36 @@ export function interactionRoutes(module: InteractionsModule): AnyRoute[] {
       },
     }),
     route({
+      method: 'GET',
+      path: '/guilds/:guildId/application-command-index',
+      policy: 'user-only',
+      rateLimit: INDEX_READS,
+      async handler(ctx) {
+        const guild = await chat.access.guild(pathId(ctx.params.guildId, 'UNKNOWN_GUILD'), ctx.user.id, ctx.now);
+        return guildCommandIndex(store, guild, null);
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/channels/:channelId/application-command-index',
+      policy: 'user-only',
+      rateLimit: INDEX_READS,
+      async handler(ctx) {
+        const access = await chat.access.channel(pathId(ctx.params.channelId, 'UNKNOWN_CHANNEL'), ctx.user.id, ctx.now);
+        return access.guild ? guildCommandIndex(store, access.guild, access.channel.id) : dmCommandIndex(store, access);
+      },
+    }),
+    route({
       method: 'POST',
       path: '/interactions',
       policy: 'user-only',
-      bodyKind: 'raw',
-      bodyLimit: 1024 * 1024,
+      bodyKind: 'stream',
+      // Files of attachment options ride along like a message's (docs/bots.md#attachment-options).
+      bodyLimit: INTERACTION_BODY_LIMIT,
       rateLimit: { bucket: 'interactions:create', limit: 10, windowSeconds: 5 },
       async handler(ctx) {
-        const request = await readMessageRequest(ctx);
-        await service.invoke(ctx.user, validate(invokeSchema, request.payload), ctx.now);
+        const request = await readMessageRequest(ctx, module.objects);
+        await service.invoke(ctx.user, validate(invokeSchema, request.payload), ctx.now, request.files);
         return undefined;
       },
     }),
@@ -273,7 +300,7 @@ export function interactionRoutes(module: InteractionsModule): AnyRoute[] {
       method: 'POST',
       path: '/interactions/:interactionId/:token/callback',
       policy: 'credential-free',
-      bodyKind: 'raw',
+      bodyKind: 'stream',
       bodyLimit: 8 * 1024 * 1024,
       rateLimit: {
         bucket: 'interactions:callback',
@@ -287,7 +314,7 @@ export function interactionRoutes(module: InteractionsModule): AnyRoute[] {
       },
       async handler(ctx) {
         const row = ctx.preflight as Awaited<ReturnType<typeof service.byToken>>;
-        const request = await readMessageRequest(ctx);
+        const request = await readMessageRequest(ctx, module.objects);
         const body = validate(callbackSchema, request.payload);
         const result = await service.callback(row, body, ctx.now);
         const query = (ctx.query ?? {}) as Record<string, string | undefined>;

@@ -1,21 +1,28 @@
 import { z } from 'zod';
-import { ApiError, fieldError } from '../../http/errors.ts';
+import { ApiError, type FieldError, fieldError, formError } from '../../http/errors.ts';
 import { validate } from '../../http/validation.ts';
 import type { UserRecord } from '../../identity/user-record.ts';
 import { partialUser } from '../../identity/user-record.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
 import { constantTimeEqual, digest, randomBase64Url } from '../../platform/crypto/tokens.ts';
+import type { Logger } from '../../platform/log.ts';
 import type { ApplicationRecord, ApplicationsRepository } from '../applications/applications-repository.ts';
-import type { ChannelAccess } from '../chat/access.ts';
+import { EndpointFailure, type InteractionsEndpoint } from '../applications/interactions-endpoint.ts';
+import type { AttachmentRef, AttachmentService } from '../attachments/attachment-service.ts';
+import type { StagedFile } from '../attachments/streamed-multipart.ts';
+import { type ChannelAccess, GuildContext } from '../chat/access.ts';
 import { embedSchema, MAX_CONTENT_LENGTH } from '../chat/message-body.ts';
 import type { ChatModule } from '../chat/module.ts';
-import { has, PERMISSIONS } from '../chat/permissions.ts';
-import type { MessageRow } from '../chat/rows.ts';
+import { has, PERMISSIONS, threadPermissions } from '../chat/permissions.ts';
+import { isThread, type MemberRow, type MessageRow, type RoleRow } from '../chat/rows.ts';
+import { threadView } from '../chat/thread-views.ts';
 import { channelView, memberView, roleView } from '../chat/views.ts';
 import type { Dispatcher } from '../events/dispatch.ts';
+import { mayUseDmCommand, mayUseGuildCommand } from './command-permissions.ts';
 import { COMMAND_TYPES, type CommandRow, OPTION_TYPES } from './commands.ts';
 import { findComponent, messageComponentsSchema, modalSchema } from './components.ts';
+import { type CheckedOption, checkInvocationOptions } from './option-values.ts';
 import type { InteractionRow, InteractionsStore } from './store.ts';
 
 export const INTERACTION_TYPES = {
@@ -35,6 +42,7 @@ export const CALLBACK_TYPES = {
   MODAL: 9,
 } as const;
 const MESSAGE_TYPE_CHAT_INPUT_COMMAND = 20;
+const MESSAGE_TYPE_CONTEXT_MENU_COMMAND = 23;
 const FLAG_EPHEMERAL = 1 << 6;
 const FLAG_LOADING = 1 << 7;
 /** Discord's windows: 3 s for the initial response, 15 min for follow-ups and edits. */
@@ -61,6 +69,28 @@ const commandOption: z.ZodType<Record<string, unknown>> = z.lazy(() =>
     .strict(),
 );
 
+/**
+ * `data.attachments` of a command with attachment options: each entry names an inline file (`files[n]` → id `n`)
+ * or a relay upload (`upload_filename`, or Discord's `uploaded_filename`), and an attachment option's value is
+ * an entry's id (docs/bots.md#attachment-options).
+ */
+const interactionAttachment = z
+  .object({
+    id: z
+      .union([z.string().regex(/^\d{1,20}$/), z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)])
+      .transform((id) => (typeof id === 'number' ? String(id) : id.replace(/^0+(?=\d)/, ''))),
+    filename: z.string().max(1024).optional(),
+    description: z.string().max(1024).nullish(),
+    upload_filename: z.string().max(1024).optional(),
+    uploaded_filename: z.string().max(1024).optional(),
+  })
+  .strict()
+  .transform(({ uploaded_filename, ...ref }) =>
+    ref.upload_filename === undefined && uploaded_filename !== undefined
+      ? { ...ref, upload_filename: uploaded_filename }
+      : ref,
+  );
+
 /** The body a person's client sends to `POST /interactions`. */
 export const invokeSchema = z.discriminatedUnion('type', [
   z.object({
@@ -77,6 +107,7 @@ export const invokeSchema = z.discriminatedUnion('type', [
       version: z.string().max(20).optional(),
       options: z.array(commandOption).max(25).optional(),
       target_id: snowflake.optional(),
+      attachments: z.array(interactionAttachment).max(10).optional(),
     }),
   }),
   z.object({
@@ -147,6 +178,21 @@ export const responseMessageSchema = z.object({
 });
 export type ResponseMessage = z.infer<typeof responseMessageSchema>;
 
+/** `data` of an autocomplete result (callback 8): up to 25 of Discord's command option choices. */
+export const autocompleteResultSchema = z.object({
+  choices: z
+    .array(
+      z
+        .object({
+          name: z.string().min(1).max(100),
+          name_localizations: z.record(z.string().max(10), z.string().min(1).max(100)).nullish(),
+          value: z.union([z.string().max(100), z.number()]),
+        })
+        .strict(),
+    )
+    .max(25),
+});
+
 export const callbackSchema = z.object({
   type: z.number().int().min(1).max(12),
   data: z.unknown().optional(),
@@ -160,6 +206,10 @@ export interface InteractionsDeps {
   ids: SnowflakeGenerator;
   clock: Clock;
   users: { findById(id: string): Promise<UserRecord | undefined> };
+  endpoint: Pick<InteractionsEndpoint, 'post'>;
+  /** Stores the files of attachment options (as message attachments are stored). */
+  attachments: Pick<AttachmentService, 'resolve'>;
+  log: Logger;
 }
 
 interface Invocation {
@@ -176,16 +226,38 @@ interface Invocation {
  * channel's messages.
  */
 export class InteractionsService {
+  /** Deliveries to interactions endpoints still running (shutdown waits for them). */
+  private readonly deliveries = new Set<Promise<void>>();
+
   constructor(private readonly deps: InteractionsDeps) {}
 
-  async invoke(user: UserRecord, body: InvokeBody, now: number): Promise<void> {
+  async invoke(
+    user: UserRecord,
+    body: InvokeBody,
+    now: number,
+    files: ReadonlyMap<string, StagedFile> = new Map(),
+  ): Promise<void> {
     const { app, access, command, message } = await this.authorise(user, body, now);
+    let resolved: Record<string, unknown> | undefined;
+    const chatInput =
+      command?.type === COMMAND_TYPES.CHAT_INPUT &&
+      (body.type === INTERACTION_TYPES.APPLICATION_COMMAND || body.type === INTERACTION_TYPES.AUTOCOMPLETE);
+    if (chatInput) {
+      const autocomplete = body.type === INTERACTION_TYPES.AUTOCOMPLETE;
+      const leaves = checkInvocationOptions(command.body, body.data.options, autocomplete);
+      const uploads =
+        body.type === INTERACTION_TYPES.APPLICATION_COMMAND ? (body.data.attachments ?? []) : ([] as AttachmentRef[]);
+      resolved = await this.resolve(leaves, access, user, now, autocomplete ? undefined : { refs: uploads, files });
+    } else if (files.size > 0 || (body.type === INTERACTION_TYPES.APPLICATION_COMMAND && body.data.attachments?.length))
+      throw fieldError('data.attachments', 'INVALID_FORMAT', 'Only attachment options carry files');
+    if (command && command.type !== COMMAND_TYPES.CHAT_INPUT && body.type === INTERACTION_TYPES.APPLICATION_COMMAND)
+      resolved = await this.resolveTarget(command, body.data, access, now);
     const id = this.deps.ids.next();
     const token = INTERACTION_TOKEN_PREFIX + randomBase64Url(48);
     const guildId = access.channel.guild_id;
     let modalCustomId: string | undefined;
     if (body.type === INTERACTION_TYPES.MODAL_SUBMIT) modalCustomId = body.data.custom_id;
-    await this.deps.store.createInteraction({
+    const row: InteractionRow = {
       id,
       application_id: app.id,
       token_hash: digest(token),
@@ -195,9 +267,20 @@ export class InteractionsService {
       guild_id: guildId,
       message_id: message?.id ?? null,
       command_name: command?.name ?? null,
+      command_type: command?.type ?? null,
+      target_id:
+        resolved && command && command.type !== COMMAND_TYPES.CHAT_INPUT
+          ? ((body.data as { target_id?: string }).target_id ?? null)
+          : null,
       created_at: new Date(now),
       expires_at: new Date(now + TOKEN_LIFETIME_MS),
-    });
+      responded_at: null,
+      response_type: null,
+      original_message_id: null,
+      ephemeral_message: null,
+      modal_custom_id: null,
+    };
+    await this.deps.store.createInteraction(row);
     const payload = await this.interactionPayload({
       id,
       token,
@@ -208,14 +291,65 @@ export class InteractionsService {
       command,
       message,
       modalCustomId,
+      resolved,
     });
-    await this.deps.dispatcher.dispatch('INTERACTION_CREATE', payload, { kind: 'users', userIds: [app.botUserId] });
+    if (app.interactionsEndpointUrl) {
+      // Over HTTP instead of the gateway; the person's request does not wait for the application (Discord's 204).
+      const delivery = this.deliver(row, payload, app.interactionsEndpointUrl).finally(() =>
+        this.deliveries.delete(delivery),
+      );
+      this.deliveries.add(delivery);
+    } else
+      await this.deps.dispatcher.dispatch('INTERACTION_CREATE', payload, { kind: 'users', userIds: [app.botUserId] });
     // The person's client learns the interaction's id for its nonce (as Discord's client does).
     await this.deps.dispatcher.dispatch(
       'INTERACTION_CREATE',
       { id, nonce: body.nonce ?? null },
       { kind: 'users', userIds: [user.id] },
     );
+  }
+
+  /**
+   * POSTs the interaction, signed, to the application's endpoint; its answer is the initial response, with
+   * the callback route's rules. An empty 2xx answer leaves the interaction to the callback route (3 s, as on
+   * the gateway). No answer within 3 s, a non-2xx status, an answer over 256 KiB or one that is not a valid
+   * response fails the interaction: its token dies and nothing is posted, so the person sees what a gateway
+   * bot that never answers leaves them with (no `INTERACTION_SUCCESS`).
+   */
+  private async deliver(row: InteractionRow, payload: Record<string, unknown>, url: string): Promise<void> {
+    let failure: string | undefined;
+    try {
+      const response = await this.deps.endpoint.post(row.application_id, new URL(url), JSON.stringify(payload));
+      // The answer came within the endpoint's window, so it counts as in time.
+      const at = Math.min(this.deps.clock.now(), row.created_at.getTime() + INITIAL_RESPONSE_MS);
+      if (response.status < 200 || response.status > 299) failure = `status ${response.status}`;
+      else if (response.text.trim().length > 0) {
+        let answer: unknown;
+        try {
+          answer = JSON.parse(response.text);
+        } catch {
+          failure = 'not_json';
+        }
+        if (!failure) await this.callback(row, validate(callbackSchema, answer), at);
+      }
+    } catch (error) {
+      failure =
+        error instanceof EndpointFailure ? error.reason : error instanceof ApiError ? error.code : 'internal_error';
+      if (!(error instanceof EndpointFailure) && !(error instanceof ApiError))
+        this.deps.log.error('interaction delivery failed', { interaction_id: row.id, error: String(error) });
+    }
+    if (failure === undefined) return;
+    await this.deps.store.fail(row.id, new Date(this.deps.clock.now())).catch(() => {});
+    this.deps.log.warn('interactions endpoint failed', {
+      application_id: row.application_id,
+      interaction_id: row.id,
+      reason: failure,
+    });
+  }
+
+  /** Resolves when every endpoint delivery started so far has finished (shutdown). */
+  async settled(): Promise<void> {
+    while (this.deliveries.size > 0) await Promise.allSettled([...this.deliveries]);
   }
 
   private async authorise(user: UserRecord, body: InvokeBody, now: number): Promise<Invocation> {
@@ -234,6 +368,17 @@ export class InteractionsService {
     if (body.type === INTERACTION_TYPES.APPLICATION_COMMAND || body.type === INTERACTION_TYPES.AUTOCOMPLETE) {
       const command = await this.deps.store.invocable(app.id, guildId, body.data.id);
       if (!command || command.name !== body.data.name) throw new ApiError('UNKNOWN_APPLICATION_COMMAND');
+      if (body.data.type !== undefined && body.data.type !== command.type)
+        throw fieldError('data.type', 'INVALID_FORMAT', 'Not the command’s type');
+      if (command.type !== COMMAND_TYPES.CHAT_INPUT) {
+        // User and message commands (docs/bots.md#user-and-message-commands): a target, no options, no autocomplete.
+        if (body.type === INTERACTION_TYPES.AUTOCOMPLETE)
+          throw fieldError('type', 'INVALID_FORMAT', 'Only chat-input commands autocomplete');
+        if (body.data.options?.length) throw fieldError('data.options', 'INVALID_FORMAT', 'The command has no options');
+        if (body.data.target_id === undefined)
+          throw fieldError('data.target_id', 'BASE_TYPE_REQUIRED', 'This field is required');
+      } else if (body.type === INTERACTION_TYPES.APPLICATION_COMMAND && body.data.target_id !== undefined)
+        throw fieldError('data.target_id', 'INVALID_FORMAT', 'Only user and message commands have a target');
       await this.requireCommandPermission(command, access, user, guildId);
       return { app: bot, access, command };
     }
@@ -260,31 +405,22 @@ export class InteractionsService {
     guildId: string | null,
   ): Promise<void> {
     if (!guildId || !access.guild) {
-      if (command.body.dm_permission === false) throw new ApiError('MISSING_PERMISSIONS');
+      if (!mayUseDmCommand(command)) throw new ApiError('MISSING_PERMISSIONS');
       return;
     }
     const overrides =
       (await this.deps.store.commandPermissions(command.application_id, guildId, command.id)) ??
       (await this.deps.store.commandPermissions(command.application_id, guildId, command.application_id)) ??
       [];
-    const entry = (id: string) => overrides.find((o) => o.id === id) as { permission?: boolean } | undefined;
-    const forUser = entry(user.id);
-    if (forUser) {
-      if (forUser.permission === false) throw new ApiError('MISSING_PERMISSIONS');
-      return;
-    }
-    const roleEntries = [guildId, ...access.guild.member.roles].map(entry).filter((e) => e !== undefined);
-    if (roleEntries.length > 0) {
-      if (!roleEntries.some((e) => e.permission === true)) throw new ApiError('MISSING_PERMISSIONS');
-      return;
-    }
-    if (entry(access.channel.id)?.permission === false) throw new ApiError('MISSING_PERMISSIONS');
-    const required = command.body.default_member_permissions;
-    if (typeof required === 'string' && !access.guild.isOwner) {
-      const bits = BigInt(required);
-      if (!has(access.guild.permissions, PERMISSIONS.ADMINISTRATOR) && (access.guild.permissions & bits) !== bits)
-        throw new ApiError('MISSING_PERMISSIONS');
-    }
+    const allowed = mayUseGuildCommand(command, overrides, {
+      userId: user.id,
+      guildId,
+      roleIds: access.guild.member.roles,
+      channelId: access.channel.id,
+      permissions: access.guild.permissions,
+      isOwner: access.guild.isOwner,
+    });
+    if (!allowed) throw new ApiError('MISSING_PERMISSIONS');
   }
 
   private async interactionPayload(input: {
@@ -297,8 +433,9 @@ export class InteractionsService {
     command?: CommandRow | undefined;
     message?: MessageRow | undefined;
     modalCustomId?: string | undefined;
+    resolved?: Record<string, unknown> | undefined;
   }): Promise<Record<string, unknown>> {
-    const { id, token, app, user, access, body, command, message } = input;
+    const { id, token, app, user, access, body, command, message, resolved } = input;
     const guild = access.guild;
     const now = this.deps.clock.now();
     const botAccess = guild
@@ -331,8 +468,9 @@ export class InteractionsService {
       const options = (body.data as { options?: Record<string, unknown>[] }).options;
       const data: Record<string, unknown> = { id: command.id, name: command.name, type: command.type };
       if (options) data.options = options;
+      const targetId = (body.data as { target_id?: string }).target_id;
+      if (command.type !== COMMAND_TYPES.CHAT_INPUT && targetId !== undefined) data.target_id = targetId;
       if (command.guild_id) data.guild_id = command.guild_id;
-      const resolved = await this.resolved(options ?? [], access);
       if (resolved) data.resolved = resolved;
       payload.data = data;
     } else if (body.type === INTERACTION_TYPES.MESSAGE_COMPONENT) {
@@ -345,48 +483,186 @@ export class InteractionsService {
     return payload;
   }
 
-  /** `resolved` users, members, roles and channels named by user, role, mentionable and channel options. */
-  private async resolved(
-    options: readonly Record<string, unknown>[],
+  /**
+   * `resolved` as Discord sends it (discord-api-types' APIInteractionDataResolved) for the user, role, mentionable,
+   * channel and attachment options of an invocation, checked first: a user must exist, a role be the guild's, a
+   * channel be one the person sees in this guild (of the option's `channel_types`, if set); attachment options
+   * need ATTACH_FILES and name an entry of `data.attachments`, whose file is stored only once all else passed
+   * (its option's value becomes the stored attachment's id). Members carry their permissions in the invoked
+   * channel, channels the person's permissions in them.
+   */
+  private async resolve(
+    leaves: readonly CheckedOption[],
     access: ChannelAccess,
+    user: UserRecord,
+    now: number,
+    uploads: { refs: AttachmentRef[]; files: ReadonlyMap<string, StagedFile> } | undefined,
   ): Promise<Record<string, unknown> | undefined> {
-    const flat: Record<string, unknown>[] = [];
-    const walk = (list: readonly Record<string, unknown>[]) => {
-      for (const o of list) {
-        flat.push(o);
-        if (Array.isArray(o.options)) walk(o.options as Record<string, unknown>[]);
-      }
-    };
-    walk(options);
-    const idsOf = (...types: number[]) =>
-      flat.filter((o) => types.includes(o.type as number) && typeof o.value === 'string').map((o) => o.value as string);
-    const userIds = idsOf(OPTION_TYPES.USER, OPTION_TYPES.MENTIONABLE);
-    const roleIds = idsOf(OPTION_TYPES.ROLE, OPTION_TYPES.MENTIONABLE);
-    const channelIds = idsOf(OPTION_TYPES.CHANNEL);
-    if (userIds.length + roleIds.length + channelIds.length === 0) return undefined;
-    const resolved: Record<string, Record<string, unknown>> = {};
-    const users = await this.deps.chat.store.usersByIds(userIds);
-    if (users.size > 0) {
-      resolved.users = Object.fromEntries([...users.values()].map((u) => [u.id, partialUser(u)]));
-      if (access.guild) {
-        const members: Record<string, unknown> = {};
-        for (const u of users.values()) {
-          const bundle = await this.deps.chat.store.guildBundle(access.guild.guildId, u.id);
-          if (bundle?.member) members[u.id] = memberView(bundle.member, u, { includeUser: false });
-        }
-        resolved.members = members;
-      }
-    }
-    const roles = access.guild ? roleIds.flatMap((rid) => access.guild?.role(rid) ?? []) : [];
-    if (roles.length > 0) resolved.roles = Object.fromEntries(roles.map((r) => [r.id, roleView(r)]));
+    const errors: FieldError[] = [];
+    const guild = access.guild;
+    const idOf = (leaf: CheckedOption) =>
+      leaf.sent.focused !== true && typeof leaf.sent.value === 'string' ? leaf.sent.value : undefined;
+    const userIds = new Set<string>();
+    const roles = new Map<string, RoleRow>();
     const channels: Record<string, unknown> = {};
-    for (const cid of channelIds) {
-      const channel = await this.deps.chat.store.channel(cid);
-      if (channel && channel.guild_id === access.channel.guild_id)
-        channels[cid] = { ...channelView(channel), permissions: String(access.permissions) };
+    const wanted = leaves.filter(
+      (l) => l.definition.type === OPTION_TYPES.USER || l.definition.type === OPTION_TYPES.MENTIONABLE,
+    );
+    const known = await this.deps.chat.store.usersByIds(wanted.flatMap((l) => idOf(l) ?? []));
+    for (const leaf of leaves) {
+      const value = idOf(leaf);
+      if (value === undefined) continue;
+      const type = leaf.definition.type;
+      if (type === OPTION_TYPES.USER || type === OPTION_TYPES.MENTIONABLE) {
+        if (known.has(value)) {
+          userIds.add(value);
+          continue;
+        }
+        const role = type === OPTION_TYPES.MENTIONABLE ? guild?.role(value) : undefined;
+        if (role) roles.set(role.id, role);
+        else errors.push({ path: `${leaf.path}.value`, code: 'INVALID_FORMAT', message: 'Unknown user or role' });
+      } else if (type === OPTION_TYPES.ROLE) {
+        const role = guild?.role(value);
+        if (role) roles.set(role.id, role);
+        else errors.push({ path: `${leaf.path}.value`, code: 'INVALID_FORMAT', message: 'Unknown role' });
+      } else if (type === OPTION_TYPES.CHANNEL) {
+        const view = await this.resolvedChannel(value, access, user, now);
+        const types = leaf.definition.channel_types;
+        if (!view || (types?.length && !types.includes(view.type as number)))
+          errors.push({ path: `${leaf.path}.value`, code: 'INVALID_FORMAT', message: 'Unknown channel' });
+        else channels[value] = view;
+      }
     }
+    const attachmentLeaves = leaves.filter((l) => l.definition.type === OPTION_TYPES.ATTACHMENT);
+    const refs = uploads?.refs ?? [];
+    if (uploads && (attachmentLeaves.length > 0 || refs.length > 0 || uploads.files.size > 0)) {
+      const named = new Set(attachmentLeaves.map((l) => String(l.sent.value)));
+      for (const leaf of attachmentLeaves)
+        if (!refs.some((r) => r.id === String(leaf.sent.value)))
+          errors.push({
+            path: `${leaf.path}.value`,
+            code: 'INVALID_FORMAT',
+            message: 'No such entry in data.attachments',
+          });
+      if (attachmentLeaves.length === 0 && uploads.files.size > 0)
+        errors.push({
+          path: 'data.attachments',
+          code: 'INVALID_FORMAT',
+          message: 'Only attachment options carry files',
+        });
+      refs.forEach((ref, index) => {
+        if (!named.has(ref.id))
+          errors.push({ path: `data.attachments.${index}.id`, code: 'INVALID_FORMAT', message: 'No option names it' });
+      });
+    }
+    if (errors.length > 0) throw formError(errors);
+    if (attachmentLeaves.length > 0 && guild && !has(access.permissions, PERMISSIONS.ATTACH_FILES))
+      throw new ApiError('MISSING_PERMISSIONS');
+
+    const resolved: Record<string, Record<string, unknown>> = {};
+    if (userIds.size > 0) {
+      const users = [...userIds].flatMap((uid) => known.get(uid) ?? []);
+      resolved.users = Object.fromEntries(users.map((u) => [u.id, partialUser(u)]));
+      const members = await this.resolvedMembers(users, access, now);
+      if (members) resolved.members = members;
+    }
+    if (roles.size > 0) resolved.roles = Object.fromEntries([...roles.values()].map((r) => [r.id, resolvedRole(r)]));
     if (Object.keys(channels).length > 0) resolved.channels = channels;
-    return resolved;
+    if (uploads && attachmentLeaves.length > 0) {
+      const stored = await this.deps.attachments.resolve(user.id, access.channel.id, refs, uploads.files);
+      const byRef = new Map(refs.map((ref, index) => [ref.id, stored[index]]));
+      const attachments: Record<string, unknown> = {};
+      for (const leaf of attachmentLeaves) {
+        const attachment = byRef.get(String(leaf.sent.value));
+        if (!attachment) continue;
+        leaf.sent.value = String(attachment.id);
+        attachments[String(attachment.id)] = attachment;
+      }
+      resolved.attachments = attachments;
+    }
+    return Object.keys(resolved).length > 0 ? resolved : undefined;
+  }
+
+  /** Members (discord-api-types' APIInteractionDataResolvedGuildMember) with their permissions in the channel. */
+  private async resolvedMembers(
+    users: readonly UserRecord[],
+    access: ChannelAccess,
+    now: number,
+  ): Promise<Record<string, unknown> | undefined> {
+    const guild = access.guild;
+    if (!guild) return undefined;
+    const members: Record<string, unknown> = {};
+    const base = access.thread?.parent ?? access.channel;
+    for (const u of users) {
+      const bundle = await this.deps.chat.store.guildBundle(guild.guildId, u.id);
+      if (!bundle?.member) continue;
+      const context = new GuildContext({ ...bundle, member: bundle.member }, u.id, now);
+      const inBase = context.channelPermissions(base);
+      const visible = has(inBase, PERMISSIONS.VIEW_CHANNEL);
+      const permissions = !visible ? 0n : access.thread ? threadPermissions(inBase) : inBase;
+      members[u.id] = resolvedMember(bundle.member, permissions);
+    }
+    return Object.keys(members).length > 0 ? members : undefined;
+  }
+
+  /**
+   * The target of a user or message command, resolved as discord-api-types' APIUserInteractionDataResolved
+   * (`users`, and `members` when the user is in the guild) or APIMessageInteractionDataResolved (`messages`, the
+   * message as the channel's message list shows it). A user must exist; a message must be in the channel.
+   */
+  private async resolveTarget(
+    command: CommandRow,
+    data: { target_id?: string | undefined },
+    access: ChannelAccess,
+    now: number,
+  ): Promise<Record<string, unknown>> {
+    const targetId = data.target_id ?? '';
+    if (command.type === COMMAND_TYPES.USER) {
+      const target = (await this.deps.chat.store.usersByIds([targetId])).get(targetId);
+      if (!target) throw new ApiError('UNKNOWN_USER');
+      const members = await this.resolvedMembers([target], access, now);
+      return { users: { [target.id]: partialUser(target) }, ...(members ? { members } : {}) };
+    }
+    if (command.type === COMMAND_TYPES.MESSAGE) {
+      const message = await this.deps.chat.messages.find(access.channel.id, targetId);
+      if (!message) throw new ApiError('UNKNOWN_MESSAGE');
+      const [rendered] = await this.deps.chat.messages.render([message], undefined);
+      return { messages: { [message.id]: rendered } };
+    }
+    throw new ApiError('UNKNOWN_APPLICATION_COMMAND');
+  }
+
+  /** A channel option's channel as Discord resolves it, or undefined when the person cannot name it here. */
+  private async resolvedChannel(
+    channelId: string,
+    access: ChannelAccess,
+    user: UserRecord,
+    now: number,
+  ): Promise<Record<string, unknown> | undefined> {
+    if (!access.guild) {
+      // In a DM the only channel there is to name is the DM itself.
+      if (channelId !== access.channel.id) return undefined;
+      return {
+        id: access.channel.id,
+        name: access.channel.name ?? '',
+        type: access.channel.type,
+        permissions: String(access.permissions),
+      };
+    }
+    const target = await this.deps.chat.access.channel(channelId, user.id, now).catch(() => undefined);
+    if (!target || target.channel.guild_id !== access.guild.guildId) return undefined;
+    const view: Record<string, unknown> = {
+      id: target.channel.id,
+      name: target.channel.name,
+      type: target.channel.type,
+      permissions: String(target.permissions),
+    };
+    if (target.thread && isThread(target.channel)) {
+      const thread = threadView(target.thread.row);
+      view.parent_id = thread.parent_id;
+      view.thread_metadata = thread.thread_metadata;
+    }
+    return view;
   }
 
   /** The interaction a token names, checked against the path's id; unknown or expired → UNKNOWN_INTERACTION. */
@@ -414,7 +690,7 @@ export class InteractionsService {
     const modal = body.type === CALLBACK_TYPES.MODAL ? validate(modalSchema, body.data ?? {}) : undefined;
     const choices =
       body.type === CALLBACK_TYPES.AUTOCOMPLETE_RESULT
-        ? validate(z.object({ choices: z.array(z.record(z.string(), z.unknown())).max(25) }), body.data ?? {}).choices
+        ? validate(autocompleteResultSchema, body.data ?? {}).choices
         : undefined;
     if (!(await this.deps.store.markResponded(row.id, body.type, new Date(now))))
       throw new ApiError('INTERACTION_ALREADY_ACKNOWLEDGED');
@@ -566,7 +842,13 @@ export class InteractionsService {
       interaction: metadata.interaction,
       ...(data.components ? { components: data.components } : {}),
     };
-    const type = row.type === INTERACTION_TYPES.APPLICATION_COMMAND ? MESSAGE_TYPE_CHAT_INPUT_COMMAND : 0;
+    const contextMenu = row.command_type === COMMAND_TYPES.USER || row.command_type === COMMAND_TYPES.MESSAGE;
+    const type =
+      row.type !== INTERACTION_TYPES.APPLICATION_COMMAND
+        ? 0
+        : contextMenu
+          ? MESSAGE_TYPE_CONTEXT_MENU_COMMAND
+          : MESSAGE_TYPE_CHAT_INPUT_COMMAND;
     const ephemeral = ((data.flags ?? 0) & FLAG_EPHEMERAL) !== 0;
     if (ephemeral) {
       const now = this.deps.clock.now();
@@ -597,7 +879,12 @@ export class InteractionsService {
     }
     const channel = await this.deps.chat.store.channel(row.channel_id);
     if (!channel) throw new ApiError('UNKNOWN_CHANNEL');
+    // The original's id is recorded before the message is announced: whoever sees its MESSAGE_CREATE may at once
+    // edit `@original` through the interaction webhook.
+    const messageId = original ? this.deps.ids.next() : undefined;
+    if (messageId) await this.deps.store.setOriginal(row.id, messageId, null);
     const created = await this.deps.chat.messages.create({
+      id: messageId,
       channel,
       author: bot,
       webhook: { id: app.id, name: bot.username, avatar: bot.avatar },
@@ -611,7 +898,6 @@ export class InteractionsService {
       type,
       extras,
     });
-    if (original) await this.deps.store.setOriginal(row.id, created.id as string, null);
     return created;
   }
 
@@ -632,6 +918,13 @@ export class InteractionsService {
   private async interactionMetadata(row: InteractionRow, invoker: UserRecord) {
     const command = row.command_name ?? undefined;
     const user = partialUser(invoker);
+    // A user or message command's responses name its target (discord-api-types' APIApplicationCommandInteractionMetadata).
+    const target: Record<string, unknown> = {};
+    if (row.target_id && row.command_type === COMMAND_TYPES.MESSAGE) target.target_message_id = row.target_id;
+    if (row.target_id && row.command_type === COMMAND_TYPES.USER) {
+      const targetUser = await this.deps.users.findById(row.target_id);
+      if (targetUser) target.target_user = partialUser(targetUser);
+    }
     return {
       interaction_metadata: {
         id: row.id,
@@ -640,6 +933,7 @@ export class InteractionsService {
         authorizing_integration_owners: row.guild_id ? { '0': row.guild_id } : { '1': row.user_id },
         ...(row.message_id ? { interacted_message_id: row.message_id } : {}),
         ...(command ? { name: command } : {}),
+        ...target,
       },
       interaction: { id: row.id, type: row.type, name: command ?? '', user },
     };
@@ -663,6 +957,36 @@ const ALLOWED_CALLBACKS: Record<number, number[]> = {
   [INTERACTION_TYPES.AUTOCOMPLETE]: [8],
   [INTERACTION_TYPES.MODAL_SUBMIT]: [4, 5, 6, 7],
 };
+
+/** discord-api-types' APIInteractionDataResolvedGuildMember: the member without `user`, `deaf` and `mute`. */
+function resolvedMember(member: MemberRow, permissions: bigint): Record<string, unknown> {
+  const { nick, avatar, banner, roles, joined_at, communication_disabled_until } = memberView(member, undefined, {
+    includeUser: false,
+  });
+  return {
+    avatar,
+    banner,
+    communication_disabled_until,
+    flags: 0,
+    joined_at,
+    nick,
+    pending: false,
+    premium_since: null,
+    roles,
+    permissions: String(permissions),
+  };
+}
+
+/** discord-api-types' APIRole (the members a guild's role list leaves out are Hearth's defaults). */
+function resolvedRole(role: RoleRow): Record<string, unknown> {
+  return {
+    ...roleView(role),
+    colors: { primary_color: role.color, secondary_color: null, tertiary_color: null },
+    icon: null,
+    unicode_emoji: null,
+    flags: 0,
+  };
+}
 
 function definedMembers(object: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined));

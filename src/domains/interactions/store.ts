@@ -3,6 +3,14 @@ import type { CommandRow } from './commands.ts';
 
 const COMMAND_COLUMNS = 'id, application_id, guild_id, type, name, body, version';
 
+export interface IndexedApplication {
+  id: string;
+  name: string;
+  icon: string | null;
+  description: string | null;
+  bot_user_id: string;
+}
+
 export interface InteractionRow {
   id: string;
   application_id: string;
@@ -17,6 +25,9 @@ export interface InteractionRow {
   original_message_id: string | null;
   ephemeral_message: Record<string, unknown> | null;
   command_name: string | null;
+  /** The invoked command's type (1 slash, 2 user, 3 message), and a user or message command's target. */
+  command_type: number | null;
+  target_id: string | null;
   modal_custom_id: string | null;
   created_at: Date;
   expires_at: Date;
@@ -53,6 +64,48 @@ export class InteractionsStore {
     return row;
   }
 
+  /** Applications installed in a guild: those whose bot is a member. */
+  installedInGuild(guildId: string): Promise<IndexedApplication[]> {
+    return this.db.query<IndexedApplication>(
+      `SELECT a.id, a.name, a.icon, a.description, a.bot_user_id FROM applications a
+         JOIN members m ON m.guild_id = $1 AND m.user_id = a.bot_user_id
+        ORDER BY a.id`,
+      [guildId],
+    );
+  }
+
+  /** Applications whose bot is one of these users (a DM's recipients). */
+  withBots(userIds: readonly string[]): Promise<IndexedApplication[]> {
+    return this.db.query<IndexedApplication>(
+      `SELECT id, name, icon, description, bot_user_id FROM applications
+        WHERE bot_user_id = ANY($1::bigint[]) ORDER BY id`,
+      [userIds],
+    );
+  }
+
+  /** The commands of these applications usable in `guildId` (its guild commands and the global ones). */
+  commandsIn(applicationIds: readonly string[], guildId: string | null): Promise<CommandRow[]> {
+    return this.db.query<CommandRow>(
+      `SELECT ${COMMAND_COLUMNS} FROM application_commands
+        WHERE application_id = ANY($1::bigint[]) AND (guild_id IS NULL OR guild_id = $2)
+        ORDER BY application_id, type, name`,
+      [applicationIds, guildId],
+    );
+  }
+
+  /** Every permission list of these applications in a guild, keyed by command id (or application id). */
+  async permissionLists(
+    applicationIds: readonly string[],
+    guildId: string,
+  ): Promise<Map<string, Record<string, unknown>[]>> {
+    const rows = await this.db.query<{ command_id: string; permissions: Record<string, unknown>[] }>(
+      `SELECT command_id, permissions FROM application_command_permissions
+        WHERE application_id = ANY($1::bigint[]) AND guild_id = $2`,
+      [applicationIds, guildId],
+    );
+    return new Map(rows.map((r) => [String(r.command_id), r.permissions]));
+  }
+
   async countOfType(applicationId: string, guildId: string | null, type: number, db: Queryable): Promise<number> {
     const [row] = await db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM application_commands
@@ -87,6 +140,39 @@ export class InteractionsStore {
       [command.id, command.applicationId, command.guildId, command.type, command.name, JSON.stringify(body), version],
     );
     return { row: row as CommandRow, created: true };
+  }
+
+  /**
+   * `PUT`'s upsert of a whole list in one statement: a command of the same type and name keeps its id (the
+   * unique index decides), the others are inserted with the given ids. Rows come back in the list's order.
+   */
+  async upsertMany(
+    db: Queryable,
+    applicationId: string,
+    guildId: string | null,
+    commands: { id: string; type: number; name: string; body: Record<string, unknown>; version: string }[],
+  ): Promise<CommandRow[]> {
+    if (commands.length === 0) return [];
+    const rows = await db.query<CommandRow>(
+      `INSERT INTO application_commands (id, application_id, guild_id, type, name, body, version)
+       SELECT t.id, $1, $2, t.type, t.name, t.body, t.version
+         FROM unnest($3::bigint[], $4::smallint[], $5::text[], $6::jsonb[], $7::bigint[])
+              AS t(id, type, name, body, version)
+       ON CONFLICT (application_id, COALESCE(guild_id, 0), type, name)
+       DO UPDATE SET body = EXCLUDED.body, version = EXCLUDED.version
+       RETURNING ${COMMAND_COLUMNS}`,
+      [
+        applicationId,
+        guildId,
+        commands.map((c) => c.id),
+        commands.map((c) => c.type),
+        commands.map((c) => c.name),
+        commands.map((c) => JSON.stringify(c.body)),
+        commands.map((c) => c.version),
+      ],
+    );
+    const byKey = new Map(rows.map((r) => [`${r.type}:${r.name}`, r]));
+    return commands.map((c) => byKey.get(`${c.type}:${c.name}`) as CommandRow);
   }
 
   async update(
@@ -166,8 +252,8 @@ export class InteractionsStore {
   ): Promise<void> {
     await this.db.query(
       `INSERT INTO interactions (id, application_id, token_hash, type, user_id, channel_id, guild_id, message_id,
-                                 created_at, expires_at, command_name)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+                                 created_at, expires_at, command_name, command_type, target_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
       [
         row.id,
         row.application_id,
@@ -180,6 +266,8 @@ export class InteractionsStore {
         row.created_at,
         row.expires_at,
         row.command_name,
+        row.command_type,
+        row.target_id,
       ],
     );
   }
@@ -207,6 +295,17 @@ export class InteractionsStore {
       [id, type, at],
     );
     return rows.length === 1;
+  }
+
+  /**
+   * An interaction whose endpoint failed: its token dies now (callback, follow-ups and edits answer
+   * `UNKNOWN_INTERACTION`), unless a response came in first.
+   */
+  async fail(id: string, at: Date): Promise<void> {
+    await this.db.query(
+      'UPDATE interactions SET expires_at = LEAST(expires_at, $2) WHERE id = $1 AND responded_at IS NULL',
+      [id, at],
+    );
   }
 
   async setOriginal(id: string, messageId: string | null, ephemeral: Record<string, unknown> | null): Promise<void> {

@@ -24,7 +24,7 @@ export class InteractionWebhooks {
   }
 
   async followUp(ctx: RequestContext, row: InteractionRow): Promise<Record<string, unknown>> {
-    const request = await readMessageRequest(ctx);
+    const request = await readMessageRequest(ctx, this.module.objects);
     return this.module.service.followUp(row, validate(responseMessageSchema, request.payload));
   }
 
@@ -33,7 +33,7 @@ export class InteractionWebhooks {
   }
 
   async edit(ctx: RequestContext, row: InteractionRow): Promise<Record<string, unknown>> {
-    const request = await readMessageRequest(ctx);
+    const request = await readMessageRequest(ctx, this.module.objects);
     return this.module.service.editMessage(row, ctx.params.messageId ?? '', request.payload);
   }
 

@@ -1,8 +1,11 @@
 import type { Clock } from '../../platform/clock.ts';
+import { SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
 import type { Database } from '../../platform/db/database.ts';
 import type { Logger } from '../../platform/log.ts';
 import { PeriodicTask } from '../../platform/periodic-task.ts';
 import type { ObjectStore } from '../../platform/storage/object-store.ts';
+import { STAGING_BUCKET } from '../attachments/streamed-multipart.ts';
+import { GUILD_AUDIT_RETENTION_MS } from '../chat/guild-audit.ts';
 import { UPLOAD_BUCKET } from '../media/buckets.ts';
 import { MFA_FAILURE_WINDOW_MS } from '../mfa/mfa-attempts.ts';
 
@@ -30,6 +33,9 @@ export interface SweepReport {
   oauth2Tokens: number;
   mfaAttempts: number;
   pendingUploads: number;
+  /** Staged upload files a crashed or killed process left behind (docs/media.md#uploads-in-flight). */
+  stagedObjects: number;
+  guildAuditEntries: number;
 }
 
 export const JANITOR_INTERVAL_MS = 60_000;
@@ -38,7 +44,7 @@ export const JANITOR_GRACE_MS = 3600_000;
 /**
  * Deletes rows nobody can use any more: one-time tokens, OAuth2 codes and tokens, and relay uploads that
  * expired more than the grace period ago, with the bytes of those uploads, and MFA attempts outside the
- * failure window. A consumed token stays until it expires: until then a reuse finds the row (OAuth2 reuse
+ * failure window, and guild audit log entries older than Discord's 45 days. A consumed token stays until it expires: until then a reuse finds the row (OAuth2 reuse
  * detection revokes the grant); afterwards reuse and expiry get the same answer as an unknown value.
  * Every statement is a bounded batch and safe to run from several processes at once.
  */
@@ -96,6 +102,8 @@ export class Janitor {
       oauth2Tokens: 0,
       mfaAttempts: 0,
       pendingUploads: 0,
+      stagedObjects: 0,
+      guildAuditEntries: 0,
     };
     const errors: unknown[] = [];
     const step = async (name: keyof SweepReport, run: () => Promise<number>) => {
@@ -113,12 +121,22 @@ export class Janitor {
       this.deleteExpired('mfa_attempts', 'id', 'attempted_at', new Date(now - MFA_FAILURE_WINDOW_MS - this.graceMs)),
     );
     await step('pendingUploads', () => this.deleteUploads(cutoff));
+    // An upload in flight is younger than the request timeout; anything staged an hour ago is an orphan.
+    await step('stagedObjects', async () => {
+      const keys = await this.deps.objects.keysOlderThan(STAGING_BUCKET, cutoff.getTime(), this.batchSize);
+      for (const key of keys) await this.deps.objects.delete(key);
+      return keys.length;
+    });
+    // Entry ids are snowflakes: their time is in the primary key, so the age test is a range of it.
+    await step('guildAuditEntries', () =>
+      this.deleteExpired('guild_audit_log', 'id', 'id', SnowflakeGenerator.atTime(now - GUILD_AUDIT_RETENTION_MS)),
+    );
     if (errors.length > 0) throw new AggregateError(errors, 'janitor sweep failed');
     return report;
   }
 
-  /** Deletes rows whose `timeColumn` lies before `cutoff`, batch by batch; returns how many went. */
-  private async deleteExpired(table: string, key: string, timeColumn: string, cutoff: Date): Promise<number> {
+  /** Deletes rows whose `timeColumn` lies before `cutoff` (a time, or a snowflake), batch by batch; returns how many went. */
+  private async deleteExpired(table: string, key: string, timeColumn: string, cutoff: Date | string): Promise<number> {
     let total = 0;
     for (let batch = 0; batch < this.maxBatches; batch += 1) {
       // SKIP LOCKED: rows another sweeper (or a request) holds are left for the next pass, not waited on.

@@ -1,6 +1,6 @@
 import { constantTimeEqual, hmacSha256 } from '../../platform/crypto/tokens.ts';
 
-/** An upload capability's claims (api.md §3.10): bucket, key, method, content type, max bytes, expiry. */
+/** An upload capability's claims (docs/media.md): bucket, key, method, content type, max bytes, expiry. */
 export interface UploadCapability {
   b: string;
   k: string;

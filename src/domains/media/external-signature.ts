@@ -1,6 +1,6 @@
 import { constantTimeEqual, hmacSha256 } from '../../platform/crypto/tokens.ts';
 
-/** `target` = `v2/` + b64u(URL); signature = b64u(HMAC-SHA256(secret, target)) (api.md §3.10). */
+/** `target` = `v2/` + b64u(URL); signature = b64u(HMAC-SHA256(secret, target)) (docs/media.md). */
 export function externalMediaPath(secret: string, url: string): string {
   const target = `v2/${Buffer.from(url, 'utf8').toString('base64url')}`;
   return `/external/${hmacSha256(secret, target).toString('base64url')}/${target}`;

@@ -1,12 +1,14 @@
+import type { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
 import { ApiError, rateLimited } from '../../http/errors.ts';
-import { type AnyRoute, REPLY_SENT, type RequestContext, route } from '../../http/route.ts';
+import { type AnyRoute, REPLY_SENT, type RequestContext, route, type StreamedBody } from '../../http/route.ts';
 import { ConcurrencyGate } from '../../platform/concurrency-gate.ts';
 import { OutboundRefused, safeFetch } from '../../platform/net/ssrf-guard.ts';
-import { isSafeKey } from '../../platform/storage/object-store.ts';
+import { isSafeKey, ObjectTooLargeError } from '../../platform/storage/object-store.ts';
 import { UPLOAD_BUCKET } from './buckets.ts';
+import { parseByteRange } from './byte-range.ts';
 import { verifyCapability } from './capability.ts';
 import { verifyExternalPath } from './external-signature.ts';
 import { formatFromName, snapSize, transformImage } from './image-transform.ts';
@@ -29,23 +31,29 @@ const imageQuery = z.object({
 });
 type ImageQuery = z.infer<typeof imageQuery>;
 
-/** `hash.ext`, hash = 8 lowercase hex with an optional `a_` for animated images (api.md §3.10). */
+/** `hash.ext`, hash = 8 lowercase hex with an optional `a_` for animated images (docs/media.md). */
 const HASHED_FILE = /^((?:a_)?[0-9a-f]{8})\.(png|jpg|jpeg|webp|gif)$/;
 
+/**
+ * Answers with stored or transformed bytes, or a stream of a stored object (whose `length` must be given:
+ * Content-Length is set from it, never by gathering the stream).
+ */
 function send(
   reply: FastifyReply,
-  bytes: Buffer,
+  bytes: Buffer | Readable,
   contentType: string,
   extra: Record<string, string> = {},
+  options: { status?: number; length?: number } = {},
 ): typeof REPLY_SENT {
   reply
-    .code(200)
+    .code(options.status ?? 200)
     .header('content-type', contentType)
     .header('cache-control', 'public, max-age=31536000, immutable')
     .header('x-content-type-options', 'nosniff')
     // The media URL may be a capability: never leak it onward.
     .header('referrer-policy', 'no-referrer');
   for (const [name, value] of Object.entries(extra)) reply.header(name, value);
+  if (options.length !== undefined) reply.header('content-length', String(options.length));
   reply.send(bytes);
   return REPLY_SENT;
 }
@@ -66,7 +74,7 @@ function checkSegments(...segments: (string | undefined)[]): void {
 }
 
 /**
- * The media proxy (api.md §3.10). Every route is credential-free: the Authorization header is never read,
+ * The media proxy (docs/media.md). Every route is credential-free: the Authorization header is never read,
  * so a credential neither helps nor hurts. Errors use the standard body.
  */
 export function mediaRoutes(services: AppServices): AnyRoute[] {
@@ -74,12 +82,17 @@ export function mediaRoutes(services: AppServices): AnyRoute[] {
   // Each fetch holds up to EXTERNAL_MAX_BYTES in memory: 16 at once per process, 4 per client address.
   const externalFetches = new ConcurrencyGate(16, 4);
 
-  async function serveHashedImage(ctx: RequestContext<unknown, ImageQuery>, key: string, file: string) {
+  function serveHashedImage(ctx: RequestContext<unknown, ImageQuery>, key: string, file: string) {
     const match = HASHED_FILE.exec(file);
     if (!match) throw new ApiError('NOT_FOUND');
-    const object = await objects.get(`${key}/${match[1]}`);
+    return serveStoredImage(ctx, `${key}/${match[1]}`, match[2] as string);
+  }
+
+  /** An image of the object store, re-encoded to the extension's (or `format`'s) type, optionally resized. */
+  async function serveStoredImage(ctx: RequestContext<unknown, ImageQuery>, objectKey: string, extension: string) {
+    const object = await objects.get(objectKey);
     if (!object) throw new ApiError('NOT_FOUND');
-    const format = formatFromName(ctx.query.format) ?? formatFromName(match[2]) ?? 'png';
+    const format = formatFromName(ctx.query.format) ?? formatFromName(extension) ?? 'png';
     const size = snapSize(ctx.query.size);
     try {
       const out = await transformImage(object.bytes, {
@@ -122,8 +135,8 @@ export function mediaRoutes(services: AppServices): AnyRoute[] {
         checkSegments(channelId, attachmentId, filename);
         const key = `attachments/${channelId}/${attachmentId}/${filename}`;
         if (!isSafeKey(key)) throw new ApiError('BAD_REQUEST', { message: 'Invalid path segment' });
-        const object = await objects.get(key);
-        if (!object) throw new ApiError('NOT_FOUND');
+        const info = await objects.stat(key);
+        if (!info) throw new ApiError('NOT_FOUND');
         const disposition = ctx.query.download === 'true' || ctx.query.download === '1' ? 'attachment' : 'inline';
         const headers = {
           'content-disposition': `${disposition}; filename*=UTF-8''${encodeURIComponent(filename as string)}`,
@@ -131,8 +144,12 @@ export function mediaRoutes(services: AppServices): AnyRoute[] {
         const width = ctx.query.width ? Number(ctx.query.width) : undefined;
         const height = ctx.query.height ? Number(ctx.query.height) : undefined;
         const requested = formatFromName(ctx.query.format);
-        const isImage = sniffImageType(object.bytes) !== undefined;
+        // Sniffed from the first bytes only: the object itself is streamed (docs/media.md#streamed-downloads).
+        const isImage = sniffImageType((await objects.head(key, 16)) ?? Buffer.alloc(0)) !== undefined;
         if (isImage && (width || height || requested)) {
+          // A resize needs the image whole (attachments are at most 25 MiB).
+          const object = await objects.get(key);
+          if (!object) throw new ApiError('NOT_FOUND');
           const fmt = requested ?? formatFromName(object.contentType.split('/')[1]) ?? 'png';
           const w = width && Number.isFinite(width) ? Math.min(4096, Math.max(1, Math.round(width))) : undefined;
           const h = height && Number.isFinite(height) ? Math.min(4096, Math.max(1, Math.round(height))) : undefined;
@@ -151,8 +168,18 @@ export function mediaRoutes(services: AppServices): AnyRoute[] {
         }
         // Unknown bytes are served as opaque downloads so a stored file can never run as HTML in our origin.
         const safeType =
-          isImage || !ACTIVE_CONTENT.test(object.contentType) ? object.contentType : 'application/octet-stream';
-        return send(ctx.reply, object.bytes, safeType, headers);
+          isImage || !ACTIVE_CONTENT.test(info.contentType) ? info.contentType : 'application/octet-stream';
+        // A Range is honoured only without If-Range: no validator is sent, so none could match (RFC 9110).
+        const rangeHeader = ctx.request.headers['if-range'] === undefined ? ctx.request.headers.range : undefined;
+        const range = parseByteRange(rangeHeader, info.size);
+        if (range === 'unsatisfiable')
+          throw new ApiError('RANGE_NOT_SATISFIABLE', { headers: { 'content-range': `bytes */${info.size}` } });
+        const body = await objects.readStream(key, range);
+        if (!body) throw new ApiError('NOT_FOUND');
+        const ranged: Record<string, string> = { 'accept-ranges': 'bytes', ...headers };
+        if (range) ranged['content-range'] = `bytes ${range.start}-${range.end}/${info.size}`;
+        const length = range ? range.end - range.start + 1 : info.size;
+        return send(ctx.reply, body, safeType, ranged, { status: range ? 206 : 200, length });
       },
     }),
     imageRoute('/media/avatars/:userId/:file', (p) => ({
@@ -180,6 +207,44 @@ export function mediaRoutes(services: AppServices): AnyRoute[] {
       file: p.file as string,
       segments: [p.guildId as string, p.userId as string],
     })),
+    imageRoute('/media/guilds/:guildId/users/:userId/banners/:file', (p) => ({
+      key: `guild-banners/${p.guildId}/${p.userId}`,
+      file: p.file as string,
+      segments: [p.guildId as string, p.userId as string],
+    })),
+    route({
+      method: 'GET',
+      path: '/media/emojis/:file',
+      root: true,
+      policy: 'credential-free',
+      query: imageQuery,
+      handler(ctx) {
+        // Discord's emoji CDN path: `<emoji id>.<ext>`, no hash (the id changes when the image does).
+        const match = /^(\d{1,20})\.(png|jpg|jpeg|webp|gif)$/.exec(ctx.params.file ?? '');
+        if (!match) throw new ApiError('NOT_FOUND');
+        return serveStoredImage(ctx, `emojis/${match[1]}`, match[2] as string);
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/media/stickers/:file',
+      root: true,
+      policy: 'credential-free',
+      query: imageQuery,
+      async handler(ctx) {
+        // Discord's sticker CDN path: `<sticker id>.<ext>`.
+        const match = /^(\d{1,20})\.(png|gif|webp)$/.exec(ctx.params.file ?? '');
+        if (!match) throw new ApiError('NOT_FOUND');
+        const key = `stickers/${match[1]}`;
+        // sharp cannot write APNG: an APNG asked for as itself is served as stored (sniffed at upload, nosniff).
+        if (match[2] === 'png' && !ctx.query.size && !ctx.query.format) {
+          const info = await objects.stat(key);
+          const body = info?.contentType === 'image/apng' ? await objects.readStream(key) : undefined;
+          if (info && body) return send(ctx.reply, body, 'image/png', {}, { length: info.size });
+        }
+        return serveStoredImage(ctx, key, match[2] as string);
+      },
+    }),
     route({
       method: 'GET',
       path: '/media/external/:signature/*',
@@ -189,8 +254,10 @@ export function mediaRoutes(services: AppServices): AnyRoute[] {
         const target = ctx.params['*'] ?? '';
         const url = verifyExternalPath(secrets.mediaProxy, ctx.params.signature ?? '', target);
         if (!url) throw new ApiError('UNAUTHORIZED');
+        const processFull = externalFetches.inUse >= externalFetches.total;
         const release = externalFetches.tryEnter(ctx.ipKey);
-        if (!release) throw rateLimited(1000, false, { 'X-RateLimit-Scope': 'user' });
+        // As for uploads (docs/media.md#uploads-in-flight): `shared` when the process is full, else `user`.
+        if (!release) throw rateLimited(1000, false, { 'X-RateLimit-Scope': processFull ? 'shared' : 'user' });
         let fetched: Awaited<ReturnType<typeof safeFetch>>;
         try {
           fetched = await safeFetch(url, {
@@ -222,8 +289,8 @@ export function mediaRoutes(services: AppServices): AnyRoute[] {
       path: '/media/v1/relay/:key',
       root: true,
       policy: 'credential-free',
-      bodyKind: 'raw',
-      bodyLimit: MAX_RELAY_BYTES + 1024,
+      bodyKind: 'stream',
+      bodyLimit: MAX_RELAY_BYTES,
       query: z.object({ t: z.string().max(4096).optional() }),
       async handler(ctx) {
         const check = verifyCapability(secrets.relay, ctx.query.t ?? '', ctx.now);
@@ -231,13 +298,33 @@ export function mediaRoutes(services: AppServices): AnyRoute[] {
         const cap = check.payload;
         if (cap.b !== UPLOAD_BUCKET || cap.k !== ctx.params.key)
           throw new ApiError('FORBIDDEN', { message: 'Capability does not cover this object' });
-        const bytes = Buffer.isBuffer(ctx.rawBody) ? ctx.rawBody : Buffer.alloc(0);
-        if (bytes.length > cap.mb || bytes.length > MAX_RELAY_BYTES) throw new ApiError('PAYLOAD_TOO_LARGE');
-        if (bytes.length < cap.mb)
-          throw new ApiError('BAD_REQUEST', { message: 'Body is shorter than the declared size' });
         const key = `${UPLOAD_BUCKET}/${cap.k}`;
         if (!isSafeKey(key)) throw new ApiError('FORBIDDEN', { message: 'Capability does not cover this object' });
-        await objects.put(key, bytes, cap.ct ?? 'application/octet-stream');
+        // Streamed to the store as it arrives (docs/media.md#uploads-in-flight): a body past the declared size is
+        // a 413, and a refused or abandoned upload leaves no object.
+        const body = ctx.rawBody as StreamedBody;
+        let cut = false;
+        body.stream.once('error', () => {
+          cut = true;
+        });
+        let size: number;
+        try {
+          size = await objects.putStream(
+            key,
+            body.stream,
+            cap.ct ?? 'application/octet-stream',
+            Math.min(cap.mb, MAX_RELAY_BYTES),
+          );
+        } catch (error) {
+          if (error instanceof ObjectTooLargeError) throw new ApiError('PAYLOAD_TOO_LARGE');
+          if (cut || !body.stream.readableEnded)
+            throw new ApiError('BAD_REQUEST', { message: 'The upload was cut off' });
+          throw error;
+        }
+        if (size < cap.mb) {
+          await objects.delete(key);
+          throw new ApiError('BAD_REQUEST', { message: 'Body is shorter than the declared size' });
+        }
         ctx.reply.code(200).send();
         return REPLY_SENT;
       },

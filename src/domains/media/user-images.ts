@@ -26,13 +26,14 @@ export function sniffImageType(bytes: Buffer): string | undefined {
 
 /**
  * Stores an avatar, banner or icon given as a data URI and returns its hash (8 lowercase hex, `a_` when
- * animated), or null to clear. Objects live at `<kind>/<ownerId>/<hash>`.
+ * animated), or null to clear. Objects live at `<kind>/<ownerId>/<hash>` (a member's per-guild images:
+ * `guild-avatars/<guild id>/<user id>/<hash>`).
  */
 export class UserImages {
   constructor(private readonly store: ObjectStore) {}
 
   async storeUserImage(
-    kind: 'avatars' | 'banners' | 'icons' | 'splashes',
+    kind: 'avatars' | 'banners' | 'icons' | 'splashes' | 'guild-avatars' | 'guild-banners',
     ownerId: string,
     dataUri: string | null,
     field: string,

@@ -13,7 +13,7 @@ export interface BackupCodeView {
   consumed: boolean;
 }
 
-/** `xxxx-xxxx` from the CSPRNG (api.md §1.4). */
+/** `xxxx-xxxx` from the CSPRNG (docs/conventions.md#credentials). */
 export function newBackupCode(): string {
   let out = '';
   while (out.length < 8) {

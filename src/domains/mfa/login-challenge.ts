@@ -11,16 +11,18 @@ export type MfaLoginChallenge = {
 };
 
 /**
- * The reply of a login that needs a second factor (api.md §1.4): a new ticket and the methods the account
- * has. `undefined` when the account has no second factor and the login goes on to a session.
+ * The reply of a login that needs a second factor (docs/conventions.md#credentials): a new ticket and the methods the account
+ * has. `undefined` when the account has no second factor and the login goes on to a session. The login's
+ * `invite_code` is kept with the ticket, for the step that completes the login.
  */
 export async function mfaChallenge(
   mfa: Pick<MfaStore, 'status' | 'tickets'>,
   userId: string,
+  inviteCode?: string | null,
 ): Promise<MfaLoginChallenge | undefined> {
   const status = await mfa.status(userId);
   if (!hasMfa(status)) return undefined;
-  const ticket = await mfa.tickets.issue(userId);
+  const ticket = await mfa.tickets.issue(userId, inviteCode ? { inviteCode } : {});
   return {
     mfa: true,
     ticket,

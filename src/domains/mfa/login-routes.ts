@@ -5,6 +5,7 @@ import { type AnyRoute, type RateLimitSpec, type RequestContext, route } from '.
 import type { UserRecord } from '../../identity/user-record.ts';
 import { assertNotBot, assertNotSuspended, isDeleted } from '../auth/account-rules.ts';
 import { clientInfoOf } from '../auth/client-info.ts';
+import { joinThroughInviteCode } from '../auth/invite-join.ts';
 import { reactivate } from '../auth/reactivation.ts';
 import { tokenResponse } from '../users/views.ts';
 
@@ -15,7 +16,7 @@ const ticketField = z.string().max(256);
 const webauthnResponse = z.record(z.string(), z.unknown());
 
 /**
- * The second step of a password login, and passkey sign-in (api.md §3.1). All `none·L`. The MFA ticket
+ * The second step of a password login, and passkey sign-in (docs/accounts.md). All `none·L`. The MFA ticket
  * is charged one attempt per try (5 at most) and used up only by a successful step.
  */
 export function mfaLoginRoutes(services: AppServices): AnyRoute[] {
@@ -33,8 +34,10 @@ export function mfaLoginRoutes(services: AppServices): AnyRoute[] {
   }
 
   async function completeLogin(ctx: RequestContext, ticket: string, user: UserRecord) {
-    if ((await mfa.tickets.consume(ticket)) !== user.id) throw sessionTimeout();
+    const used = await mfa.tickets.consume(ticket);
+    if (used?.userId !== user.id) throw sessionTimeout();
     assertNotSuspended(user, ctx.now);
+    await joinThroughInviteCode(services, user, used.inviteCode, ctx.now);
     const session = await sessions.issue(user.id, ctx.ip, clientInfoOf(ctx.request.headers));
     return tokenResponse(services, user, session.token);
   }

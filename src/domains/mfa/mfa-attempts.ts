@@ -1,7 +1,7 @@
 import { allowanceExceeded } from '../../http/errors.ts';
 import type { Database } from '../../platform/db/database.ts';
 
-/** Failed MFA: 10 per account per 15 min, shared by login steps and sudo verification (api.md §3.3, §4). */
+/** Failed MFA: 10 per account per 15 min, shared by login steps and sudo verification (docs/mfa-and-sudo.md#failure-allowance). */
 export const MFA_FAILURE_LIMIT = 10;
 export const MFA_FAILURE_WINDOW_MS = 15 * 60_000;
 

@@ -8,7 +8,7 @@ export interface MfaStatus {
 
 /**
  * `strict` is false only for test-mode requests without `X-Test-Strict: true`: the TOTP replay guard and the
- * per-account failure allowance are then off (api.md §7). Production requests are always strict.
+ * per-account failure allowance are then off (docs/accounts.md#test-harness-test-mode-only). Production requests are always strict.
  */
 export interface VerifyOptions {
   strict?: boolean;

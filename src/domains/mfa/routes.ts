@@ -31,7 +31,7 @@ function credentialRef(param: string | undefined): string {
   throw new ApiError('UNKNOWN_WEBAUTHN_CREDENTIAL');
 }
 
-/** Multi-factor management (api.md §3.3): `user-only`, not `+S`; sudo as each route declares. */
+/** Multi-factor management (docs/mfa-and-sudo.md): `user-only`, not `+S`; sudo as each route declares. */
 export function mfaRoutes(services: AppServices): AnyRoute[] {
   const { db, mfa, bus } = services;
   const userChanged = (userId: string) => bus.publish(USER_UPDATED_TOPIC, { userId });

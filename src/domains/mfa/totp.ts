@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { constantTimeEqual } from '../../platform/crypto/tokens.ts';
 
-/** RFC 6238 as authenticator apps implement it (api.md §3.3): HMAC-SHA1, 6 digits, 30 s steps, ±1 step. */
+/** RFC 6238 as authenticator apps implement it (docs/mfa-and-sudo.md): HMAC-SHA1, 6 digits, 30 s steps, ±1 step. */
 export const TOTP_STEP_MS = 30_000;
 export const TOTP_DIGITS = 6;
 const TOTP_WINDOW = 1;

@@ -16,7 +16,7 @@ import type { OneTimeTokens } from '../auth/one-time-tokens.ts';
 import type { AssertionPurpose } from './mfa-factors.ts';
 
 export const WEBAUTHN_CREDENTIAL_LIMIT = 10;
-/** Single-use challenges live 5 minutes (api.md §3.3); the browser timeout says the same. */
+/** Single-use challenges live 5 minutes (docs/mfa-and-sudo.md); the browser timeout says the same. */
 export const WEBAUTHN_CHALLENGE_TTL_MS = 5 * 60_000;
 /** EdDSA, ES256, RS256. */
 const ALGORITHMS = [-8, -7, -257];

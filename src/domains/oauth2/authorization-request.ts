@@ -16,7 +16,18 @@ export interface AuthorizationInput {
   guild_id?: string | undefined;
   code_challenge?: string | undefined;
   code_challenge_method?: string | undefined;
+  /** OpenID Connect: echoed in the ID token. */
+  nonce?: string | undefined;
+  /** OpenID Connect: space-separated `none`, `login`, `consent`, `select_account`. */
+  prompt?: string | undefined;
+  /** OpenID Connect: the oldest sign-in (seconds ago) the client accepts, as a decimal string. */
+  max_age?: string | undefined;
 }
+
+export type Prompt = 'none' | 'login' | 'consent' | 'select_account';
+const PROMPTS: readonly string[] = ['none', 'login', 'consent', 'select_account'];
+/** Longest nonce kept with a code. */
+export const MAX_NONCE_LENGTH = 512;
 
 export interface AuthorizationRequest {
   app: ApplicationRecord;
@@ -25,6 +36,10 @@ export interface AuthorizationRequest {
   redirectUri: string | undefined;
   state: string | undefined;
   codeChallenge: string | null;
+  nonce: string | null;
+  prompts: ReadonlySet<Prompt>;
+  /** Seconds; undefined when not asked for. */
+  maxAge: number | undefined;
   /** Set when the `bot` scope is requested. */
   install: { guildId: string; permissions: bigint } | undefined;
 }
@@ -72,6 +87,17 @@ export function validateAuthorization(app: ApplicationRecord, input: Authorizati
     throw fieldError('code_challenge', 'BASE_TYPE_REQUIRED', 'code_challenge is required');
   if (challenge !== undefined && !CODE_CHALLENGE_FORM.test(challenge))
     throw fieldError('code_challenge', 'INVALID_FORMAT', 'Expected a base64url SHA-256 challenge');
+  // A public client has no secret: PKCE is what binds the code to it (a bot-only install issues no code).
+  if (app.publicClient && challenge === undefined && input.redirect_uri !== undefined)
+    throw fieldError('code_challenge', 'BASE_TYPE_REQUIRED', 'A public client must use PKCE (S256)');
+
+  const prompts = parsePrompt(input.prompt);
+  const maxAge = input.max_age;
+  if (maxAge !== undefined && !/^\d{1,9}$/.test(maxAge))
+    throw fieldError('max_age', 'INVALID_FORMAT', 'max_age must be a whole number of seconds');
+  const nonce = input.nonce;
+  if (nonce !== undefined && (nonce === '' || nonce.length > MAX_NONCE_LENGTH))
+    throw fieldError('nonce', 'INVALID_FORMAT', `nonce must have 1 to ${MAX_NONCE_LENGTH} characters`);
 
   let install: AuthorizationRequest['install'];
   if (wantsBot) {
@@ -95,8 +121,24 @@ export function validateAuthorization(app: ApplicationRecord, input: Authorizati
     redirectUri: input.redirect_uri,
     state: input.state,
     codeChallenge: challenge ?? null,
+    nonce: nonce ?? null,
+    prompts,
+    maxAge: maxAge === undefined ? undefined : Number(maxAge),
     install,
   };
+}
+
+/** `prompt` values (OpenID Connect Core §3.1.2.1): known names only, and `none` alone. */
+function parsePrompt(raw: string | undefined): ReadonlySet<Prompt> {
+  const names = (raw ?? '').split(' ').filter((name) => name !== '');
+  const prompts = new Set<Prompt>();
+  for (const name of names) {
+    if (!PROMPTS.includes(name)) throw fieldError('prompt', 'INVALID_FORMAT', `Unknown prompt ${name}`);
+    prompts.add(name as Prompt);
+  }
+  if (prompts.has('none') && prompts.size > 1)
+    throw fieldError('prompt', 'INVALID_FORMAT', 'prompt=none cannot be combined with other values');
+  return prompts;
 }
 
 /** The client's redirect URI with the response parameters appended (its own query is kept). */

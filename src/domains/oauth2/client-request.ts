@@ -38,7 +38,8 @@ export function parseClientParams(contentType: string | undefined, raw: unknown)
 
 interface PresentedClient {
   clientId: string;
-  clientSecret: string;
+  /** Absent for a public client (`token_endpoint_auth_method` "none": `client_id` in the body alone). */
+  clientSecret: string | undefined;
 }
 
 const BASIC = /^basic ([A-Za-z0-9+/]+={0,2})$/i;
@@ -68,27 +69,38 @@ function presentedClient(authorization: string | undefined, params: ClientParams
       throw oauthError('invalid_client', 'Client authentication failed');
     return { clientId, clientSecret };
   }
-  if (bodyId === undefined || bodySecret === undefined)
-    throw oauthError('invalid_client', 'Client authentication failed');
+  if (bodyId === undefined) throw oauthError('invalid_client', 'Client authentication failed');
   return { clientId: bodyId, clientSecret: bodySecret };
 }
 
 /** A placeholder digest so that an unknown client costs the same comparison as a known one. */
 const NO_CLIENT_DIGEST = digest('no such client');
 
+export interface AuthenticatedClient {
+  app: ApplicationRecord;
+  /** `none`: a public client identified by `client_id` alone (it must prove the code with PKCE). */
+  method: 'secret' | 'none';
+}
+
 /**
- * Client authentication by HTTP Basic or by `client_id` + `client_secret` in the body. Every failure is
- * the same `invalid_client`; the secret is compared as a digest in constant time.
+ * Client authentication by HTTP Basic or by `client_id` + `client_secret` in the body; a public client
+ * (`public_client`) may send its `client_id` alone where `allowPublic` (token and revocation endpoints).
+ * Every failure is the same `invalid_client`; the secret is compared as a digest in constant time.
  */
 export async function authenticateClient(
   apps: Pick<ApplicationsRepository, 'findById'>,
   authorization: string | undefined,
   params: ClientParams,
-): Promise<ApplicationRecord> {
+  options: { allowPublic: boolean },
+): Promise<AuthenticatedClient> {
   const presented = presentedClient(authorization, params);
   const id = parseSnowflake(presented.clientId);
   const app = id.ok ? await apps.findById(id.value) : undefined;
+  if (presented.clientSecret === undefined) {
+    if (!app?.publicClient || !options.allowPublic) throw oauthError('invalid_client', 'Client authentication failed');
+    return { app, method: 'none' };
+  }
   const secretOk = constantTimeEqual(digest(presented.clientSecret), app?.clientSecretHash ?? NO_CLIENT_DIGEST);
   if (!app || !secretOk) throw oauthError('invalid_client', 'Client authentication failed');
-  return app;
+  return { app, method: 'secret' };
 }

@@ -3,7 +3,7 @@ import { digest, randomBase64Url } from '../../platform/crypto/tokens.ts';
 import type { Database, Queryable } from '../../platform/db/database.ts';
 import { unionScopes } from './scopes.ts';
 
-/** Lifetimes of api.md §1.4. */
+/** Lifetimes of docs/conventions.md#credentials. */
 export const CODE_TTL_MS = 10 * 60_000;
 export const ACCESS_TOKEN_TTL_MS = 7 * 24 * 3600_000;
 export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600_000;
@@ -23,6 +23,8 @@ export interface IssuedTokens {
   accessToken: string;
   refreshToken: string;
   scopes: string[];
+  /** When the user signed in for the authorization these tokens descend from (OpenID `auth_time`). */
+  authTime: Date | null;
 }
 
 export type CodeRedemption =
@@ -33,6 +35,8 @@ export type CodeRedemption =
       redirectUri: string;
       scopes: string[];
       codeChallenge: string | null;
+      nonce: string | null;
+      authTime: Date | null;
     }
   /** Unknown, expired, or issued to another client: all the same `invalid_grant`. */
   | { status: 'unknown' }
@@ -40,7 +44,7 @@ export type CodeRedemption =
   | { status: 'reused'; grantId: string };
 
 export type RefreshRedemption =
-  | { status: 'ok'; grantId: string; userId: string; scopes: string[] }
+  | { status: 'ok'; grantId: string; userId: string; scopes: string[]; authTime: Date | null }
   | { status: 'unknown' }
   | { status: 'reused'; grantId: string };
 
@@ -102,18 +106,23 @@ export class GrantStore {
     redirectUri: string;
     scopes: readonly string[];
     codeChallenge: string | null;
+    nonce: string | null;
+    authTime: Date | null;
     now: number;
   }): Promise<string> {
     const code = newSecret();
     await this.db.query(
-      `INSERT INTO oauth2_codes (code_hash, grant_id, redirect_uri, scopes, code_challenge, expires_at, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      `INSERT INTO oauth2_codes
+         (code_hash, grant_id, redirect_uri, scopes, code_challenge, nonce, auth_time, expires_at, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
       [
         digest(code),
         input.grantId,
         input.redirectUri,
         [...input.scopes],
         input.codeChallenge,
+        input.nonce,
+        input.authTime,
         new Date(input.now + CODE_TTL_MS),
         new Date(input.now),
       ],
@@ -130,11 +139,13 @@ export class GrantStore {
       redirect_uri: string;
       scopes: string[];
       code_challenge: string | null;
+      nonce: string | null;
+      auth_time: Date | null;
     }>(
       `UPDATE oauth2_codes c SET consumed_at = $3 FROM oauth2_grants g
         WHERE c.code_hash = $1 AND c.consumed_at IS NULL AND c.expires_at > $3
           AND g.id = c.grant_id AND g.application_id = $2
-        RETURNING c.grant_id, g.user_id, c.redirect_uri, c.scopes, c.code_challenge`,
+        RETURNING c.grant_id, g.user_id, c.redirect_uri, c.scopes, c.code_challenge, c.nonce, c.auth_time`,
       [hash, applicationId, new Date(now)],
     );
     if (row) {
@@ -145,6 +156,8 @@ export class GrantStore {
         redirectUri: row.redirect_uri,
         scopes: row.scopes,
         codeChallenge: row.code_challenge,
+        nonce: row.nonce,
+        authTime: row.auth_time,
       };
     }
     const [spent] = await db.query<{ grant_id: string }>(
@@ -163,14 +176,15 @@ export class GrantStore {
     db: Queryable = this.db,
   ): Promise<RefreshRedemption> {
     const hash = digest(token);
-    const [row] = await db.query<{ grant_id: string; user_id: string; scopes: string[] }>(
+    const [row] = await db.query<{ grant_id: string; user_id: string; scopes: string[]; auth_time: Date | null }>(
       `UPDATE oauth2_tokens t SET used_at = $3 FROM oauth2_grants g
         WHERE t.token_hash = $1 AND t.kind = 'refresh' AND t.used_at IS NULL AND t.expires_at > $3
           AND g.id = t.grant_id AND g.application_id = $2
-        RETURNING t.grant_id, g.user_id, t.scopes`,
+        RETURNING t.grant_id, g.user_id, t.scopes, t.auth_time`,
       [hash, applicationId, new Date(now)],
     );
-    if (row) return { status: 'ok', grantId: row.grant_id, userId: row.user_id, scopes: row.scopes };
+    if (row)
+      return { status: 'ok', grantId: row.grant_id, userId: row.user_id, scopes: row.scopes, authTime: row.auth_time };
     const [spent] = await db.query<{ grant_id: string }>(
       `SELECT t.grant_id FROM oauth2_tokens t JOIN oauth2_grants g ON g.id = t.grant_id
         WHERE t.token_hash = $1 AND t.kind = 'refresh' AND t.used_at IS NOT NULL AND g.application_id = $2`,
@@ -182,13 +196,14 @@ export class GrantStore {
   async issueTokens(
     grantId: string,
     scopes: readonly string[],
+    authTime: Date | null,
     now: number,
     db: Queryable = this.db,
   ): Promise<IssuedTokens> {
     const accessToken = newSecret();
     const refreshToken = newSecret();
-    const insert = `INSERT INTO oauth2_tokens (token_hash, grant_id, kind, scopes, expires_at, created_at)
-                    VALUES ($1, $2, $3, $4, $5, $6)`;
+    const insert = `INSERT INTO oauth2_tokens (token_hash, grant_id, kind, scopes, expires_at, created_at, auth_time)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7)`;
     await db.query(insert, [
       digest(accessToken),
       grantId,
@@ -196,6 +211,7 @@ export class GrantStore {
       [...scopes],
       new Date(now + ACCESS_TOKEN_TTL_MS),
       new Date(now),
+      authTime,
     ]);
     await db.query(insert, [
       digest(refreshToken),
@@ -204,8 +220,9 @@ export class GrantStore {
       [...scopes],
       new Date(now + REFRESH_TOKEN_TTL_MS),
       new Date(now),
+      authTime,
     ]);
-    return { accessToken, refreshToken, scopes: [...scopes] };
+    return { accessToken, refreshToken, scopes: [...scopes], authTime };
   }
 
   /** Deletes a grant with its codes and tokens; returns the user it belonged to. */

@@ -8,6 +8,7 @@ import { ApplicationsRepository } from '../applications/applications-repository.
 import { applicationSummary } from '../applications/views.ts';
 import { pathId } from '../chat/access.ts';
 import { GrantStore } from './grant-store.ts';
+import { userClaims } from './oidc-claims.ts';
 
 const READ: RateLimitSpec = { bucket: 'oauth2:me', limit: 100, windowSeconds: 10 };
 const WRITE: RateLimitSpec = { bucket: 'oauth2:authorizations:write', limit: 20, windowSeconds: 10 };
@@ -61,19 +62,28 @@ export function oauth2MeRoutes(services: AppServices): AnyRoute[] {
       path: '/oauth2/userinfo',
       policy: 'oauth2',
       scope: 'identify',
+      orScope: 'openid',
       rateLimit: READ,
       handler(ctx) {
         const user = ctx.user;
-        const withEmail = ctx.principal?.kind === 'bearer' && ctx.principal.scopes.has('email');
+        const scopes = ctx.principal?.kind === 'bearer' ? [...ctx.principal.scopes] : [];
+        const withEmail = scopes.includes('email');
+        // OpenID Connect standard claims for tokens that asked for them (`openid` or `profile`).
+        const standard = scopes.includes('openid') || scopes.includes('profile') ? userClaims(user, scopes) : {};
         return {
           sub: user.id,
-          id: user.id,
-          username: user.username,
-          discriminator: '0001',
-          global_name: user.globalName,
-          avatar: user.avatar,
-          flags: publicFlags(user),
-          ...(withEmail ? { email: user.email, verified: user.emailVerified } : {}),
+          ...(scopes.includes('identify')
+            ? {
+                id: user.id,
+                username: user.username,
+                discriminator: '0001',
+                global_name: user.globalName,
+                avatar: user.avatar,
+                flags: publicFlags(user),
+              }
+            : {}),
+          ...(withEmail && scopes.includes('identify') ? { email: user.email, verified: user.emailVerified } : {}),
+          ...standard,
         };
       },
     }),

@@ -9,9 +9,9 @@ export type OAuthErrorName =
   | 'invalid_scope';
 
 /**
- * The standard `{code, message}` body plus the OAuth2 `{error, error_description}` members (api.md §1.3):
+ * The standard `{code, message}` body plus the OAuth2 `{error, error_description}` members (docs/conventions.md#errors):
  * `invalid_client` is 401 `UNAUTHORIZED`, every other name 400 `BAD_REQUEST`. No `WWW-Authenticate` header is
- * sent even for Basic client authentication, because contract §5.10.4 forbids it on every 401.
+ * sent even for Basic client authentication, because docs/conventions.md#errors forbids it on every 401.
  */
 export function oauthError(error: OAuthErrorName, description: string): ApiError {
   return new ApiError(error === 'invalid_client' ? 'UNAUTHORIZED' : 'BAD_REQUEST', {

@@ -13,11 +13,20 @@ import {
   resolveClient,
   validateAuthorization,
 } from './authorization-request.ts';
-import { authenticateClient, type ClientParams, parseClientParams } from './client-request.ts';
+import {
+  type AuthenticatedClient,
+  authenticateClient,
+  type ClientParams,
+  parseClientParams,
+} from './client-request.ts';
+import { validateLogout } from './end-session.ts';
 import { ACCESS_TOKEN_TTL_MS, GrantStore, type IssuedTokens } from './grant-store.ts';
+import { issuerOf } from './metadata.ts';
 import { isInvalidClient, oauthError } from './oauth-errors.ts';
+import { issueIdToken } from './oidc-claims.ts';
 import { verifierMatches } from './pkce.ts';
 import { covers, formatScopes, parseScopes } from './scopes.ts';
+import type { SigningKeys } from './signing-keys.ts';
 
 /** Optional text member: `null` counts as absent. */
 const optionalText = (max: number) =>
@@ -26,11 +35,22 @@ const optionalText = (max: number) =>
     .max(max)
     .nullish()
     .transform((v) => v ?? undefined);
-/** Ids and bitfields arrive as decimal strings or JSON integers (api.md §1.2). */
+/** Ids and bitfields arrive as decimal strings or JSON integers (docs/conventions.md#ids-and-time). */
 const decimal = z
   .union([z.string().max(32), z.number().int().min(0)])
   .nullish()
   .transform((v) => (v === null || v === undefined ? undefined : String(v)));
+
+/** RP-initiated logout parameters (docs/oauth2.md#rp-initiated-logout); unknown ones (`ui_locales`, …) are ignored. */
+const logoutParams = z.object({
+  id_token_hint: optionalText(8192),
+  client_id: optionalText(32),
+  post_logout_redirect_uri: optionalText(2048),
+  state: optionalText(2048),
+  logout_hint: optionalText(2048),
+  ui_locales: optionalText(256),
+});
+type LogoutParams = z.infer<typeof logoutParams>;
 
 const consentBody = z.object({
   client_id: z.union([z.string().max(32), z.number().int().min(0)]).transform(String),
@@ -42,30 +62,49 @@ const consentBody = z.object({
   guild_id: decimal,
   code_challenge: optionalText(256),
   code_challenge_method: optionalText(16),
+  nonce: optionalText(2048),
+  prompt: optionalText(128),
+  max_age: decimal,
 });
+
+/**
+ * `prompt=login` (and `max_age=0`, its equivalent) is satisfied by a sign-in at most this old when the code is
+ * issued: the consent page sends the user through the login page and back, then they approve.
+ */
+export const LOGIN_PROMPT_WINDOW_MS = 60_000;
 
 const CLIENT_ENDPOINT_LIMIT = 120;
 
-export function oauth2ProviderRoutes(services: AppServices): AnyRoute[] {
+export function oauth2ProviderRoutes(services: AppServices, signingKeys: SigningKeys): AnyRoute[] {
   const { config, db, credentials } = services;
   const apps = new ApplicationsRepository(db);
   const grants = new GrantStore(db, services.ids);
   // Read per request: configuration is the source of truth, and tests settle the public URLs after start.
   const webapp = () => new URL(config.webappUrl).origin;
 
-  /** Client authentication, counting failures toward the IP-ban trigger (api.md §5.3). */
-  /** Revocation and introspection start alike: authenticate the client, then read the required `token`. */
-  async function clientTokenRequest(ctx: RequestContext): Promise<{ app: ApplicationRecord; token: string }> {
+  /**
+   * Revocation and introspection start alike: authenticate the client, then read the required `token`.
+   * A public client may revoke its tokens (RFC 7009 §5) but not introspect them.
+   */
+  async function clientTokenRequest(
+    ctx: RequestContext,
+    allowPublic: boolean,
+  ): Promise<{ app: ApplicationRecord; token: string }> {
     const params = parseClientParams(ctx.request.headers['content-type'], ctx.rawBody);
-    const app = await authenticatedClient(ctx, params);
+    const { app } = await authenticatedClient(ctx, params, allowPublic);
     const token = params.get('token');
     if (!token) throw oauthError('invalid_request', 'token is required');
     return { app, token };
   }
 
-  async function authenticatedClient(ctx: RequestContext, params: ClientParams): Promise<ApplicationRecord> {
+  /** Client authentication, counting failures toward the IP-ban trigger (docs/conventions.md#ip-bans). */
+  async function authenticatedClient(
+    ctx: RequestContext,
+    params: ClientParams,
+    allowPublic: boolean,
+  ): Promise<AuthenticatedClient> {
     try {
-      return await authenticateClient(apps, ctx.request.headers.authorization, params);
+      return await authenticateClient(apps, ctx.request.headers.authorization, params, { allowPublic });
     } catch (error) {
       if (isInvalidClient(error)) await services.recordAuthFailure(ctx.ip, ctx.request.hearth.strict);
       throw error;
@@ -78,7 +117,32 @@ export function oauth2ProviderRoutes(services: AppServices): AnyRoute[] {
     if (userId) await credentials.invalidate({ userId });
   }
 
-  function tokenResponse(ctx: RequestContext, tokens: IssuedTokens): Record<string, unknown> {
+  /**
+   * The token response; with `openid` it carries an ID token for `userId` (OpenID Connect Core §3.1.3.3).
+   * `nonce` comes only from a code: an ID token from a refresh has none.
+   */
+  async function tokenResponse(
+    ctx: RequestContext,
+    app: ApplicationRecord,
+    userId: string,
+    tokens: IssuedTokens,
+    nonce: string | null,
+  ): Promise<Record<string, unknown>> {
+    let idToken: string | undefined;
+    if (tokens.scopes.includes('openid')) {
+      const user = await services.users.findById(userId);
+      if (!user) throw oauthError('invalid_grant', 'The account no longer exists');
+      idToken = await issueIdToken(signingKeys, {
+        issuer: issuerOf(config),
+        clientId: app.id,
+        user,
+        scopes: tokens.scopes,
+        authTime: tokens.authTime,
+        nonce,
+        accessToken: tokens.accessToken,
+        now: ctx.now,
+      });
+    }
     // RFC 6749 §5.1: token responses must not be cached.
     ctx.reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
     return {
@@ -87,10 +151,25 @@ export function oauth2ProviderRoutes(services: AppServices): AnyRoute[] {
       expires_in: ACCESS_TOKEN_TTL_MS / 1000,
       refresh_token: tokens.refreshToken,
       scope: formatScopes(tokens.scopes),
+      ...(idToken !== undefined ? { id_token: idToken } : {}),
     };
   }
 
-  async function exchangeCode(ctx: RequestContext, app: ApplicationRecord, params: ClientParams) {
+  /** When the session behind a request signed in: its creation (a login, registration or SSO return). */
+  async function sessionAuthTime(sessionId: string): Promise<Date | undefined> {
+    const [row] = await db.query<{ created_at: Date }>('SELECT created_at FROM sessions WHERE id = $1', [sessionId]);
+    return row?.created_at;
+  }
+
+  /** Whether a sign-in at `authTime` satisfies the request's `prompt=login` and `max_age`. */
+  function signInFreshEnough(request: AuthorizationRequest, authTime: Date, now: number): boolean {
+    const age = now - authTime.getTime();
+    if ((request.prompts.has('login') || request.maxAge === 0) && age > LOGIN_PROMPT_WINDOW_MS) return false;
+    return request.maxAge === undefined || request.maxAge === 0 || age <= request.maxAge * 1000;
+  }
+
+  async function exchangeCode(ctx: RequestContext, client: AuthenticatedClient, params: ClientParams) {
+    const app = client.app;
     const code = params.get('code');
     if (!code) throw oauthError('invalid_request', 'code is required');
     const redemption = await grants.redeemCode(code, app.id, ctx.now);
@@ -103,12 +182,16 @@ export function oauth2ProviderRoutes(services: AppServices): AnyRoute[] {
     if (params.get('redirect_uri') !== redemption.redirectUri)
       throw oauthError('invalid_grant', 'redirect_uri does not match the authorization request');
     const verifier = params.get('code_verifier');
+    // A client without a secret proves the code with PKCE only (a code issued before it became public has none).
+    if (client.method === 'none' && redemption.codeChallenge === null)
+      throw oauthError('invalid_grant', 'A public client must use PKCE');
     if (redemption.codeChallenge === null) {
       if (verifier !== undefined) throw oauthError('invalid_grant', 'No code challenge was sent for this code');
     } else if (verifier === undefined || !verifierMatches(verifier, redemption.codeChallenge)) {
       throw oauthError('invalid_grant', 'The code verifier does not match');
     }
-    return tokenResponse(ctx, await grants.issueTokens(redemption.grantId, redemption.scopes, ctx.now));
+    const tokens = await grants.issueTokens(redemption.grantId, redemption.scopes, redemption.authTime, ctx.now);
+    return tokenResponse(ctx, app, redemption.userId, tokens, redemption.nonce);
   }
 
   async function refresh(ctx: RequestContext, app: ApplicationRecord, params: ClientParams) {
@@ -129,16 +212,26 @@ export function oauth2ProviderRoutes(services: AppServices): AnyRoute[] {
       throw oauthError('invalid_grant', 'The refresh token was already used; the grant is revoked');
     }
     if (redemption.status !== 'ok') throw oauthError('invalid_grant', 'Unknown or expired refresh token');
-    return tokenResponse(ctx, await grants.issueTokens(redemption.grantId, narrowed ?? redemption.scopes, ctx.now));
+    const scopes = narrowed ?? redemption.scopes;
+    const tokens = await grants.issueTokens(redemption.grantId, scopes, redemption.authTime, ctx.now);
+    return tokenResponse(ctx, app, redemption.userId, tokens, null);
   }
 
-  async function issueAuthorizationCode(userId: string, request: AuthorizationRequest, now: number, uri: string) {
+  async function issueAuthorizationCode(
+    userId: string,
+    request: AuthorizationRequest,
+    authTime: Date,
+    now: number,
+    uri: string,
+  ) {
     const grantId = await grants.upsertGrant(userId, request.app.id, request.scopes, now);
     return grants.issueCode({
       grantId,
       redirectUri: uri,
       scopes: request.scopes,
       codeChallenge: request.codeChallenge,
+      nonce: request.nonce,
+      authTime,
       now,
     });
   }
@@ -148,7 +241,58 @@ export function oauth2ProviderRoutes(services: AppServices): AnyRoute[] {
     return REPLY_SENT;
   }
 
+  /**
+   * The end-session endpoint: the request is checked here (a bad hint, client or post-logout URI is a 400 that
+   * redirects nowhere), then the user's browser goes to the web app's sign-out page with the same parameters;
+   * that page asks the user and calls the confirmation route, which checks them again.
+   */
+  async function startLogout(ctx: RequestContext, params: LogoutParams): Promise<typeof REPLY_SENT> {
+    await validateLogout({ apps, keys: signingKeys, issuer: issuerOf(config) }, params, ctx.now);
+    const page = new URL(`${webapp()}/oauth2/logout`);
+    for (const name of ['id_token_hint', 'client_id', 'post_logout_redirect_uri', 'state'] as const) {
+      const value = params[name];
+      if (value !== undefined) page.searchParams.set(name, value);
+    }
+    return redirect(ctx, page.toString());
+  }
+
   return [
+    route({
+      method: 'GET',
+      path: '/oauth2/logout',
+      policy: 'none',
+      rateLimit: { bucket: 'oauth2:logout', limit: 60, windowSeconds: 60 },
+      query: logoutParams,
+      handler: (ctx) => startLogout(ctx, ctx.query),
+    }),
+
+    route({
+      method: 'POST',
+      path: '/oauth2/logout',
+      policy: 'none',
+      bodyKind: 'form',
+      rateLimit: { bucket: 'oauth2:logout', limit: 60, windowSeconds: 60 },
+      body: logoutParams,
+      handler: (ctx) => startLogout(ctx, ctx.body),
+    }),
+
+    route({
+      method: 'POST',
+      path: '/oauth2/logout/confirm',
+      policy: 'none',
+      rateLimit: { bucket: 'oauth2:logout', limit: 60, windowSeconds: 60 },
+      body: logoutParams,
+      async handler(ctx) {
+        const request = await validateLogout({ apps, keys: signingKeys, issuer: issuerOf(config) }, ctx.body, ctx.now);
+        // The caller's own web session ends (a sign-out needs no other proof: the token is in the header, never
+        // a cookie, so no other site can send it). Without a session the user is already signed out.
+        const principal = ctx.principal;
+        const signedOut = principal?.kind === 'session';
+        if (signedOut) await services.sessions.revoke(principal.user.id, [principal.sessionIdHash]);
+        return { signed_out: signedOut, redirect_to: request.redirectTo ?? null };
+      },
+    }),
+
     route({
       method: 'GET',
       path: '/oauth2/authorize',
@@ -156,7 +300,7 @@ export function oauth2ProviderRoutes(services: AppServices): AnyRoute[] {
       rateLimit: { bucket: 'oauth2:authorize', limit: 60, windowSeconds: 60 },
       async handler(ctx) {
         const query = (ctx.query ?? {}) as Record<string, string | undefined>;
-        if (query.prompt !== 'none') {
+        if (!(query.prompt ?? '').split(' ').includes('none')) {
           // The consent page lives in the web app; it calls the consent API, which validates everything.
           const search = ctx.request.url.includes('?') ? ctx.request.url.slice(ctx.request.url.indexOf('?')) : '';
           return redirect(ctx, `${webapp()}/oauth2/authorize${search}`);
@@ -180,13 +324,23 @@ export function oauth2ProviderRoutes(services: AppServices): AnyRoute[] {
         }
         const principal = ctx.principal;
         const user = principal?.kind === 'session' ? principal.user : undefined;
-        const grant = user && !request.install ? await grants.findGrant(user.id, app.id) : undefined;
-        const suspicious = user
-          ? effectiveSuspiciousFlags(user.suspiciousActivityFlags, user.emailVerified) !== 0
-          : true;
-        if (!user || !grant || suspicious || !covers(grant.scopes, request.scopes))
+        const authTime = principal?.kind === 'session' ? await sessionAuthTime(principal.sessionId) : undefined;
+        // OpenID Connect names the missing sign-in `login_required`; plain OAuth2 requests keep `consent_required`.
+        if (!user || !authTime)
+          return redirect(
+            ctx,
+            redirectWith(redirectUri, {
+              error: request.scopes.includes('openid') ? 'login_required' : 'consent_required',
+              state,
+            }),
+          );
+        if (!signInFreshEnough(request, authTime, ctx.now))
+          return redirect(ctx, redirectWith(redirectUri, { error: 'login_required', state }));
+        const grant = request.install ? undefined : await grants.findGrant(user.id, app.id);
+        const suspicious = effectiveSuspiciousFlags(user.suspiciousActivityFlags, user.emailVerified) !== 0;
+        if (!grant || suspicious || !covers(grant.scopes, request.scopes))
           return redirect(ctx, redirectWith(redirectUri, { error: 'consent_required', state }));
-        const code = await issueAuthorizationCode(user.id, request, ctx.now, redirectUri);
+        const code = await issueAuthorizationCode(user.id, request, authTime, ctx.now, redirectUri);
         return redirect(ctx, redirectWith(redirectUri, { code, state }));
       },
     }),
@@ -202,6 +356,11 @@ export function oauth2ProviderRoutes(services: AppServices): AnyRoute[] {
         const input: AuthorizationInput = ctx.body;
         const app = await resolveClient(apps, input);
         const request = validateAuthorization(app, input);
+        const principal = ctx.principal;
+        const authTime = principal?.kind === 'session' ? await sessionAuthTime(principal.sessionId) : undefined;
+        if (!authTime) throw new ApiError('UNAUTHORIZED');
+        // prompt=login / max_age: the consent page sends the user to sign in again and back here.
+        if (!signInFreshEnough(request, authTime, ctx.now)) throw new ApiError('LOGIN_REQUIRED');
         if (request.install) {
           if (!app.botPublic && app.ownerId !== ctx.user.id) throw new ApiError('BOT_IS_PRIVATE');
           await services.botInstaller.install({
@@ -213,7 +372,7 @@ export function oauth2ProviderRoutes(services: AppServices): AnyRoute[] {
           });
         }
         if (request.redirectUri === undefined) return { redirect_to: `${webapp()}/oauth2/authorized` };
-        const code = await issueAuthorizationCode(ctx.user.id, request, ctx.now, request.redirectUri);
+        const code = await issueAuthorizationCode(ctx.user.id, request, authTime, ctx.now, request.redirectUri);
         return { redirect_to: redirectWith(request.redirectUri, { code, state: request.state }) };
       },
     }),
@@ -226,10 +385,10 @@ export function oauth2ProviderRoutes(services: AppServices): AnyRoute[] {
       rateLimit: { bucket: 'oauth2:token', limit: CLIENT_ENDPOINT_LIMIT, windowSeconds: 60 },
       async handler(ctx) {
         const params = parseClientParams(ctx.request.headers['content-type'], ctx.rawBody);
-        const app = await authenticatedClient(ctx, params);
+        const client = await authenticatedClient(ctx, params, true);
         const grantType = params.get('grant_type');
-        if (grantType === 'authorization_code') return exchangeCode(ctx, app, params);
-        if (grantType === 'refresh_token') return refresh(ctx, app, params);
+        if (grantType === 'authorization_code') return exchangeCode(ctx, client, params);
+        if (grantType === 'refresh_token') return refresh(ctx, client.app, params);
         if (grantType === undefined) throw oauthError('invalid_request', 'grant_type is required');
         throw oauthError('unsupported_grant_type', 'Supported grants: authorization_code, refresh_token');
       },
@@ -242,7 +401,7 @@ export function oauth2ProviderRoutes(services: AppServices): AnyRoute[] {
       bodyKind: 'raw',
       rateLimit: { bucket: 'oauth2:revoke', limit: CLIENT_ENDPOINT_LIMIT, windowSeconds: 60 },
       async handler(ctx) {
-        const { app, token } = await clientTokenRequest(ctx);
+        const { app, token } = await clientTokenRequest(ctx, true);
         const info = await grants.findToken(token);
         // RFC 7009 §2.2: unknown tokens, and tokens of other clients, get the same empty 200.
         if (info && info.applicationId === app.id) await revokeGrant(info.grantId);
@@ -258,7 +417,7 @@ export function oauth2ProviderRoutes(services: AppServices): AnyRoute[] {
       bodyKind: 'raw',
       rateLimit: { bucket: 'oauth2:introspect', limit: CLIENT_ENDPOINT_LIMIT, windowSeconds: 60 },
       async handler(ctx) {
-        const { app, token } = await clientTokenRequest(ctx);
+        const { app, token } = await clientTokenRequest(ctx, false);
         ctx.reply.header('Cache-Control', 'no-store');
         const info = await grants.findToken(token);
         const active =

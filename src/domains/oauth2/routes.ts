@@ -3,8 +3,15 @@ import type { AnyRoute } from '../../http/route.ts';
 import { oauth2MeRoutes } from './me-routes.ts';
 import { oauth2MetadataRoutes } from './metadata.ts';
 import { oauth2ProviderRoutes } from './provider-routes.ts';
+import { SigningKeys } from './signing-keys.ts';
 
-/** The OAuth2 provider (api.md §3.5): authorisation, client endpoints, and what tokens and users see. */
+/** The OAuth2 / OpenID Connect provider (docs/oauth2.md#oauth2-provider): authorisation, client endpoints, metadata and keys. */
 export function oauth2Routes(services: AppServices): AnyRoute[] {
-  return [...oauth2ProviderRoutes(services), ...oauth2MeRoutes(services), ...oauth2MetadataRoutes(services.config)];
+  // One per process: it caches the current ID-token signing key.
+  const signingKeys = new SigningKeys(services.db, services.secrets.mfa);
+  return [
+    ...oauth2ProviderRoutes(services, signingKeys),
+    ...oauth2MeRoutes(services),
+    ...oauth2MetadataRoutes(services.config, signingKeys),
+  ];
 }

@@ -1,7 +1,18 @@
 import type { OAuthScope } from '../../http/route.ts';
 
-/** The closed set of scopes (api.md §3.5), in their canonical order. */
-export const OAUTH_SCOPES: readonly OAuthScope[] = ['identify', 'email', 'guilds', 'connections', 'bot'];
+/**
+ * The closed set of scopes (docs/oauth2.md#oauth2-provider), in their canonical order. `openid` asks for an ID token (OpenID
+ * Connect) and `profile` for the name claims; they come last so that earlier scope strings keep their form.
+ */
+export const OAUTH_SCOPES: readonly OAuthScope[] = [
+  'identify',
+  'email',
+  'guilds',
+  'connections',
+  'bot',
+  'openid',
+  'profile',
+];
 
 export type ScopeParse = { ok: true; scopes: OAuthScope[] } | { ok: false; reason: 'empty' | 'unknown' };
 

@@ -20,7 +20,7 @@ type Deps = Pick<AppServices, 'db' | 'ids' | 'users'>;
 const mismatch = (message: string) => fieldError('code', 'SSO_IDENTITY_MISMATCH', message);
 
 /**
- * Finds the account a provider identity signs into (issue 7, contract §5.8.3), in this order: the link
+ * Finds the account a provider identity signs into (issue 7, docs/sso.md#account-resolution), in this order: the link
  * for (issuer, subject); an account with the same email when `link_by_email` is on; a new account when
  * `auto_provision` is on; otherwise 403 SSO_REQUIRED.
  *

@@ -26,7 +26,7 @@ const completeBody = z.object({
 });
 
 /**
- * Single sign-on routes (api.md §3.1). None of them is `·L`: they are the way in while SSO is enforced.
+ * Single sign-on routes (docs/accounts.md). None of them is `·L`: they are the way in while SSO is enforced.
  * Rate-limit buckets: `auth:sso:status`, `auth:sso:start` (10/10 s each), `auth:sso:complete` (15/10 s).
  */
 export function ssoRoutes(services: AppServices): AnyRoute[] {

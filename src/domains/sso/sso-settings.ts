@@ -5,7 +5,7 @@ import { DEFAULT_SETTINGS, type SsoSettings } from '../instance/instance-setting
 import { type HostResolver, hostAddresses, isNonPublicAddress } from './private-address.ts';
 
 /**
- * Validation of the SSO part of `POST /admin/instance-config/update` (api.md §3.6).
+ * Validation of the SSO part of `POST /admin/instance-config/update` (docs/admin.md).
  *
  * Error paths are `sso.<field>` (and `sso.allowed_domains.<index>` for one domain), because the admin
  * update body nests these settings under `sso`. Element codes: `INVALID_FORMAT` for a wrong type or shape,
@@ -13,7 +13,7 @@ import { type HostResolver, hostAddresses, isNonPublicAddress } from './private-
  * (a provider URL on a private, loopback or link-local address, or plain http, without
  * `allow_private_issuer`).
  *
- * PATCH semantics (api.md §1.1): omitted = unchanged, `null` (or `""`) = back to the default.
+ * PATCH semantics (docs/conventions.md#requests): omitted = unchanged, `null` (or `""`) = back to the default.
  * Unknown members, including the read-only `redirect_uri` and `client_secret_set`, are ignored.
  */
 export interface ValidateSsoOptions {

@@ -10,7 +10,7 @@ export const SUDO_PROOF_LIFETIME_S = 300;
 const MAX_PASSWORD_LENGTH = 256;
 
 /**
- * The proof fields any sudo-gated body may carry (api.md §4). Each is read on its own: a malformed neighbour
+ * The proof fields any sudo-gated body may carry (docs/mfa-and-sudo.md#sudo-mode). Each is read on its own: a malformed neighbour
  * (say a too-short `password` beside a valid `mfa_code`) must not hide the others.
  */
 interface SudoFields {
@@ -43,7 +43,7 @@ export interface SudoRequest {
   /** The raw request body (the proof fields ride along with the route's own). */
   rawBody: unknown;
   headerProof: string | undefined;
-  /** `y⁰`: checked, but no proof is minted and none is echoed (contract §5.7.5). */
+  /** `y⁰`: checked, but no proof is minted and none is echoed (docs/mfa-and-sudo.md#sudo-mode). */
   noProof: boolean;
   /** False only for relaxed test-mode requests: TOTP replay guard and MFA failure allowance off. */
   strict: boolean;
@@ -58,7 +58,7 @@ export interface SudoDeps {
 }
 
 /**
- * Sudo mode (contract §5.7, api.md §4): decides whether the caller has recently re-verified a credential.
+ * Sudo mode (docs/mfa-and-sudo.md#sudo-mode, docs/mfa-and-sudo.md#sudo-mode): decides whether the caller has recently re-verified a credential.
  * The steps run in the documented order.
  */
 export class SudoMode {
@@ -156,7 +156,7 @@ export class SudoMode {
   }
 }
 
-/** 403 `SUDO_MODE_REQUIRED` with the sudo-mode-methods object (api.md §4). */
+/** 403 `SUDO_MODE_REQUIRED` with the sudo-mode-methods object (docs/mfa-and-sudo.md#sudo-mode). */
 export function sudoRequired(user: UserRecord, status: MfaStatus): ApiError {
   const mfa = hasMfa(status);
   return new ApiError('SUDO_MODE_REQUIRED', {

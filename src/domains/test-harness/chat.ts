@@ -3,6 +3,7 @@ import type { AppServices } from '../../app-services.ts';
 import { ApiError } from '../../http/errors.ts';
 import type { AnyRoute } from '../../http/route.ts';
 import { parseSnowflake, SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
+import { CHAT_INVALIDATE_TOPIC, type ChatInvalidation } from '../chat/events.ts';
 import { testRoute } from './routes.ts';
 
 const seedBody = z.object({
@@ -18,13 +19,45 @@ const seedBody = z.object({
     .max(1000),
 });
 
+const memberSeedBody = z.object({ count: z.number().int().min(1).max(10_000) });
+
 /** Spreads seeds that share a millisecond over the sequence bits so their ids stay unique. */
 let seedSequence = 0;
 
-/** `POST /test/messages/seed` (api.md §7): back-dated messages whose ids encode the given timestamps. */
+/**
+ * `POST /test/messages/seed` (docs/accounts.md#test-harness-test-mode-only): back-dated messages whose ids encode
+ * the given timestamps. `POST /test/guilds/{id}/members/seed`: `count` new accounts that cannot sign in (no email,
+ * no password) join the guild, for the web client's scale benchmark (a real sign-up costs an argon2 hash each).
+ */
 export function chatTestRoutes(services: AppServices): AnyRoute[] {
   const { db } = services;
   return [
+    testRoute({
+      method: 'POST',
+      path: '/test/guilds/:guildId/members/seed',
+      body: memberSeedBody,
+      async handler(ctx) {
+        const guildId = parseSnowflake(ctx.params.guildId ?? '');
+        if (!guildId.ok) throw new ApiError('UNKNOWN_GUILD');
+        const [guild] = await db.query<{ id: string }>('SELECT id FROM guilds WHERE id = $1', [guildId.value]);
+        if (!guild) throw new ApiError('UNKNOWN_GUILD');
+        const ids = Array.from({ length: ctx.body.count }, () => services.ids.next());
+        const now = new Date(ctx.now);
+        await db.transaction(async (tx) => {
+          await tx.query(
+            `INSERT INTO users (id, username, global_name, email_verified, avatar_color, created_at)
+             SELECT id, 'seed_' || id, NULL, false, 0, $2 FROM unnest($1::bigint[]) AS id`,
+            [ids, now],
+          );
+          await tx.query(
+            `INSERT INTO members (guild_id, user_id, joined_at) SELECT $1, id, $3 FROM unnest($2::bigint[]) AS id`,
+            [guild.id, ids, now],
+          );
+        });
+        await services.bus.publish<ChatInvalidation>(CHAT_INVALIDATE_TOPIC, { guildId: guild.id });
+        return { user_ids: ids };
+      },
+    }),
     testRoute({
       method: 'POST',
       path: '/test/messages/seed',

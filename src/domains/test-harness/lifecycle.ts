@@ -25,7 +25,7 @@ const premiumBody = z.object({
 });
 
 /**
- * How many rows of the user's data each store still holds (api.md §7 `data-exists`). Relationships are
+ * How many rows of the user's data each store still holds (docs/accounts.md#test-harness-test-mode-only `data-exists`). Relationships are
  * stored one row per direction, so the user's own list is the rows keyed by the user. Pinned DMs and saved
  * messages have no store yet (READY sends them empty), so there is nothing to count.
  */
@@ -46,7 +46,7 @@ async function dataCounts(db: Queryable, userId: string) {
   };
 }
 
-/** Test-harness routes of the account lifecycle (api.md §7). */
+/** Test-harness routes of the account lifecycle (docs/accounts.md#test-harness-test-mode-only). */
 export function lifecycleTestRoutes(services: AppServices): AnyRoute[] {
   const { db, credentials } = services;
   const ipAuthorization = new IpAuthorization(services);

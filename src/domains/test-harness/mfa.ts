@@ -4,7 +4,7 @@ import type { AnyRoute } from '../../http/route.ts';
 import { MFA_TICKET_TTL_MS } from '../auth/login-mfa.ts';
 import { requireUser, testRoute } from './routes.ts';
 
-/** `POST /test/auth/mfa-ticket` (api.md §7): plants an MFA login ticket chosen by the caller. */
+/** `POST /test/auth/mfa-ticket` (docs/accounts.md#test-harness-test-mode-only): plants an MFA login ticket chosen by the caller. */
 export function mfaTestRoutes(services: AppServices): AnyRoute[] {
   return [
     testRoute({

@@ -11,7 +11,7 @@ import {
 } from '../../identity/flags.ts';
 import { parseSnowflake } from '../../platform/crypto/snowflake.ts';
 
-/** Test-harness routes (api.md §7): policy `test` = test mode on and the right `X-Test-Token`. */
+/** Test-harness routes (docs/accounts.md#test-harness-test-mode-only): policy `test` = test mode on and the right `X-Test-Token`. */
 export function testRoute<B = unknown, Q = unknown>(spec: Omit<RouteSpec<B, Q>, 'policy' | 'alsoAtRoot'>): AnyRoute {
   return route<B, Q>({ ...spec, policy: 'test', alsoAtRoot: true });
 }

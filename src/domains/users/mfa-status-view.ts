@@ -23,6 +23,8 @@ export class MfaStatusView {
     bus.subscribe<AuthInvalidation>(AUTH_INVALIDATION_TOPIC, (m) =>
       m?.all ? this.forgetAll() : this.forget(m?.userId),
     );
+    bus.onGap(USER_UPDATED_TOPIC, () => this.forgetAll());
+    bus.onGap(AUTH_INVALIDATION_TOPIC, () => this.forgetAll());
   }
 
   /** Synchronous on a hit, so `GET /users/@me` pays no promise on its hot path. */

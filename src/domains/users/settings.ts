@@ -121,7 +121,16 @@ export const settingsPatchSchema = z
       .optional(),
     restricted_guilds: snowflakeList.optional(),
     default_guilds_restricted: z.boolean().optional(),
-    friend_source_flags: z.record(z.string().max(32), z.boolean()).optional(),
+    // Who may send a friend request: `{all: true}`, or any of `mutual_friends` / `mutual_guilds`, or `{}` for
+    // nobody (docs/accounts.md#privacy). Other members are dropped.
+    friend_source_flags: z
+      .object({
+        all: z.boolean().optional(),
+        mutual_friends: z.boolean().optional(),
+        mutual_guilds: z.boolean().optional(),
+      })
+      .strip()
+      .optional(),
     friend_discovery_flags: z.number().int().min(0).max(255).optional(),
     incoming_call_flags: z.number().int().min(0).max(255).optional(),
     group_dm_add_permission_flags: z.number().int().min(0).max(255).optional(),

@@ -50,7 +50,7 @@ function renderedPrivateUser(user: UserRecord, status: MfaStatus, includeEmail: 
   return rendered;
 }
 
-/** TR in api.md: the answer of every route that signs a user in. */
+/** The token response `{token, user_id, user}` (docs/accounts.md): the answer of every route that signs a user in. */
 export async function tokenResponse(
   services: ViewServices,
   user: UserRecord,

@@ -4,11 +4,11 @@ import type { Clock } from '../../platform/clock.ts';
 import { digest, randomBase62 } from '../../platform/crypto/tokens.ts';
 import type { Logger } from '../../platform/log.ts';
 import type { EventBus } from '../../platform/state/event-bus.ts';
-import type { StoredVoiceState, VoiceStateStore } from '../../platform/state/voice-states.ts';
+import { type StoredVoiceState, type VoiceStateStore, voiceScope } from '../../platform/state/voice-states.ts';
 import type { GuildContext } from '../chat/access.ts';
 import type { ChatModule } from '../chat/module.ts';
 import { has, PERMISSIONS } from '../chat/permissions.ts';
-import { CHANNEL_TYPES, type ChannelRow, type MemberRow } from '../chat/rows.ts';
+import { CHANNEL_TYPES, type ChannelRow, type GuildRow, type MemberRow } from '../chat/rows.ts';
 import { memberView } from '../chat/views.ts';
 import type { Dispatcher } from '../events/dispatch.ts';
 
@@ -21,9 +21,9 @@ export interface VoiceSessionMessage {
   payload: Record<string, unknown>;
 }
 
-/** Op 4 as the gateway parsed it. */
+/** Op 4 as the gateway parsed it; `guildId: null` is a DM or group-DM call (CallService). */
 export interface VoiceStateRequest {
-  guildId: string;
+  guildId: string | null;
   channelId: string | null;
   selfMute: boolean;
   selfDeaf: boolean;
@@ -44,6 +44,11 @@ export type VoiceOutcome =
   | { ok: true; server: Record<string, unknown> | undefined }
   | { ok: false; refusal: VoiceRefusal };
 
+/** The first AFK check after any activity: Discord's smallest `afk_timeout` (60 s). */
+export const AFK_MIN_TIMEOUT_MS = 60_000;
+/** Members looked at per AFK sweep (the rest are taken at the next one). */
+const AFK_SWEEP_LIMIT = 200;
+
 /** How long the VOICE_SERVER_UPDATE token opens the media endpoint. */
 export const VOICE_GRANT_TTL_MS = 120_000;
 
@@ -63,6 +68,27 @@ export function voiceEndpoint(config: Pick<Config, 'publicUrl'>): string {
 }
 
 /**
+ * VOICE_SERVER_UPDATE for a state that just joined a room: a fresh single-room token (only its digest is
+ * stored). `{token, guild_id, endpoint}` for a guild channel, `{token, channel_id, endpoint}` for a DM call.
+ */
+export async function mintVoiceServer(
+  deps: Pick<VoiceServiceDeps, 'store' | 'clock' | 'config'>,
+  state: StoredVoiceState,
+): Promise<Record<string, unknown>> {
+  const token = randomBase62(40);
+  await deps.store.putGrant(digest(token), {
+    guildId: state.guild_id,
+    channelId: state.channel_id,
+    userId: state.user_id,
+    sessionId: state.session_id,
+    expiresAt: deps.clock.now() + VOICE_GRANT_TTL_MS,
+  });
+  return state.guild_id === null
+    ? { token, channel_id: state.channel_id, endpoint: voiceEndpoint(deps.config) }
+    : { token, guild_id: state.guild_id, endpoint: voiceEndpoint(deps.config) };
+}
+
+/**
  * Voice state: who is in which voice channel, with which flags, and who may be there. Changes are stored in the
  * shared store and announced to the guild as VOICE_STATE_UPDATE; a join or move also mints the single-room token
  * the joining session receives in VOICE_SERVER_UPDATE.
@@ -79,7 +105,11 @@ export class VoiceService {
   }
 
   /** Op 4 from a gateway session. */
-  async update(sessionId: string, userId: string, request: VoiceStateRequest): Promise<VoiceOutcome> {
+  async update(
+    sessionId: string,
+    userId: string,
+    request: VoiceStateRequest & { guildId: string },
+  ): Promise<VoiceOutcome> {
     const { store } = this.deps;
     if (request.channelId === null) {
       const removed = await store.remove(request.guildId, userId);
@@ -89,7 +119,7 @@ export class VoiceService {
     }
     const target = await this.voiceChannel(request.channelId, userId, request.guildId);
     if (!target.ok) return target;
-    const { channel, member, permissions } = target;
+    const { channel, member, permissions, guild } = target;
     if (!has(permissions, PERMISSIONS.VIEW_CHANNEL) || !has(permissions, PERMISSIONS.CONNECT))
       return { ok: false, refusal: 'missing_connect' };
     const previous = await store.get(request.guildId, userId);
@@ -105,12 +135,15 @@ export class VoiceService {
       self_mute: request.selfMute || request.selfDeaf,
       self_video: request.selfVideo && canStream,
       self_stream: request.selfStream && canStream,
-      suppress: !has(permissions, PERMISSIONS.SPEAK),
+      // Nobody speaks in the AFK channel (Discord's rule): it is where idle members are parked.
+      suppress: !has(permissions, PERMISSIONS.SPEAK) || guild.afk_channel_id === channel.id,
       request_to_speak_timestamp: null,
     };
     // MOVE_MEMBERS lets a member into a full channel, as in Discord.
     const limit = has(permissions, PERMISSIONS.MOVE_MEMBERS) ? 0 : (channel.user_limit ?? 0);
     if (!(await store.put(state, limit))) return { ok: false, refusal: 'channel_full' };
+    // An op 4 is someone acting on their call: it counts as activity for the AFK timeout.
+    await this.markActive(request.guildId, userId);
     await this.announce(state, member);
     const moved = !previous || previous.channel_id !== state.channel_id || previous.session_id !== sessionId;
     return { ok: true, server: moved ? await this.serverUpdate(state) : undefined };
@@ -160,16 +193,28 @@ export class VoiceService {
       return;
     }
     const channelId = change.channelId ?? current.channel_id;
-    const channel = await this.deps.chat.store.channel(channelId);
+    await this.moveState(current, channelId, member);
+  }
+
+  /**
+   * Writes `current` moved to `channelId` (or only re-checked, same channel) with the member's server mute/deaf
+   * and SPEAK there, announces it, and sends a moved session its token for the new room.
+   */
+  private async moveState(current: StoredVoiceState, channelId: string, member: MemberRow): Promise<boolean> {
+    const { store } = this.deps;
+    const [channel, guild] = await Promise.all([
+      this.deps.chat.store.channel(channelId),
+      this.deps.chat.store.guild(voiceScope(current)),
+    ]);
     const targetPermissions = channel ? await this.memberPermissions(channel, member.user_id) : 0n;
     const next: StoredVoiceState = {
       ...current,
       channel_id: channelId,
       mute: member.mute,
       deaf: member.deaf,
-      suppress: !has(targetPermissions, PERMISSIONS.SPEAK),
+      suppress: !has(targetPermissions, PERMISSIONS.SPEAK) || guild?.afk_channel_id === channelId,
     };
-    if (!(await store.put(next, 0))) return;
+    if (!(await store.put(next, 0))) return false;
     await this.announce(next, member);
     if (next.channel_id !== current.channel_id) {
       const server = await this.serverUpdate(next);
@@ -179,6 +224,46 @@ export class VoiceService {
         payload: server,
       });
     }
+    return true;
+  }
+
+  /** Speaking (reported by the SFU) or an op 4: the member is not idle. */
+  async markActive(guildId: string, userId: string): Promise<void> {
+    const now = this.deps.clock.now();
+    await this.deps.store.markActive(guildId, userId, now, now + AFK_MIN_TIMEOUT_MS);
+  }
+
+  /**
+   * The AFK sweep: a member in a guild with an AFK channel, idle (no op 4, no speech) for the guild's
+   * `afk_timeout`, is moved to the AFK channel, where they are suppressed. Returns how many were moved.
+   */
+  async sweepAfk(): Promise<number> {
+    const { store, clock } = this.deps;
+    const now = clock.now();
+    let moved = 0;
+    for (const due of await store.takeDueAfkChecks(now, AFK_SWEEP_LIMIT)) {
+      const state = await store.get(due.guildId, due.userId);
+      if (!state) {
+        await store.forgetActivity(due.guildId, due.userId);
+        continue;
+      }
+      const guild = await this.deps.chat.store.guild(due.guildId);
+      if (!guild?.afk_channel_id || state.channel_id === guild.afk_channel_id) {
+        // Nothing to do now; look again later in case an AFK channel is set.
+        await store.scheduleAfkCheck(due.guildId, due.userId, now + AFK_MIN_TIMEOUT_MS);
+        continue;
+      }
+      const deadline = due.activeAt + guild.afk_timeout * 1000;
+      if (deadline > now) {
+        await store.scheduleAfkCheck(due.guildId, due.userId, deadline);
+        continue;
+      }
+      const member = await this.deps.chat.store.member(due.guildId, due.userId);
+      if (!member) continue;
+      if (await this.moveState(state, guild.afk_channel_id, member)) moved++;
+      await store.scheduleAfkCheck(due.guildId, due.userId, now + AFK_MIN_TIMEOUT_MS);
+    }
+    return moved;
   }
 
   private async memberPermissions(channel: ChannelRow, userId: string): Promise<bigint> {
@@ -194,7 +279,8 @@ export class VoiceService {
     userId: string,
     guildId: string,
   ): Promise<
-    { ok: true; channel: ChannelRow; member: MemberRow; permissions: bigint } | { ok: false; refusal: VoiceRefusal }
+    | { ok: true; channel: ChannelRow; member: MemberRow; guild: GuildRow; permissions: bigint }
+    | { ok: false; refusal: VoiceRefusal }
   > {
     let access: Awaited<ReturnType<ChatModule['access']['channel']>>;
     try {
@@ -207,36 +293,31 @@ export class VoiceService {
     const { channel, guild, permissions } = access;
     if (!guild || channel.guild_id !== guildId) return { ok: false, refusal: 'unknown_channel' };
     if (channel.type !== CHANNEL_TYPES.GUILD_VOICE) return { ok: false, refusal: 'not_voice_channel' };
-    return { ok: true, channel, member: guild.member, permissions };
+    return { ok: true, channel, member: guild.member, guild: guild.guild, permissions };
   }
 
-  private async serverUpdate(state: StoredVoiceState): Promise<Record<string, unknown>> {
-    const token = randomBase62(40);
-    await this.deps.store.putGrant(digest(token), {
-      guildId: state.guild_id,
-      channelId: state.channel_id,
-      userId: state.user_id,
-      sessionId: state.session_id,
-      expiresAt: this.deps.clock.now() + VOICE_GRANT_TTL_MS,
-    });
-    return { token, guild_id: state.guild_id, endpoint: voiceEndpoint(this.deps.config) };
+  private serverUpdate(state: StoredVoiceState): Promise<Record<string, unknown>> {
+    return mintVoiceServer(this.deps, state);
   }
 
   private async announce(state: StoredVoiceState, member?: MemberRow): Promise<void> {
-    const row = member ?? (await this.deps.chat.store.member(state.guild_id, state.user_id));
+    const guildId = voiceScope(state);
+    const row = member ?? (await this.deps.chat.store.member(guildId, state.user_id));
     const user = await this.deps.chat.store.user(state.user_id);
     const payload: Record<string, unknown> = { ...state };
     if (row) payload.member = memberView(row, user);
-    await this.deps.dispatcher.dispatch('VOICE_STATE_UPDATE', payload, { kind: 'guild', guildId: state.guild_id });
+    await this.deps.dispatcher.dispatch('VOICE_STATE_UPDATE', payload, { kind: 'guild', guildId });
   }
 
   private async announceLeft(state: StoredVoiceState): Promise<void> {
+    const guildId = voiceScope(state);
+    await this.deps.store.forgetActivity(guildId, state.user_id);
     const left = { ...state, channel_id: null, self_video: false, self_stream: false };
-    const row = await this.deps.chat.store.member(state.guild_id, state.user_id);
+    const row = await this.deps.chat.store.member(guildId, state.user_id);
     const user = await this.deps.chat.store.user(state.user_id);
     const payload: Record<string, unknown> = { ...left };
     if (row) payload.member = memberView(row, user);
     // A member who just left the guild is not in its audience any more; they still hear that they left.
-    await this.deps.dispatcher.dispatch('VOICE_STATE_UPDATE', payload, { kind: 'guild', guildId: state.guild_id });
+    await this.deps.dispatcher.dispatch('VOICE_STATE_UPDATE', payload, { kind: 'guild', guildId });
   }
 }

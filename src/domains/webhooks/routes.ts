@@ -8,6 +8,7 @@ import { partialUser } from '../../identity/user-record.ts';
 import { digest, randomBase62 } from '../../platform/crypto/tokens.ts';
 import { readMessageRequest } from '../attachments/message-request.ts';
 import { pathId } from '../chat/access.ts';
+import { AUDIT_LOG_EVENTS, auditChanges, auditReason } from '../chat/guild-audit.ts';
 import { createMessageSchema, editMessageSchema } from '../chat/message-body.ts';
 import { PERMISSIONS } from '../chat/permissions.ts';
 import { type ChannelRow, isThread } from '../chat/rows.ts';
@@ -46,11 +47,30 @@ function secretHeaders(ctx: RequestContext): void {
   ctx.reply.header('Cache-Control', 'no-store').header('Referrer-Policy', 'no-referrer');
 }
 
-/** Webhooks (api.md §3.9): management with MANAGE_WEBHOOKS; execution by the token in the URL only. */
+/** A webhook's fields as its guild audit log entries show them (Discord's keys). */
+function webhookAuditFields(row: WebhookRow): Record<string, unknown> {
+  return { type: 1, name: row.name, channel_id: row.channel_id, avatar_hash: row.avatar };
+}
+const WEBHOOK_AUDIT_KEYS = ['type', 'name', 'channel_id', 'avatar_hash'] as const;
+
+/**
+ * Who changed a webhook through the management routes, for the guild audit log; the token routes carry no
+ * identity and are not logged (Discord's way).
+ */
+interface WebhookActor {
+  userId: string;
+  reason: string | null;
+}
+
+function actorOf(ctx: RequestContext): WebhookActor {
+  return { userId: ctx.user.id, reason: auditReason(ctx.request.headers) };
+}
+
+/** Webhooks (docs/media.md#webhooks-srcdomainswebhooks): management with MANAGE_WEBHOOKS; execution by the token in the URL only. */
 export function webhookRoutes(services: AppServices): AnyRoute[] {
   const { db, ids, chatCore, messages, attachments, media } = services;
   const interactionTokens = new InteractionWebhooks(services.interactions);
-  const { access, events, store: chatStore } = chatCore;
+  const { access, events, store: chatStore, audit } = chatCore;
 
   /** `?thread_id=`: a thread of the webhook's channel (Discord's rule); anything else → UNKNOWN_CHANNEL. */
   async function threadOf(home: ChannelRow, raw: string): Promise<ChannelRow> {
@@ -107,6 +127,7 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
   async function applyPatch(
     row: WebhookRow,
     body: { name?: string | undefined; avatar?: string | null | undefined; channel_id?: string | undefined },
+    actor?: WebhookActor,
   ) {
     const name = body.name ?? row.name;
     const avatar =
@@ -117,13 +138,33 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
       [row.id, name, avatar, channelId],
     );
     if (!updated) throw new ApiError('UNKNOWN_WEBHOOK');
+    const changes = auditChanges(webhookAuditFields(row), webhookAuditFields(updated), WEBHOOK_AUDIT_KEYS);
+    if (actor && changes.length > 0)
+      await audit.record({
+        guildId: updated.guild_id,
+        action: AUDIT_LOG_EVENTS.WEBHOOK_UPDATE,
+        userId: actor.userId,
+        targetId: updated.id,
+        changes,
+        reason: actor.reason,
+      });
     await announce(updated);
     if (updated.channel_id !== row.channel_id) await announce(row);
     return updated;
   }
 
-  async function remove(row: WebhookRow) {
-    await db.query('DELETE FROM webhooks WHERE id = $1', [row.id]);
+  async function remove(row: WebhookRow, actor?: WebhookActor) {
+    const deleted = await db.query('DELETE FROM webhooks WHERE id = $1 RETURNING id', [row.id]);
+    if (deleted.length === 0) throw new ApiError('UNKNOWN_WEBHOOK');
+    if (actor)
+      await audit.record({
+        guildId: row.guild_id,
+        action: AUDIT_LOG_EVENTS.WEBHOOK_DELETE,
+        userId: actor.userId,
+        targetId: row.id,
+        changes: auditChanges(webhookAuditFields(row), undefined, WEBHOOK_AUDIT_KEYS),
+        reason: actor.reason,
+      });
     await announce(row);
   }
 
@@ -169,6 +210,14 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
           [id, channel.guild_id, channel.id, ctx.user.id, ctx.body.name, avatar, digest(token)],
         );
         if (!row) throw new Error('webhook insert returned nothing');
+        await audit.record({
+          guildId: row.guild_id,
+          action: AUDIT_LOG_EVENTS.WEBHOOK_CREATE,
+          userId: ctx.user.id,
+          targetId: row.id,
+          changes: auditChanges(undefined, webhookAuditFields(row), WEBHOOK_AUDIT_KEYS),
+          reason: auditReason(ctx.request.headers),
+        });
         await announce(row);
         return view(row, { token });
       },
@@ -225,7 +274,7 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
           if (target.channel.guild_id !== row.guild_id || target.channel.type !== 0)
             throw new ApiError('UNKNOWN_CHANNEL');
         }
-        return view(await applyPatch(row, ctx.body));
+        return view(await applyPatch(row, ctx.body, actorOf(ctx)));
       },
     }),
     route({
@@ -234,12 +283,12 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
       policy: 'user',
       rateLimit: { bucket: 'webhooks:write', limit: 20, windowSeconds: 10 },
       async handler(ctx) {
-        await remove(await managed(ctx));
+        await remove(await managed(ctx), actorOf(ctx));
         return undefined;
       },
     }),
 
-    // Token routes: credential-free, the Authorization header is never read (contract §4, §5.11).
+    // Token routes: credential-free, the Authorization header is never read (docs/conventions.md#policies).
     route({
       method: 'GET',
       path: '/webhooks/:webhookId/:token',
@@ -273,7 +322,7 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
       method: 'POST',
       path: '/webhooks/:webhookId/:token',
       policy: 'credential-free',
-      bodyKind: 'raw',
+      bodyKind: 'stream',
       bodyLimit: 11 * 25 * 1024 * 1024,
       rateLimit: executeLimit,
       query: executeQuery,
@@ -282,7 +331,7 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
       async handler(ctx) {
         if (InteractionWebhooks.matches(ctx)) return interactionTokens.followUp(ctx, ctx.preflight as InteractionRow);
         const row = ctx.preflight as WebhookRow;
-        const request = await readMessageRequest(ctx);
+        const request = await readMessageRequest(ctx, services.objects);
         const body = validate(createMessageSchema, request.payload);
         const extras = validate(executeExtras, request.payload);
         const home = await chatStore.channel(row.channel_id);
@@ -329,7 +378,7 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
       method: 'PATCH',
       path: '/webhooks/:webhookId/:token/messages/:messageId',
       policy: 'credential-free',
-      bodyKind: 'raw',
+      bodyKind: 'stream',
       bodyLimit: 11 * 25 * 1024 * 1024,
       rateLimit: tokenLimit,
       preflight: (ctx) => (InteractionWebhooks.matches(ctx) ? interactionTokens.interaction(ctx) : byToken(ctx)),
@@ -337,12 +386,20 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
         if (InteractionWebhooks.matches(ctx)) return interactionTokens.edit(ctx, ctx.preflight as InteractionRow);
         const row = ctx.preflight as WebhookRow;
         const { message, channel } = await webhookMessage(ctx, row);
-        const request = await readMessageRequest(ctx);
+        const request = await readMessageRequest(ctx, services.objects);
         const body = validate(editMessageSchema, request.payload);
-        const added =
-          request.files.size > 0
-            ? await attachments.resolve(row.creator_id ?? row.id, channel.id, [], request.files)
-            : [];
+        // As a user's edit: `attachments` lists what stays (existing ids) and pairs new files by upload index.
+        const refs = body.attachments ?? undefined;
+        const kept =
+          refs !== undefined || request.files.size > 0
+            ? await attachments.resolve(
+                row.creator_id ?? row.id,
+                channel.id,
+                (refs ?? []).filter((a) => a.upload_filename === undefined),
+                request.files,
+                message.attachments as Record<string, unknown>[],
+              )
+            : undefined;
         return messages.edit(channel, message, {
           content: body.content,
           embeds: body.embeds,
@@ -350,7 +407,7 @@ export function webhookRoutes(services: AppServices): AnyRoute[] {
           allowedMentions: body.allowed_mentions,
           canMentionEveryone: true,
           ...(body.components ? { extras: { components: body.components } } : {}),
-          ...(added.length ? { attachments: [...(message.attachments as Record<string, unknown>[]), ...added] } : {}),
+          ...(kept ? { attachments: kept } : {}),
         });
       },
     }),

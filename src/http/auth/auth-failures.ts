@@ -7,7 +7,7 @@ type BanSettings = Pick<Config, 'ipBanFailures' | 'ipBanExempt' | 'ipBanWindowSe
 
 /**
  * Counts failed authentications per client IP and bans the IP once they reach the limit inside the window
- * (api.md §5). Shared by the HTTP pipeline, the routes that check a secret themselves and the gateway.
+ * (docs/conventions.md#rate-limits). Shared by the HTTP pipeline, the routes that check a secret themselves and the gateway.
  * `strict` is false only for test-mode requests without `X-Test-Strict: true`, which are never counted.
  */
 export function authFailureRecorder(

@@ -2,7 +2,7 @@ import { isSnowflake } from '../../platform/crypto/snowflake.ts';
 import { SESSION_TOKEN_PATTERN } from '../../platform/crypto/tokens.ts';
 
 /**
- * The one parser of the `Authorization` header (contract §5.1, api.md §1.5). It only reads the form;
+ * The one parser of the `Authorization` header (docs/conventions.md#the-authorization-header, docs/conventions.md#the-authorization-header). It only reads the form;
  * resolving a credential to an account is `CredentialResolver`'s job.
  */
 export type ParsedCredential =
@@ -26,7 +26,7 @@ export function parseAuthorization(header: string | undefined, options: { adminA
   }
   const scheme = header.slice(0, space);
   const token = header.slice(space + 1);
-  // "Bot  x" (two spaces) leaves a padded token, which §5.1 forbids.
+  // "Bot  x" (two spaces) leaves a padded token, which docs/conventions.md#the-authorization-header calls invalid.
   if (token === '' || token.trim() !== token || !BARE_TOKEN_PATTERN.test(token)) return { kind: 'invalid' };
 
   switch (scheme) {
@@ -40,7 +40,7 @@ export function parseAuthorization(header: string | undefined, options: { adminA
     case 'Bearer':
       return SESSION_TOKEN_PATTERN.test(token) ? { kind: 'session', token } : { kind: 'bearer', token };
     case 'Admin':
-      // Outside the Admin API an Admin key is ignored as if absent: no failure signal (api.md §1.5.4).
+      // Outside the Admin API an Admin key is ignored as if absent: no failure signal (docs/conventions.md#the-authorization-header).
       return options.adminArea ? { kind: 'admin', token } : { kind: 'none' };
     default:
       return { kind: 'invalid' };

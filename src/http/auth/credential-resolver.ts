@@ -55,6 +55,8 @@ export class CredentialResolver {
   ) {
     this.bindings = new TtlCache(100_000, 60_000, () => Date.now());
     bus.subscribe<AuthInvalidation>(AUTH_INVALIDATION_TOPIC, (message) => this.dropLocal(message));
+    // Invalidations may have been lost (a Redis reconnect, a skipped number): forget every credential and user.
+    bus.onGap(AUTH_INVALIDATION_TOPIC, () => this.dropLocal({ all: true }));
   }
 
   /** Writes pending last-used times (shutdown, and before a list shows them). */
@@ -70,6 +72,11 @@ export class CredentialResolver {
   async invalidate(message: AuthInvalidation): Promise<void> {
     this.dropLocal(message);
     await this.bus.publish(AUTH_INVALIDATION_TOPIC, message);
+  }
+
+  /** Forgets every cached credential and user in this process (revocations may have been lost). */
+  forgetAll(): void {
+    this.dropLocal({ all: true });
   }
 
   private dropLocal(message: AuthInvalidation): void {

@@ -31,6 +31,11 @@ async function limited<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Hashes running and waiting for a slot (the `hearth_argon2_hashes` metric). */
+export function passwordHashQueue(): { running: number; waiting: number } {
+  return { running, waiting: waiting.length };
+}
+
 export function hashPassword(password: string): Promise<string> {
   return limited(() => argon2.hash(password, PASSWORD_HASH_OPTIONS));
 }

@@ -47,7 +47,7 @@ export function isSnowflake(text: string): boolean {
   return parseSnowflake(text).ok;
 }
 
-/** Accepts a digit string or a JSON integer, as api.md §1.2 allows. */
+/** Accepts a digit string or a JSON integer, as docs/conventions.md#ids-and-time allows. */
 export function parseSnowflake(input: unknown): SnowflakeCheck {
   let text: string;
   if (typeof input === 'string') text = input;

@@ -51,5 +51,5 @@ export function constantTimeEqual(a: string | Buffer, b: string | Buffer): boole
 export const SESSION_TOKEN_PREFIX = 'flx_';
 export const SESSION_TOKEN_PATTERN = /^flx_[A-Za-z0-9]{36}$/;
 
-/** The public name of a session: unpadded base64url SHA-256 of its token (api.md §1.4). */
+/** The public name of a session: unpadded base64url SHA-256 of its token (docs/conventions.md#credentials). */
 export const sessionIdHash = digest;

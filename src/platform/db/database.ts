@@ -10,6 +10,8 @@ export interface Database extends Queryable {
   /** Runs `work` in one transaction; it commits when `work` resolves and rolls back when it throws. */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /** Connections of a server's pool (the `hearth_db_pool_connections` metric); PGlite has none. */
+  poolStats?(): { total: number; idle: number; waiting: number };
 }
 
 /** PostgreSQL's unique-violation SQLSTATE, raised the same way by PGlite and by a server. */

@@ -12,7 +12,7 @@ import { openPostgres } from './postgres.ts';
  * same way (the CLI with a smaller pool).
  */
 export async function openConfiguredDatabase(
-  config: { databaseUrl?: string | undefined; dataDir: string },
+  config: { databaseUrl?: string | undefined; dataDir: string; pgliteSync?: 'commit' | 'off' },
   maxConnections?: number,
 ): Promise<Database> {
   if (config.databaseUrl) return openPostgres(config.databaseUrl, maxConnections);
@@ -23,7 +23,11 @@ export async function openConfiguredDatabase(
     const pgliteDir = join(dataDir, 'pglite');
     // A first start loads the database migrated at build time instead of initialising one (seconds faster).
     const template = existsSync(join(pgliteDir, 'PG_VERSION')) ? undefined : await builtTemplate();
-    const db = await openPglite({ dataDir: pgliteDir, ...(template ? { loadDataDir: template } : {}) });
+    const db = await openPglite({
+      dataDir: pgliteDir,
+      sync: config.pgliteSync ?? 'commit',
+      ...(template ? { loadDataDir: template } : {}),
+    });
     return {
       ...db,
       close: async () => {

@@ -27,5 +27,6 @@ export function openPostgres(connectionString: string, maxConnections = 10): Dat
       }
     },
     close: () => pool.end(),
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
   };
 }

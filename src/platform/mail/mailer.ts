@@ -6,7 +6,8 @@ export type EmailType =
   | 'ip_authorization'
   | 'email_change_original'
   | 'email_change_new'
-  | 'email_change_revert';
+  | 'email_change_revert'
+  | 'harvest_ready';
 
 export interface Email {
   to: string;
@@ -58,6 +59,11 @@ export class SmtpMailer implements Mailer {
     this.transport = nodemailer.createTransport(smtpUrl);
   }
 
+  /** Checks the connection (and login) without sending anything. */
+  async verify(): Promise<void> {
+    await this.transport.verify();
+  }
+
   async send(email: Email): Promise<void> {
     await this.transport.sendMail({
       from: this.from,
@@ -76,12 +82,16 @@ export class CapturingMailer implements Mailer {
   constructor(
     private readonly outbox: Outbox,
     private readonly now: () => number,
-    private readonly next?: Mailer,
+    private readonly next?: SmtpMailer,
   ) {}
 
   async send(email: Email): Promise<void> {
     this.outbox.capture(email, this.now());
     await this.next?.send(email);
+  }
+
+  async verify(): Promise<void> {
+    await this.next?.verify();
   }
 }
 

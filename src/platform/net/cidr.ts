@@ -73,7 +73,7 @@ export function anyCidrContains(cidrs: readonly Cidr[], address: string): boolea
   return cidrs.some((cidr) => cidrContains(cidr, address));
 }
 
-/** The rate-limit and ban key of an address: exact for IPv4, the /64 for IPv6 (api.md §1.6). */
+/** The rate-limit and ban key of an address: exact for IPv4, the /64 for IPv6 (docs/conventions.md#policies). */
 export function ipKey(address: string): string {
   const unmapped = address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
   if (isIP(unmapped) === 4) return unmapped;

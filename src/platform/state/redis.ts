@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { EventBus } from './event-bus.ts';
-import { LocalSubscribers } from './event-bus.ts';
+import type { BusHandler, EventBus, GapHandler } from './event-bus.ts';
+import { BusPositions, LocalSubscribers } from './event-bus.ts';
 import type { IpBan, IpBanStore } from './ip-bans.ts';
+import type { PresenceStore } from './presences.ts';
 import type { RateDecision, RateLimiter } from './rate-limiter.ts';
+import { RedisPresenceStore } from './redis-presences.ts';
 import { RedisVoiceStateStore } from './redis-voice-states.ts';
+import type { SlotDecision, SlotOptions, SlotRef, SlotStore } from './slots.ts';
 import type { VoiceStateStore } from './voice-states.ts';
 
 export interface RedisEventBusLike extends EventBus {
@@ -17,6 +20,8 @@ export interface RedisState {
   rateLimiter: RateLimiter;
   ipBans: IpBanStore;
   voiceStates: VoiceStateStore;
+  presences: PresenceStore;
+  slots: SlotStore;
   close(): Promise<void>;
 }
 
@@ -27,6 +32,9 @@ export interface RedisState {
  *   <p>ipban:<ip key>       JSON ban, expires with the ban
  *   <p>ipbans               sorted set index of banned ip keys, score = expiry (ms)
  *   <p>bus:<topic>          pub/sub channel
+ *   <p>slot:{<key>}         sorted set of slot holders, score = lease expiry (ms); expires with the last lease
+ *   <p>slotidle:{<key>}     hash holder → idle since (same hash slot as the set, for a Redis cluster)
+ *   <p>voice:…, <p>presence:… see redis-voice-states.ts and redis-presences.ts
  */
 
 /** `gcra()` in Lua: one script run is one atomic read-modify-write, so parallel consumers never overshoot. */
@@ -73,7 +81,82 @@ end
 return raw
 `;
 
+/** Drops lapsed holders of a slot set (and their idle marks); the prelude of every slot script. */
+const PRUNE_SLOTS = `
+local lapsed = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
+for _, member in ipairs(lapsed) do
+  redis.call('ZREM', KEYS[1], member)
+  redis.call('HDEL', KEYS[2], member)
+end
+`;
+
+/** ARGV: member, now, expiry, leaseMs, limit, evictIdle ('1'). Returns {1} / {1, evicted} / {0}. */
+const ACQUIRE_SLOT_SCRIPT = `${PRUNE_SLOTS}
+local evicted = false
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[5]) then
+  if ARGV[6] ~= '1' then return {0} end
+  local idle = redis.call('HGETALL', KEYS[2])
+  local since = nil
+  for i = 1, #idle, 2 do
+    local at = tonumber(idle[i + 1])
+    if since == nil or at < since then since = at; evicted = idle[i] end
+  end
+  if not evicted then return {0} end
+  redis.call('ZREM', KEYS[1], evicted)
+  redis.call('HDEL', KEYS[2], evicted)
+end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[4]) end
+if evicted then return {1, evicted} end
+return {1}
+`;
+
+/** ARGV: member, now, expiry, leaseMs. Returns 1 when the slot was still held. */
+const BUSY_SLOT_SCRIPT = `${PRUNE_SLOTS}
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1
+`;
+
+/** ARGV: member, now, since, leaseMs. */
+const IDLE_SLOT_SCRIPT = `${PRUNE_SLOTS}
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
+return 1
+`;
+
 type ScriptedRedis = Redis & {
+  hearthAcquireSlot(
+    key: string,
+    idleKey: string,
+    member: string,
+    now: number,
+    expiry: number,
+    leaseMs: number,
+    limit: number,
+    evictIdle: string,
+  ): Promise<[number, string?]>;
+  hearthBusySlot(
+    key: string,
+    idleKey: string,
+    member: string,
+    now: number,
+    expiry: number,
+    leaseMs: number,
+  ): Promise<number>;
+  hearthIdleSlot(
+    key: string,
+    idleKey: string,
+    member: string,
+    now: number,
+    since: number,
+    leaseMs: number,
+  ): Promise<number>;
   hearthGcra(key: string, limit: number, windowMs: number, now: number): Promise<[number, number, string, string]>;
   hearthRecordFailure(key: string, now: number, windowMs: number, member: string): Promise<number>;
   hearthFindBan(banKey: string, indexKey: string, now: number, ipKey: string): Promise<string | null>;
@@ -90,6 +173,9 @@ function connect(url: string): ScriptedRedis {
   client.defineCommand('hearthGcra', { numberOfKeys: 1, lua: GCRA_SCRIPT });
   client.defineCommand('hearthRecordFailure', { numberOfKeys: 1, lua: RECORD_FAILURE_SCRIPT });
   client.defineCommand('hearthFindBan', { numberOfKeys: 2, lua: FIND_BAN_SCRIPT });
+  client.defineCommand('hearthAcquireSlot', { numberOfKeys: 2, lua: ACQUIRE_SLOT_SCRIPT });
+  client.defineCommand('hearthBusySlot', { numberOfKeys: 2, lua: BUSY_SLOT_SCRIPT });
+  client.defineCommand('hearthIdleSlot', { numberOfKeys: 2, lua: IDLE_SLOT_SCRIPT });
   return client;
 }
 
@@ -203,9 +289,83 @@ class RedisIpBanStore implements IpBanStore {
   }
 }
 
+class RedisSlotStore implements SlotStore {
+  constructor(
+    private readonly client: ScriptedRedis,
+    private readonly prefix: string,
+  ) {}
+
+  /** Both keys of a slot set share a hash tag, so a Redis cluster keeps them on one node. */
+  private keys(key: string): [string, string] {
+    const tag = `{${key}}`;
+    return [`${this.prefix}slot:${tag}`, `${this.prefix}slotidle:${tag}`];
+  }
+
+  async acquire(key: string, member: string, limit: number, options: SlotOptions): Promise<SlotDecision> {
+    const [set, idle] = this.keys(key);
+    const [admitted, evicted] = await this.client.hearthAcquireSlot(
+      set,
+      idle,
+      member,
+      options.now,
+      options.now + options.leaseMs,
+      Math.max(1, Math.ceil(options.leaseMs)),
+      limit,
+      options.evictIdle ? '1' : '0',
+    );
+    if (admitted !== 1) return { admitted: false };
+    return evicted === undefined ? { admitted: true } : { admitted: true, evicted };
+  }
+
+  async release(key: string, member: string): Promise<void> {
+    const [set, idle] = this.keys(key);
+    await this.client.multi().zrem(set, member).hdel(idle, member).exec();
+  }
+
+  async idle(key: string, member: string, since: number, options: Pick<SlotOptions, 'now' | 'leaseMs'>): Promise<void> {
+    const [set, idle] = this.keys(key);
+    await this.client.hearthIdleSlot(set, idle, member, options.now, since, Math.max(1, Math.ceil(options.leaseMs)));
+  }
+
+  async busy(key: string, member: string, options: Pick<SlotOptions, 'now' | 'leaseMs'>): Promise<boolean> {
+    const [set, idle] = this.keys(key);
+    const lease = Math.max(1, Math.ceil(options.leaseMs));
+    return (await this.client.hearthBusySlot(set, idle, member, options.now, options.now + lease, lease)) === 1;
+  }
+
+  async renew(slots: readonly SlotRef[], options: Pick<SlotOptions, 'now' | 'leaseMs'>): Promise<void> {
+    if (slots.length === 0) return;
+    const lease = Math.max(1, Math.ceil(options.leaseMs));
+    const pipeline = this.client.pipeline();
+    const renewed = new Set<string>();
+    for (const { key, member } of slots) {
+      const [set, idle] = this.keys(key);
+      // XX: a slot that lapsed or was evicted meanwhile is not brought back.
+      pipeline.zadd(set, 'XX', options.now + lease, member);
+      if (renewed.has(set)) continue;
+      renewed.add(set);
+      pipeline.pexpire(set, lease);
+      pipeline.pexpire(idle, lease);
+    }
+    await pipeline.exec();
+  }
+
+  async count(key: string, now: number): Promise<number> {
+    return this.client.zcount(this.keys(key)[0], `(${now}`, '+inf');
+  }
+
+  async reset(): Promise<void> {
+    const prefix = globEscape(this.prefix);
+    await deleteByPattern(this.client, `${prefix}slot:*`);
+    await deleteByPattern(this.client, `${prefix}slotidle:*`);
+  }
+}
+
 interface Envelope {
   /** The publishing process: it has already delivered the message locally and skips the echo. */
   o: string;
+  /** The message's number among the publisher's messages on this topic (`BusPositions`). */
+  n: number;
   m: unknown;
 }
 
@@ -214,9 +374,11 @@ interface Envelope {
  * publish, exactly like the in-process bus; other processes get it through Redis. Messages must be JSON.
  */
 class RedisEventBus implements RedisEventBusLike {
+  readonly distributed = true;
   private readonly local = new LocalSubscribers();
   private readonly counts = new Map<string, number>();
   private readonly origin = randomBytes(9).toString('base64url');
+  private readonly positions = new BusPositions(this.origin);
   private readonly channelPrefix: string;
 
   constructor(
@@ -226,6 +388,28 @@ class RedisEventBus implements RedisEventBusLike {
   ) {
     this.channelPrefix = `${prefix}bus:`;
     subscriber.on('message', (channel: string, text: string) => this.receive(channel, text));
+    // 'ready' again after the first: the subscriber connection was lost and is back. Whatever was published
+    // meanwhile never reached this process, on any topic. ioredis re-subscribes right after emitting it; the
+    // PING's answer follows the re-subscriptions', so the gaps are reported once messages flow again.
+    let connected = subscriber.status === 'ready';
+    subscriber.on('ready', () => {
+      if (!connected) {
+        connected = true;
+        return;
+      }
+      setImmediate(() => {
+        subscriber.ping().then(
+          () => this.reconnected(),
+          () => this.reconnected(),
+        );
+      });
+    });
+  }
+
+  /** Every subscribed topic has a gap; continuity with each publisher restarts at its next message. */
+  private reconnected(): void {
+    this.positions.resync();
+    for (const topic of this.local.gapTopics()) this.local.gap({ topic, reason: 'reconnect' });
   }
 
   private receive(channel: string, text: string): void {
@@ -236,17 +420,34 @@ class RedisEventBus implements RedisEventBusLike {
     } catch {
       return;
     }
-    if (envelope.o === this.origin) return;
-    this.local.deliver(channel.slice(this.channelPrefix.length), envelope.m);
+    if (envelope.o === this.origin || typeof envelope.n !== 'number') return;
+    const topic = channel.slice(this.channelPrefix.length);
+    const mark = { origin: envelope.o, n: envelope.n };
+    const skipped = this.positions.received(topic, mark);
+    // Reported before the message is delivered: what reacts to the gap (sessions told to resume) must not
+    // let this message reach them as if nothing were missing before it.
+    if (skipped) this.local.gap({ topic, reason: 'sequence', origin: envelope.o, ...skipped });
+    this.local.deliver(topic, envelope.m, mark);
+  }
+
+  onGap(topic: string, handler: GapHandler): () => void {
+    return this.local.addGap(topic, handler);
   }
 
   async publish<T>(topic: string, message: T): Promise<void> {
-    const text = JSON.stringify({ o: this.origin, m: message } satisfies Envelope);
-    this.local.deliver(topic, message);
+    // Numbered, delivered locally and handed to the connection in one synchronous step: the publisher
+    // connection keeps command order, so every process receives this origin's messages in number order.
+    const mark = this.positions.next(topic);
+    const text = JSON.stringify({ o: this.origin, n: mark.n, m: message } satisfies Envelope);
+    this.local.deliver(topic, message, mark);
     await this.publisher.publish(this.channelPrefix + topic, text);
   }
 
-  subscribe<T>(topic: string, handler: (message: T) => void): () => void {
+  position(topic: string): Record<string, number> {
+    return this.positions.position(topic);
+  }
+
+  subscribe<T>(topic: string, handler: BusHandler<T>): () => void {
     const remove = this.local.add(topic, handler);
     const count = (this.counts.get(topic) ?? 0) + 1;
     this.counts.set(topic, count);
@@ -262,6 +463,8 @@ class RedisEventBus implements RedisEventBusLike {
         return;
       }
       this.counts.delete(topic);
+      // What is published while nobody here listens is not lost: a later subscription starts afresh.
+      this.positions.resync(topic);
       this.subscriber.unsubscribe(this.channelPrefix + topic).catch(() => {});
     };
   }
@@ -280,7 +483,12 @@ class RedisEventBus implements RedisEventBusLike {
  */
 export async function openRedisState(url: string, prefix: string): Promise<RedisState> {
   const client = connect(url);
-  const subscriber = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 3 });
+  // Named so an operator (or a test) can tell a process's bus connection in CLIENT LIST.
+  const subscriber = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 3,
+    connectionName: `${prefix.replace(/[^\w:.-]/g, '_')}bus`,
+  });
   subscriber.on('error', () => {});
   try {
     await client.connect();
@@ -296,6 +504,8 @@ export async function openRedisState(url: string, prefix: string): Promise<Redis
     rateLimiter: new RedisRateLimiter(client, prefix),
     ipBans: new RedisIpBanStore(client, prefix),
     voiceStates: new RedisVoiceStateStore(client, prefix),
+    presences: new RedisPresenceStore(client, prefix),
+    slots: new RedisSlotStore(client, prefix),
     async close() {
       await Promise.allSettled([subscriber.quit(), client.quit()]);
     },

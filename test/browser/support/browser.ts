@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
+import { after, before } from 'node:test';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { harness } from '../../support/client.ts';
+import { harness, request, type TestUser } from '../../support/client.ts';
 import { startTestServer, type TestServer } from '../../support/server.ts';
 
 /**
@@ -75,6 +76,60 @@ export async function startWebServer(
   return Object.assign(server, { origin });
 }
 
+/**
+ * Chromium flags for calls: a fake camera and microphone without a permission prompt, audio that plays without a
+ * gesture, and the whole screen picked when a page asks to share one.
+ */
+export const FAKE_MEDIA_ARGS = [
+  '--use-fake-device-for-media-stream',
+  '--use-fake-ui-for-media-stream',
+  '--autoplay-policy=no-user-gesture-required',
+  '--auto-select-desktop-capture-source=Entire screen',
+];
+
+/** A signed-in context allowed the microphone and camera on the web server's origin. */
+export function signedInWithMedia(browser: Browser, origin: string, user: Pick<TestUser, 'token' | 'id'>) {
+  return signedInContext(browser, user, { permissions: { origin, names: ['microphone', 'camera'] } });
+}
+
+/**
+ * The usual frame of a browser test file: a web server and Chromium started together before its tests and
+ * closed after them (Chromium first, so no page still talks to the server as it stops). `use` receives both
+ * once started, in the same hook (a file's own `before` is not ordered after this one): the file keeps them
+ * in its own variables and may set up more there. Registered where it is called: in a `describe`, for that
+ * suite only.
+ */
+export function serverAndChromium(
+  use: (started: { server: TestServer & { origin: string }; browser: Browser }) => unknown,
+  options: { env?: Record<string, string>; apiHost?: string; chromiumArgs?: string[] } = {},
+): void {
+  let server: (TestServer & { origin: string }) | undefined;
+  let browser: Browser | undefined;
+  before(async () => {
+    [server, browser] = await Promise.all([
+      startWebServer(options.env, options.apiHost ? { apiHost: options.apiHost } : {}),
+      launchChromium(options.chromiumArgs),
+    ]);
+    await use({ server, browser });
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+}
+
+/** Chromium alone for the file, whose suites start their own servers: launched before, closed after. */
+export function chromiumForFile(use: (browser: Browser) => void): void {
+  let browser: Browser | undefined;
+  before(async () => {
+    browser = await launchChromium();
+    use(browser);
+  });
+  after(async () => {
+    await browser?.close();
+  });
+}
+
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 export interface AxeViolation {
@@ -122,6 +177,111 @@ export async function newContext(
   });
   context.setDefaultTimeout(10_000);
   return context;
+}
+
+/**
+ * A context already signed in as `user`: the session the web client keeps in localStorage is stored before
+ * any page of it loads (and kept if the page replaces it). `permissions` are granted to their `origin`
+ * (e.g. the microphone of the voice tests).
+ */
+export async function signedInContext(
+  browser: Browser,
+  user: Pick<TestUser, 'token' | 'id'>,
+  options: { permissions?: { origin: string; names: string[] } } = {},
+): Promise<BrowserContext> {
+  const context = await newContext(browser);
+  const { permissions } = options;
+  if (permissions) await context.grantPermissions(permissions.names, { origin: permissions.origin });
+  await context.addInitScript(
+    ([token, userId]) => {
+      if (!window.localStorage.getItem('hearth.session'))
+        window.localStorage.setItem('hearth.session', JSON.stringify({ token, userId }));
+    },
+    [user.token, user.id],
+  );
+  return context;
+}
+
+type Credentials = Pick<TestUser, 'email' | 'password'>;
+
+/** Fills the sign-in form the page shows and sends it; what comes next is the caller's to wait for. */
+export async function fillSignIn(page: Page, user: Credentials): Promise<void> {
+  await page.getByLabel('Email').fill(user.email);
+  await page.getByLabel('Password', { exact: true }).fill(user.password);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+}
+
+/** Opens `/login` and sends the form; what comes next is the caller's to wait for. */
+export async function submitSignIn(page: Page, origin: string, user: Credentials): Promise<void> {
+  await page.goto(`${origin}/login`);
+  await fillSignIn(page, user);
+}
+
+/** Signs in through the form and waits until the client has left `/login`. */
+export async function signInAs(page: Page, origin: string, user: Credentials): Promise<void> {
+  await submitSignIn(page, origin, user);
+  await page.waitForURL((url) => url.pathname !== '/login');
+}
+
+/** A new context and page signed in through the form; `clipboard` opens the clipboard to it (copy buttons). */
+export async function signedInPage(
+  browser: Browser,
+  origin: string,
+  user: Credentials,
+  options: { clipboard?: boolean } = {},
+): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await newContext(browser);
+  if (options.clipboard) await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+  const page = await context.newPage();
+  await signInAs(page, origin, user);
+  return { context, page };
+}
+
+/** Waits for the page's `<h1>` with this name. */
+export const h1 = (page: Page, name: string) => page.getByRole('heading', { level: 1, name }).waitFor();
+
+/** Answers the sudo prompt with the password (an account without a second factor); the prompt goes away. */
+export async function confirmWithPassword(page: Page, password: string): Promise<void> {
+  const dialog = page.getByRole('dialog', { name: 'Confirm it is you' });
+  await dialog.waitFor();
+  await dialog.getByLabel('Your password').fill(password);
+  await dialog.getByRole('button', { name: 'Confirm' }).click();
+  // The prompt is unmounted once answered.
+  await dialog.waitFor({ state: 'detached' });
+}
+
+/** Chromium's virtual authenticator on the page (a platform passkey that always verifies the person). */
+export async function addVirtualAuthenticator(page: Page): Promise<void> {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+}
+
+/** A guild of `owner` with `members` joined through an invite of its system channel. */
+export async function guildWith(
+  server: Pick<TestServer, 'url'>,
+  name: string,
+  owner: TestUser,
+  ...members: TestUser[]
+) {
+  const guild = await request(server, 'POST', '/v1/guilds', { auth: owner.token, body: { name } });
+  assert.equal(guild.status, 200, guild.text);
+  const channel = guild.body.system_channel_id as string;
+  const invite = await request(server, 'POST', `/v1/channels/${channel}/invites`, { auth: owner.token, body: {} });
+  for (const member of members) {
+    const joined = await request(server, 'POST', `/v1/invites/${invite.body.code}`, { auth: member.token, body: {} });
+    assert.equal(joined.status, 200, joined.text);
+  }
+  return { guildId: guild.body.id as string, channelId: channel, code: invite.body.code as string };
 }
 
 export interface Mail {

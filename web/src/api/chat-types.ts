@@ -37,6 +37,10 @@ export interface Role {
 export interface Member {
   user?: PartialUser;
   nick?: string | null;
+  /** Per-guild profile: image hashes under `/media/guilds/{gid}/users/{uid}/…`, null = the account's own. */
+  avatar?: string | null;
+  banner?: string | null;
+  bio?: string | null;
   roles: Snowflake[];
   joined_at?: string;
   communication_disabled_until?: string | null;
@@ -53,6 +57,7 @@ export interface Guild {
   members?: Member[];
   member_count?: number;
   unavailable?: boolean;
+  emojis?: Emoji[];
 }
 
 export interface Emoji {
@@ -102,6 +107,8 @@ export interface Component {
 
 export interface Message {
   application_id?: Snowflake;
+  /** Type 3 (a DM call): who took part and when it ended. */
+  call?: { participants: Snowflake[]; ended_timestamp: string | null };
   components?: Component[];
   id: Snowflake;
   channel_id: Snowflake;
@@ -147,4 +154,64 @@ export interface SendMessageBody {
   nonce?: string;
   message_reference?: { message_id: Snowflake };
   allowed_mentions?: { parse?: string[]; replied_user?: boolean };
+}
+
+/** An option of an application command (Discord's APIApplicationCommandOption, the fields the picker reads). */
+/** A choice of a command option, or one an autocomplete answer offers. */
+export interface CommandChoice {
+  name: string;
+  name_localizations?: Record<string, string> | null;
+  value: string | number;
+}
+
+export interface CommandOption {
+  type: number;
+  name: string;
+  description: string;
+  required?: boolean;
+  choices?: CommandChoice[];
+  autocomplete?: boolean;
+  channel_types?: number[];
+  options?: CommandOption[];
+  min_value?: number;
+  max_value?: number;
+  min_length?: number;
+  max_length?: number;
+}
+
+export interface ApplicationCommand {
+  id: Snowflake;
+  application_id: Snowflake;
+  version: string;
+  type: number;
+  name: string;
+  description: string;
+  options?: CommandOption[];
+}
+
+/** `GET /channels/{id}/application-command-index` (docs/bots.md). */
+export interface CommandIndex {
+  applications: { id: Snowflake; name: string; icon: string | null; description: string; bot_id?: Snowflake }[];
+  application_commands: ApplicationCommand[];
+  version: string;
+}
+
+/** The query of `GET /guilds/{id}/messages/search` and `GET /channels/{id}/messages/search` (docs/chat.md). */
+export interface SearchParams {
+  content?: string;
+  author_id?: Snowflake[];
+  channel_id?: Snowflake[];
+  mentions?: Snowflake[];
+  has?: string[];
+  min_id?: Snowflake;
+  max_id?: Snowflake;
+  pinned?: 'true' | 'false';
+  offset?: string;
+  limit?: string;
+}
+
+/** Discord's search answer: each hit is a one-element array (where Discord once put context around it). */
+export interface SearchAnswer {
+  total_results: number;
+  messages: Message[][];
 }

@@ -1,4 +1,16 @@
-import type { Channel, Guild, Invite, Member, Message, Relationship, Role, SendMessageBody } from './chat-types.ts';
+import type {
+  Channel,
+  CommandIndex,
+  Guild,
+  Invite,
+  Member,
+  Message,
+  Relationship,
+  Role,
+  SearchAnswer,
+  SearchParams,
+  SendMessageBody,
+} from './chat-types.ts';
 import type { HttpClient } from './http.ts';
 import type { Snowflake } from './types.ts';
 
@@ -33,6 +45,16 @@ export class ChatApi {
       },
     });
   }
+  /**
+   * Message search (docs/chat.md, "Search"): a guild's channels, or one channel (a DM) when `channelId` is
+   * given instead; Discord's answer, each hit a one-element array.
+   */
+  search(scope: { guildId?: Snowflake; channelId?: Snowflake }, query: SearchParams): Promise<SearchAnswer> {
+    const path = scope.guildId
+      ? `/guilds/${scope.guildId}/messages/search`
+      : `/channels/${scope.channelId}/messages/search`;
+    return this.http.request('GET', path, { query: { ...query } });
+  }
   send(channelId: Snowflake, body: SendMessageBody): Promise<Message> {
     return this.http.request('POST', `/channels/${channelId}/messages`, { body });
   }
@@ -60,6 +82,12 @@ export class ChatApi {
   pin(channelId: Snowflake, messageId: Snowflake, pinned: boolean): Promise<void> {
     return this.http.request(pinned ? 'PUT' : 'DELETE', `/channels/${channelId}/pins/${messageId}`);
   }
+  /** Reports a message to the instance's admins (docs/safety.md). */
+  reportMessage(channelId: Snowflake, messageId: Snowflake, category: string, description: string): Promise<unknown> {
+    return this.http.request('POST', '/reports/message', {
+      body: { channel_id: channelId, message_id: messageId, category, description: description.trim() || null },
+    });
+  }
   pins(channelId: Snowflake): Promise<Message[]> {
     return this.http.request('GET', `/channels/${channelId}/pins`);
   }
@@ -68,6 +96,14 @@ export class ChatApi {
       on ? 'PUT' : 'DELETE',
       `/channels/${channelId}/messages/${messageId}/reactions/${enc(emoji)}/@me`,
     );
+  }
+  /** Rings the DM's other recipients (docs/voice.md, DM calls). */
+  ringCall(channelId: Snowflake): Promise<void> {
+    return this.http.request('POST', `/channels/${channelId}/call/ring`, { body: {} });
+  }
+  /** Stops ringing oneself: declining a call. */
+  declineCall(channelId: Snowflake): Promise<void> {
+    return this.http.request('POST', `/channels/${channelId}/call/stop-ringing`, { body: {} });
   }
   typing(channelId: Snowflake): Promise<void> {
     return this.http.request('POST', `/channels/${channelId}/typing`);
@@ -84,9 +120,33 @@ export class ChatApi {
   acceptInvite(code: string): Promise<Invite> {
     return this.http.request('POST', `/invites/${enc(code)}`, { body: {} });
   }
-  /** A person's interaction with a bot (docs/bots.md): component clicks and selections, modal submissions. */
+  /** The commands this person may use in a channel (docs/bots.md), for the composer's slash-command picker. */
+  commandIndex(channelId: Snowflake): Promise<CommandIndex> {
+    return this.http.request('GET', `/channels/${channelId}/application-command-index`);
+  }
+  /**
+   * A person's interaction with a bot (docs/bots.md): slash commands, component clicks and selections, modal
+   * submissions.
+   */
   interact(body: Record<string, unknown>): Promise<void> {
     return this.http.request('POST', '/interactions', { body });
+  }
+  /**
+   * A slash command with attachment options: multipart, its files as `files[n]`, each named by an entry of
+   * `data.attachments` whose id an attachment option's value repeats (docs/bots.md#attachment-options).
+   */
+  interactWithFiles(
+    body: Record<string, unknown> & { data: Record<string, unknown> },
+    files: File[],
+    onProgress: (sent: number, total: number) => void,
+  ): Promise<void> {
+    const form = new FormData();
+    const attachments = files.map((file, index) => ({ id: String(index), filename: file.name }));
+    form.append('payload_json', JSON.stringify({ ...body, data: { ...body.data, attachments } }));
+    files.forEach((file, index) => {
+      form.append(`files[${index}]`, file, file.name);
+    });
+    return this.http.upload('POST', '/interactions', form, onProgress);
   }
   setNote(userId: Snowflake, note: string): Promise<void> {
     return this.http.request('PUT', `/users/@me/notes/${userId}`, { body: { note } });

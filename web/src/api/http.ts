@@ -2,7 +2,8 @@ import { HearthApiError, NetworkError } from './errors.ts';
 
 export interface RequestOptions {
   body?: unknown;
-  query?: Record<string, string | undefined>;
+  /** A list is sent as the parameter repeated (`author_id=1&author_id=2`). */
+  query?: Record<string, string | string[] | undefined>;
   /** Send the session token (default true when one is held). */
   auth?: boolean;
   headers?: Record<string, string>;
@@ -33,7 +34,8 @@ export class HttpClient {
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
     const url = new URL(`${this.base}${path}`);
     for (const [name, value] of Object.entries(options.query ?? {})) {
-      if (value !== undefined) url.searchParams.set(name, value);
+      if (Array.isArray(value)) for (const item of value) url.searchParams.append(name, item);
+      else if (value !== undefined) url.searchParams.set(name, value);
     }
     const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
     const token = options.auth === false ? null : this.token();

@@ -1,5 +1,5 @@
 /**
- * The gateway connection (api.md §6): Hello → Identify → heartbeats, Resume after a drop, and a callback
+ * The gateway connection (docs/gateway.md): Hello → Identify → heartbeats, Resume after a drop, and a callback
  * when the server ends the session (op 9, close 4004) so the client signs out at once. Heartbeats expect
  * their ACK (a dead socket is dropped and resumed), and the browser's `online` event probes at once. This
  * class only delivers events; `hub.ts` fans them out to the features.

@@ -17,7 +17,7 @@ export function formatList(items: string[]): string {
   return new Intl.ListFormat(currentLocale(), { style: 'long', type: 'conjunction' }).format(items);
 }
 
-/** Snowflake → creation time (bits 63–22 are ms since 2015-01-01Z, api.md §1.2). */
+/** Snowflake → creation time (bits 63–22 are ms since 2015-01-01Z, docs/conventions.md#ids-and-time). */
 export function snowflakeDate(id: string): Date {
   return new Date(Number(BigInt(id) >> 22n) + 1420070400000);
 }

@@ -116,6 +116,7 @@ export function App({ discovery }: { discovery: DiscoveryDocument }) {
       gateway: hub,
       navigate,
       signOutLocally,
+      refreshUser: loadUser,
       async signIn(response: TokenResponse) {
         sessions.set({ token: response.token, userId: response.user_id });
         await loadUser();

@@ -3,7 +3,7 @@ import { type RouteDef, route } from './router.tsx';
 /**
  * The route table. Each feature folder owns its pages; a new feature adds its lines here and nothing else.
  * The paths the server puts in emails and redirects (/verify, /reset, /authorize-ip, /auth/email-revert,
- * /auth/sso/callback, /oauth2/authorize, /oauth2/authorized) must not move.
+ * /auth/sso/callback, /oauth2/authorize, /oauth2/authorized, /oauth2/logout) must not move.
  */
 export const ROUTES: RouteDef[] = [
   route('/', 'signed-in', () => import('../features/home/HomePage.tsx')),
@@ -18,9 +18,17 @@ export const ROUTES: RouteDef[] = [
   route('/auth/sso/callback', 'any', () => import('../features/auth/SsoCallbackPage.tsx')),
   route('/oauth2/authorize', 'signed-in', () => import('../features/oauth2/ConsentPage.tsx')),
   route('/oauth2/authorized', 'any', () => import('../features/oauth2/AuthorizedPage.tsx')),
+  // RP-initiated logout: the end-session endpoint sends the browser here (docs/oauth2.md#rp-initiated-logout).
+  route('/oauth2/logout', 'any', () => import('../features/oauth2/LogoutPage.tsx')),
   // Chat (issue 18): every /channels/… URL is one page that reads the rest of the path itself.
   route('/channels/*', 'signed-in', () => import('../features/chat/ChatPage.tsx')),
   route('/invite/*', 'any', () => import('../features/chat/InvitePage.tsx')),
+  // Developer portal (issue 15): the list, then one page per application.
+  route('/developers', 'signed-in', () => import('../features/developers/DevelopersPage.tsx')),
+  route('/developers/applications/*', 'signed-in', () => import('../features/developers/ApplicationPage.tsx')),
+  // Admin panel (issue 15): one chunk for /admin and its sections; the page itself checks the account's ACLs.
+  route('/admin', 'signed-in', () => import('../features/admin/AdminPage.tsx')),
+  route('/admin/*', 'signed-in', () => import('../features/admin/AdminPage.tsx')),
 ];
 
 /** Exact paths, or a prefix for paths ending in `/*` (the page reads the rest of the path). */

@@ -40,6 +40,11 @@ export class Participant {
   private negotiating: Promise<void> = Promise.resolve();
   private pendingAnswer: ((sdp: string) => void) | undefined;
   private speaking = false;
+
+  /** Speaking now (the audio level, with hangover); a member who joins the room later is told. */
+  get isSpeaking(): boolean {
+    return this.speaking;
+  }
   private lastSpeech = 0;
   private closed = false;
 

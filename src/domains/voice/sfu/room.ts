@@ -16,9 +16,12 @@ export class Room {
   /** What each member has published so far; a member who joins later is subscribed to all of it. */
   private readonly published = new Map<string, Set<MediaKind>>();
   readonly stats: RoomStats = { forwarded: 0, dropped: 0 };
+  /** Someone started speaking (the AFK timeout's notion of activity). */
+  onActive: ((userId: string) => void) | undefined;
 
   constructor(
-    readonly guildId: string,
+    /** null for a DM or group-DM call (the room is the DM channel). */
+    readonly guildId: string | null,
     readonly channelId: string,
   ) {}
 
@@ -30,11 +33,18 @@ export class Room {
     this.participants.get(participant.userId)?.close();
     this.participants.set(participant.userId, participant);
     participant.onRtp = (kind, packet) => this.forward(participant, kind, packet);
-    participant.onSpeaking = (speaking) => this.broadcast('speaking', { user_id: participant.userId, speaking });
+    participant.onSpeaking = (speaking) => {
+      this.broadcast('speaking', { user_id: participant.userId, speaking });
+      if (speaking) this.onActive?.(participant.userId);
+    };
     participant.onPictureLoss = (publisherId, kind) => this.participants.get(publisherId)?.requestKeyFrame(kind);
     for (const [publisherId, kinds] of this.published)
       if (publisherId !== participant.userId) for (const kind of kinds) participant.subscribe(publisherId, kind);
     this.broadcast('participants', { user_ids: [...this.participants.keys()] });
+    // `speaking` frames are sent on changes: a newcomer hears who is speaking already.
+    for (const other of this.participants.values())
+      if (other !== participant && other.isSpeaking)
+        participant.send('speaking', { user_id: other.userId, speaking: true });
     // A new subscriber can only start decoding video at a key frame: ask every video publisher for one.
     void participant.negotiate().then(() => {
       for (const [publisherId, kinds] of this.published)

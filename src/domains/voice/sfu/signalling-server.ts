@@ -24,6 +24,8 @@ export const VOICE_CLOSE = {
 } as const;
 
 const IDENTIFY_TIMEOUT_MS = 10_000;
+/** Speech is reported as activity at most this often per member (one shared-store write). */
+const ACTIVITY_REPORT_MS = 15_000;
 const MAX_FRAME_BYTES = 64 * 1024;
 
 export interface SignallingDeps {
@@ -32,6 +34,8 @@ export interface SignallingDeps {
   clock: Clock;
   log: Logger;
   network: SfuNetworkSettings;
+  /** A member spoke (throttled per member): activity for the AFK timeout. */
+  onActive?: (guildId: string, userId: string) => void;
   /** Refuses an upgrade from a banned address (the same check as the Gateway's); true = admitted. */
   admit?: (request: IncomingMessage) => Promise<boolean>;
 }
@@ -49,6 +53,8 @@ export function forwardingFlags(state: Pick<StoredVoiceState, 'mute' | 'suppress
 export class VoiceSignallingServer {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
   private readonly rooms = new Map<string, Room>();
+  /** `room key:user` → when speech was last reported; pruned when it grows past the live participants. */
+  private readonly reported = new Map<string, number>();
   private readonly unsubscribe: () => void;
 
   constructor(private readonly deps: SignallingDeps) {
@@ -146,12 +152,14 @@ export class VoiceSignallingServer {
     if (token.length === 0 || token.length > 128) return undefined;
     const grant = await this.deps.store.grant(digest(token), this.deps.clock.now());
     if (!grant) return undefined;
-    const state = await this.deps.store.get(grant.guildId, grant.userId);
+    const state = await this.deps.store.get(grant.guildId ?? grant.channelId, grant.userId);
     if (!state || state.channel_id !== grant.channelId || state.session_id !== grant.sessionId) return undefined;
     const key = roomKey(grant.guildId, grant.channelId);
     let room = this.rooms.get(key);
     if (!room) {
       room = new Room(grant.guildId, grant.channelId);
+      const created = room;
+      created.onActive = (userId) => this.reportActive(created, userId);
       this.rooms.set(key, room);
     }
     const previous = room.participants.get(grant.userId);
@@ -171,6 +179,18 @@ export class VoiceSignallingServer {
     return { participant, room };
   }
 
+  private reportActive(room: Room, userId: string): void {
+    // DM calls have no AFK timeout.
+    if (!this.deps.onActive || room.guildId === null) return;
+    const key = `${roomKey(room.guildId, room.channelId)}:${userId}`;
+    const now = Date.now();
+    if (now - (this.reported.get(key) ?? 0) < ACTIVITY_REPORT_MS) return;
+    this.reported.set(key, now);
+    if (this.reported.size > 2 * this.stats().participants + 100)
+      for (const [k, at] of this.reported) if (now - at >= ACTIVITY_REPORT_MS) this.reported.delete(k);
+    this.deps.onActive(room.guildId, userId);
+  }
+
   private leave(room: Room, participant: Participant): void {
     room.leave(participant);
     if (room.size === 0 && this.rooms.get(roomKey(room.guildId, room.channelId)) === room)
@@ -181,11 +201,15 @@ export class VoiceSignallingServer {
   private onVoiceState(payload: Record<string, unknown>): void {
     const guildId = payload.guild_id;
     const userId = payload.user_id;
-    if (typeof guildId !== 'string' || typeof userId !== 'string') return;
+    if ((typeof guildId !== 'string' && guildId !== null) || typeof userId !== 'string') return;
     for (const room of this.rooms.values()) {
       if (room.guildId !== guildId) continue;
       const participant = room.participants.get(userId);
       if (!participant) continue;
+      // A user's DM-call states are one per call: a state for another call concerns this room only when it is
+      // this session's (the session left for another call or hung up; the leave names no channel).
+      if (guildId === null && payload.channel_id !== room.channelId && payload.session_id !== participant.sessionId)
+        continue;
       if (payload.channel_id !== room.channelId || payload.session_id !== participant.sessionId) {
         participant.send('closed', { reason: 'disconnected' });
         this.leave(room, participant);
@@ -197,8 +221,8 @@ export class VoiceSignallingServer {
   }
 }
 
-function roomKey(guildId: string, channelId: string): string {
-  return `${guildId}:${channelId}`;
+function roomKey(guildId: string | null, channelId: string): string {
+  return `${guildId ?? 'call'}:${channelId}`;
 }
 
 function parse(text: string): { op: string; d: unknown } | undefined {

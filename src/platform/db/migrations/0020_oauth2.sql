@@ -1,4 +1,4 @@
--- OAuth2 authorisation codes (api.md §3.5). A code hangs off the user+app grant that consent creates, so
+-- OAuth2 authorisation codes (docs/oauth2.md#oauth2-provider). A code hangs off the user+app grant that consent creates, so
 -- revoking the authorisation (or a reused refresh token revoking the grant) also kills codes not yet redeemed.
 -- Like every other secret, the code is stored only as its SHA-256 digest.
 CREATE TABLE oauth2_codes (

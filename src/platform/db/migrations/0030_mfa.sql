@@ -1,7 +1,7 @@
 -- Second factors: TOTP, backup codes, WebAuthn credentials, and the per-account MFA failure allowance.
 
 -- The TOTP secret has to be readable to compute codes, so it cannot be a digest. `last_step` is the time
--- step of the last accepted code: a code is accepted only for a later step (the replay guard, api.md §3.3).
+-- step of the last accepted code: a code is accepted only for a later step (the replay guard, docs/mfa-and-sudo.md).
 CREATE TABLE mfa_totp (
   user_id bigint PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
   secret text NOT NULL,

@@ -4,6 +4,7 @@ import type { CaptchaAnswer } from '../../api/api.ts';
 import { useApp } from '../../app-context.tsx';
 import { Button } from '../../components/Button.tsx';
 import { Captcha } from '../../components/Captcha.tsx';
+import { EmailDeliveryNotice } from '../../components/EmailDeliveryNotice.tsx';
 import { ErrorNotice, Notice } from '../../components/ErrorNotice.tsx';
 import { Field } from '../../components/Field.tsx';
 import { Link } from '../../components/Link.tsx';
@@ -37,6 +38,7 @@ export default function ForgotPage() {
     return (
       <PageLayout title={t('forgot.sentTitle')}>
         <Notice tone="success">{t('forgot.sent', { email: sentTo })}</Notice>
+        <EmailDeliveryNotice sent={0} />
         <p>
           <Link href="/login">{t('common.signIn')}</Link>
         </p>

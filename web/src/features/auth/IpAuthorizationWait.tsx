@@ -4,6 +4,7 @@ import { HearthApiError } from '../../api/errors.ts';
 import type { TokenResponse } from '../../api/types.ts';
 import { useApp } from '../../app-context.tsx';
 import { Button } from '../../components/Button.tsx';
+import { EmailDeliveryNotice } from '../../components/EmailDeliveryNotice.tsx';
 import { ErrorNotice, Notice } from '../../components/ErrorNotice.tsx';
 import { PageLayout } from '../../components/PageLayout.tsx';
 
@@ -97,6 +98,7 @@ export function IpAuthorizationWait({
   return (
     <PageLayout title={t('signIn.ipTitle')}>
       <p>{t('signIn.ipBody', { email: ticket.email })}</p>
+      <EmailDeliveryNotice sent={resent ? 1 : 0} />
       <p role="status" className="waiting">
         <span className="spinner" aria-hidden="true" /> {t('signIn.ipWaiting')}
       </p>

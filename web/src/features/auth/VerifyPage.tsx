@@ -2,6 +2,7 @@ import { useCallback, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useApp } from '../../app-context.tsx';
 import { Button } from '../../components/Button.tsx';
+import { EmailDeliveryNotice } from '../../components/EmailDeliveryNotice.tsx';
 import { ErrorNotice, Notice } from '../../components/ErrorNotice.tsx';
 import { Link } from '../../components/Link.tsx';
 import { LinkResultPage } from './LinkResultPage.tsx';
@@ -35,6 +36,7 @@ export default function VerifyPage() {
             (user ? (
               <>
                 {resent && <Notice tone="success">{t('verify.resent')}</Notice>}
+                <EmailDeliveryNotice sent={resent ? 1 : null} />
                 <ErrorNotice error={error} />
                 {!resent && (
                   <Button variant="secondary" onClick={() => void resend()}>

@@ -8,6 +8,7 @@ import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { Field } from '../../components/Field.tsx';
 import { channelPath, useChat } from './context.ts';
 import { Dialog } from './Dialog.tsx';
+import { allowedSections } from './guild-settings/sections.ts';
 import { isMuted } from './notifications.tsx';
 import { has, P } from './permissions.ts';
 
@@ -60,6 +61,9 @@ function ChannelLink({ channel, active }: { channel: Channel; active: boolean })
         {voice ? '🔊' : channel.guild_id ? '#' : '@'}
       </span>
       <span className="channel-name">{name}</span>
+      {/* The space keeps the visible text "general 3", words the name "#general, 3 mentions" contains (axe's
+          label-content-name-mismatch); the flex layout does not draw it. */}
+      {mentions > 0 && ' '}
       {mentions > 0 && (
         <span className="badge" aria-hidden="true">
           {mentions}
@@ -71,6 +75,7 @@ function ChannelLink({ channel, active }: { channel: Channel; active: boolean })
 
 function GuildChannels({ guildId, channelId }: { guildId: string; channelId: string | null }) {
   const { t } = useTranslation();
+  const { navigate } = useApp();
   const store = useChat();
   const state = store.guilds.get(guildId);
   const [dialog, setDialog] = useState<'channel' | 'invite' | null>(null);
@@ -81,6 +86,7 @@ function GuildChannels({ guildId, channelId }: { guildId: string; channelId: str
   const loose = channels.filter((c) => c.type !== ChannelType.Category && !c.parent_id);
   const perms = store.permissions(undefined, guildId);
   const canManage = has(perms, P.MANAGE_CHANNELS);
+  const canSettings = allowedSections(perms).length > 0;
   const inviteChannel = channelId ?? state.guild.system_channel_id ?? channels.find((c) => c.type === 0)?.id;
   const canInvite =
     !!inviteChannel && has(store.permissions(store.channels.get(inviteChannel)), P.CREATE_INSTANT_INVITE);
@@ -101,6 +107,18 @@ function GuildChannels({ guildId, channelId }: { guildId: string; channelId: str
           <button type="button" className="ghost small" onClick={() => setDialog('invite')}>
             {t('chat.invitePeople')}
           </button>
+        )}
+        {canSettings && (
+          <a
+            href={`/channels/${guildId}/settings`}
+            className="settings-link"
+            onClick={(event: MouseEvent) => {
+              event.preventDefault();
+              navigate(`/channels/${guildId}/settings`);
+            }}
+          >
+            {t('guildSettings.open')}
+          </a>
         )}
         {canManage && (
           <button type="button" className="ghost small" onClick={() => setDialog('channel')}>

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { Channel, Message } from '../../api/chat-types.ts';
 import { ChannelType } from '../../api/chat-types.ts';
+import { DmCallButton, DmCallPanel } from '../voice/DmCall.tsx';
 import { VoiceView } from '../voice/VoiceView.tsx';
 import { Composer } from './Composer.tsx';
 import { useChat } from './context.ts';
@@ -9,6 +10,7 @@ import { MessageList } from './MessageList.tsx';
 import { isMuted, setMuted } from './notifications.tsx';
 import { PinsDialog } from './PinsDialog.tsx';
 import { has, P } from './permissions.ts';
+import { SearchBox, scopeOf } from './Search.tsx';
 
 /** One channel: header (name, topic, actions), history, typing line and composer; voice channels get a slot. */
 export function ChannelView({
@@ -61,6 +63,8 @@ export function ChannelView({
         </h1>
         {channel.topic && <p className="topic">{channel.topic}</p>}
         <div className="header-actions">
+          {dm && <DmCallButton channel={channel} />}
+          {!voice && <SearchBox scope={scopeOf(channel)} />}
           <button
             type="button"
             className="ghost small"
@@ -85,6 +89,7 @@ export function ChannelView({
         </div>
       </header>
       {voice && <VoiceView channel={channel} />}
+      {dm && <DmCallPanel channel={channel} />}
       {!voice && (
         <MessageList
           channel={channel}

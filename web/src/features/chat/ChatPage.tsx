@@ -1,9 +1,10 @@
-import { useEffect, useMemo, useState } from 'react';
+import { lazy, Suspense, useEffect, useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { ChatApi } from '../../api/chat.ts';
 import { ChannelType } from '../../api/chat-types.ts';
 import { useApp } from '../../app-context.tsx';
 import { useLocation } from '../../shell/router.tsx';
+import { IncomingCalls } from '../voice/DmCall.tsx';
 import { BotModalDialog } from './BotModal.tsx';
 import { ChannelSidebar } from './ChannelSidebar.tsx';
 import { ChannelView } from './ChannelView.tsx';
@@ -14,8 +15,12 @@ import { useKeyboard } from './keyboard.ts';
 import { MemberList } from './MemberList.tsx';
 import { useNotifications } from './notifications.tsx';
 import { QuickSwitcher } from './QuickSwitcher.tsx';
+import { SearchProvider, SearchResults, scopeKey, scopeOf, useSearchControl } from './Search.tsx';
 import { ChatStore } from './store.ts';
 import './chat.css';
+
+/** Server settings: their own chunk, loaded when opened. */
+const GuildSettings = lazy(() => import('./guild-settings/GuildSettings.tsx'));
 
 /** Reads `/channels/@me[/cid]` and `/channels/{gid}[/cid]`. */
 export function parseChatPath(pathname: string): {
@@ -47,10 +52,17 @@ function ChatLayout() {
   const { navigate } = useApp();
   const store = useChat();
   const location = useLocation();
-  const { guildId, channelId, messageId } = parseChatPath(location.pathname);
+  const parsed = parseChatPath(location.pathname);
+  const { guildId, messageId } = parsed;
+  // `/channels/{guild_id}/settings` opens the server settings in the message pane.
+  const settings = !!guildId && parsed.channelId === 'settings';
+  const channelId = settings ? null : parsed.channelId;
   const [navOpen, setNavOpen] = useState(false);
   const [membersOpen, setMembersOpen] = useState(() => window.innerWidth > 1000);
   const [switcher, setSwitcher] = useState(false);
+  /** "You can no longer see #x", shown in the channel the view moved to until the person goes elsewhere. */
+  const [goneNotice, setGoneNotice] = useState<{ name: string; at?: string } | null>(null);
+  const search = useSearchControl(store);
 
   const guild = guildId ? store.guilds.get(guildId) : undefined;
   const channel = channelId ? store.channels.get(channelId) : undefined;
@@ -60,7 +72,7 @@ function ChatLayout() {
   // channel not known yet may be one just created whose event is on its way: wait a moment before leaving.
   // biome-ignore lint/correctness/useExhaustiveDependencies: store.version re-checks after every store change
   useEffect(() => {
-    if (!store.ready || !guildId || visible) return;
+    if (!store.ready || !guildId || visible || (settings && store.guilds.get(guildId))) return;
     const leave = () => {
       if (!store.guilds.get(guildId)) {
         navigate('/channels/@me', { replace: true });
@@ -69,6 +81,13 @@ function ChatLayout() {
       const first = store.guildChannels(guildId).find((c) => c.type === ChannelType.Text);
       navigate(first ? channelPath(first) : `/channels/${guildId}`, { replace: true });
     };
+    // The channel on screen went away (deleted, or the person can no longer view it): leave at once and say so.
+    const gone = channelId ? (store.goneChannels.get(channelId) ?? channel?.name) : undefined;
+    if (gone !== undefined && gone !== null) {
+      setGoneNotice({ name: gone });
+      leave();
+      return;
+    }
     const unknown = !store.guilds.get(guildId) || (channelId && !store.channels.get(channelId));
     if (!unknown) {
       if (channelId || store.guildChannels(guildId).some((c) => c.type === ChannelType.Text)) leave();
@@ -76,12 +95,26 @@ function ChatLayout() {
     }
     const timer = window.setTimeout(leave, 3000);
     return () => window.clearTimeout(timer);
-  }, [store.ready, guildId, channelId, visible, navigate, store, store.version]);
+  }, [store.ready, guildId, channelId, visible, settings, navigate, store, store.version]);
 
   useEffect(() => {
     store.activeChannelId = visible?.id ?? null;
     setNavOpen(false);
+    // The notice stays on the view it moved to, and goes with the next move.
+    // (No channel on screen is the moment in between: the move is still on its way.)
+    const here = visible?.id;
+    if (here === undefined) return;
+    setGoneNotice((notice) =>
+      notice === null || notice.at === here ? notice : notice.at === undefined ? { ...notice, at: here } : null,
+    );
   }, [visible?.id, store]);
+
+  // Results belong to where they were searched: another guild (or DM, or the friends page) closes them.
+  const currentScope = visible ? scopeKey(scopeOf(visible)) : null;
+  const { view: searchView, close: closeSearch } = search;
+  useEffect(() => {
+    if (searchView && scopeKey(searchView.scope) !== currentScope) closeSearch();
+  }, [currentScope, searchView, closeSearch]);
 
   useNotifications(store, visible?.id ?? null);
   useKeyboard(store, guildId, visible?.id ?? null, () => setSwitcher(true));
@@ -95,52 +128,77 @@ function ChatLayout() {
   }
 
   return (
-    <div className="chat" data-nav-open={navOpen}>
-      <a className="skip-link" href="#main">
-        {t('app.skipToContent')}
-      </a>
-      <div className="chat-nav">
-        <GuildRail activeGuildId={guildId} />
-        <ChannelSidebar guildId={guildId} channelId={visible?.id ?? null} />
-      </div>
-      <main id="main" tabIndex={-1} className="chat-main">
-        {!store.connected && (
-          <p className="connection-banner" role="status">
-            {t('chat.reconnecting')}
-          </p>
-        )}
-        {visible ? (
-          <ChannelView
-            key={visible.id}
-            channel={visible}
-            focusMessageId={messageId}
-            onOpenNav={() => setNavOpen(true)}
-            membersOpen={membersOpen}
-            onToggleMembers={guild ? () => setMembersOpen(!membersOpen) : undefined}
-          />
-        ) : guildId ? (
-          <div className="empty-pane">
-            <button type="button" className="ghost nav-toggle" onClick={() => setNavOpen(true)}>
-              {t('chat.openNavigation')}
-            </button>
-            <h1>{guild?.guild.name ?? ''}</h1>
-            <p>{t('chat.noChannels')}</p>
-          </div>
+    <SearchProvider value={search}>
+      <div className="chat" data-nav-open={navOpen}>
+        <a className="skip-link" href="#main">
+          {t('app.skipToContent')}
+        </a>
+        <div className="chat-nav">
+          <GuildRail activeGuildId={guildId} />
+          <ChannelSidebar guildId={guildId} channelId={visible?.id ?? null} />
+        </div>
+        <main id="main" tabIndex={-1} className="chat-main">
+          <IncomingCalls />
+          {!store.connected && (
+            <p className="connection-banner" role="status">
+              {t('chat.reconnecting')}
+            </p>
+          )}
+          {goneNotice && (
+            <div className="connection-banner gone-notice">
+              <p role="status">{t('chat.channelGone', { name: goneNotice.name })}</p>
+              <button type="button" className="ghost" onClick={() => setGoneNotice(null)}>
+                {t('chat.dismissNotice')}
+              </button>
+            </div>
+          )}
+          {settings && guild ? (
+            <Suspense
+              fallback={
+                <p className="loading" role="status">
+                  {t('chat.connecting')}
+                </p>
+              }
+            >
+              <GuildSettings guildId={guild.guild.id} onOpenNav={() => setNavOpen(true)} />
+            </Suspense>
+          ) : visible ? (
+            <ChannelView
+              key={visible.id}
+              channel={visible}
+              focusMessageId={messageId}
+              onOpenNav={() => setNavOpen(true)}
+              membersOpen={membersOpen}
+              onToggleMembers={guild ? () => setMembersOpen(!membersOpen) : undefined}
+            />
+          ) : guildId ? (
+            <div className="empty-pane">
+              <button type="button" className="ghost nav-toggle" onClick={() => setNavOpen(true)}>
+                {t('chat.openNavigation')}
+              </button>
+              <h1>{guild?.guild.name ?? ''}</h1>
+              <p>{t('chat.noChannels')}</p>
+            </div>
+          ) : (
+            <FriendsView onOpenNav={() => setNavOpen(true)} />
+          )}
+        </main>
+        {search.view && visible ? (
+          <SearchResults />
         ) : (
-          <FriendsView onOpenNav={() => setNavOpen(true)} />
+          guild && membersOpen && visible && <MemberList guildId={guild.guild.id} channel={visible} />
         )}
-      </main>
-      {guild && membersOpen && visible && <MemberList guildId={guild.guild.id} channel={visible} />}
-      {navOpen && (
-        <button
-          type="button"
-          className="scrim"
-          aria-label={t('chat.closeNavigation')}
-          onClick={() => setNavOpen(false)}
-        />
-      )}
-      {switcher && <QuickSwitcher onClose={() => setSwitcher(false)} />}
-      <BotModalDialog />
-    </div>
+        {navOpen && (
+          <button
+            type="button"
+            className="scrim"
+            aria-label={t('chat.closeNavigation')}
+            onClick={() => setNavOpen(false)}
+          />
+        )}
+        {switcher && <QuickSwitcher onClose={() => setSwitcher(false)} />}
+        <BotModalDialog />
+      </div>
+    </SearchProvider>
   );
 }

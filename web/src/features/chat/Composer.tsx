@@ -1,9 +1,19 @@
-import { type ClipboardEvent, type DragEvent, type KeyboardEvent, useEffect, useRef, useState } from 'react';
+import {
+  type ClipboardEvent,
+  type DragEvent,
+  type KeyboardEvent,
+  useCallback,
+  useEffect,
+  useRef,
+  useState,
+} from 'react';
 import { useTranslation } from 'react-i18next';
 import type { Channel, Message } from '../../api/chat-types.ts';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { useChat } from './context.ts';
+import { EmojiPicker, emojiText } from './EmojiPicker.tsx';
 import { EMOJI } from './emoji.ts';
+import { type CommandEntry, CommandForm, commandEntries } from './SlashCommand.tsx';
 
 const TYPING_EVERY_MS = 8000;
 
@@ -11,12 +21,15 @@ interface Suggestion {
   id: string;
   label: string;
   insert: string;
+  /** A slash command: choosing it opens its options instead of inserting text. */
+  command?: CommandEntry;
 }
 
 /**
  * The message box: Enter sends, Shift+Enter is a new line, Up on an empty box edits the last own message,
  * Escape cancels a reply and marks the channel read; files by picker, drag and drop or paste;
- * `@` completes members (and @everyone), `#` channels.
+ * `@` completes members (and @everyone), `#` channels; `/` at the start lists the slash commands the person
+ * may use here (the channel's application command index), whose options then open as a form.
  */
 export function Composer({
   channel,
@@ -44,6 +57,29 @@ export function Composer({
   const box = useRef<HTMLTextAreaElement>(null);
   const fileInput = useRef<HTMLInputElement>(null);
   const lastTyping = useRef(0);
+  const [commands, setCommands] = useState<{ channelId: string; entries: CommandEntry[] } | null>(null);
+  const [chosen, setChosen] = useState<CommandEntry | null>(null);
+  const [emojiOpen, setEmojiOpen] = useState(false);
+  const emojiButton = useRef<HTMLButtonElement>(null);
+  const guild = channel.guild_id ? store.guilds.get(channel.guild_id) : undefined;
+  const wantsCommands = text.startsWith('/');
+
+  // The command index is fetched when `/` is first typed in a channel (and again in another channel).
+  useEffect(() => {
+    if (!wantsCommands || commands?.channelId === channel.id) return;
+    let live = true;
+    store.api
+      .commandIndex(channel.id)
+      .then((index) => {
+        if (live) setCommands({ channelId: channel.id, entries: commandEntries(index) });
+      })
+      .catch(() => {
+        if (live) setCommands({ channelId: channel.id, entries: [] });
+      });
+    return () => {
+      live = false;
+    };
+  }, [wantsCommands, commands, channel.id, store]);
 
   useEffect(() => {
     sessionStorage.setItem(`hearth.draft.${channel.id}`, text);
@@ -83,7 +119,13 @@ export function Composer({
     };
   }, [canAttach]);
 
-  const suggestions = suggest(store, channel, text.slice(0, caret));
+  const slash = /^\/([\w' -]{0,64})$/u.exec(text.slice(0, caret));
+  const suggestions: Suggestion[] = slash
+    ? (commands?.channelId === channel.id ? commands.entries : [])
+        .filter((e) => e.label.startsWith((slash[1] ?? '').toLowerCase()))
+        .slice(0, 10)
+        .map((e) => ({ id: e.key, label: `${e.label} — ${e.description}`, insert: '', command: e }))
+    : suggest(store, channel, text.slice(0, caret));
 
   const send = () => {
     const content = text.trim();
@@ -100,6 +142,12 @@ export function Composer({
   };
 
   const complete = (choice: Suggestion) => {
+    if (choice.command) {
+      setChosen(choice.command);
+      setText('');
+      setSelected(0);
+      return;
+    }
     const before = text.slice(0, caret).replace(/(?:[@#][\w.-]*|:[\w+-]*)$/, choice.insert);
     const next = `${before} ${text.slice(caret)}`;
     setText(next);
@@ -110,6 +158,27 @@ export function Composer({
     // caret back then would scatter them.
     window.requestAnimationFrame(() => {
       if (box.current && box.current.value === next) box.current.setSelectionRange(position, position);
+    });
+  };
+
+  const closeEmoji = useCallback(() => {
+    setEmojiOpen(false);
+    window.requestAnimationFrame(() => box.current?.focus());
+  }, []);
+
+  /** Puts text where the caret was (replacing a selection) and gives the box its focus back. */
+  const insertAtCaret = (value: string) => {
+    const el = box.current;
+    const start = el?.selectionStart ?? text.length;
+    const end = el?.selectionEnd ?? start;
+    const next = `${text.slice(0, start)}${value}${text.slice(end)}`.slice(0, 2000);
+    const position = Math.min(start + value.length, next.length);
+    setText(next);
+    setCaret(position);
+    window.requestAnimationFrame(() => {
+      if (!box.current) return;
+      box.current.focus();
+      if (box.current.value === next) box.current.setSelectionRange(position, position);
     });
   };
 
@@ -187,7 +256,12 @@ export function Composer({
       )}
       {dragging && <p className="drop-hint">{t('chat.dropHere', { name: label })}</p>}
       {suggestions.length > 0 && (
-        <div id={listId} className="suggestions" role="listbox" aria-label={t('chat.suggestions')}>
+        <div
+          id={listId}
+          className="suggestions"
+          role="listbox"
+          aria-label={slash ? t('chat.commands') : t('chat.suggestions')}
+        >
           {suggestions.map((s, index) => (
             <div
               key={s.id}
@@ -205,52 +279,91 @@ export function Composer({
           ))}
         </div>
       )}
-      <div className="composer-row">
-        {canAttach && (
-          <>
-            <button
-              type="button"
-              className="ghost icon"
-              aria-label={t('chat.uploadFile')}
-              title={t('chat.uploadFile')}
-              onClick={() => fileInput.current?.click()}
-            >
-              +
-            </button>
-            <input
-              ref={fileInput}
-              type="file"
-              multiple
-              hidden
-              aria-label={t('chat.uploadFile')}
-              onChange={(event) => {
-                const chosen = Array.from(event.target.files ?? []);
-                setFiles((current) => [...current, ...chosen].slice(0, 10));
-                event.target.value = '';
-              }}
-            />
-          </>
-        )}
-        <textarea
-          ref={box}
-          className="composer-input"
-          aria-label={label}
-          placeholder={label}
-          value={text}
-          rows={Math.min(10, text.split('\n').length)}
-          maxLength={2000}
-          aria-controls={suggestions.length > 0 ? listId : undefined}
-          aria-autocomplete="list"
-          aria-activedescendant={suggestions.length > 0 ? `${listId}-${selected}` : undefined}
-          onChange={(event) => onChange(event.target.value, event.target.selectionStart)}
-          onSelect={(event) => setCaret(event.currentTarget.selectionStart)}
-          onKeyDown={onKeyDown}
-          onPaste={onPaste}
+      {chosen ? (
+        <CommandForm
+          key={chosen.key}
+          entry={chosen}
+          channel={channel}
+          onDone={() => {
+            setChosen(null);
+            window.requestAnimationFrame(() => box.current?.focus());
+          }}
         />
-        <button type="button" className="primary small" onClick={send} disabled={!text.trim() && files.length === 0}>
-          {t('chat.send')}
-        </button>
-      </div>
+      ) : (
+        <div className="composer-row">
+          {canAttach && (
+            <>
+              <button
+                type="button"
+                className="ghost icon"
+                aria-label={t('chat.uploadFile')}
+                title={t('chat.uploadFile')}
+                onClick={() => fileInput.current?.click()}
+              >
+                +
+              </button>
+              <input
+                ref={fileInput}
+                type="file"
+                multiple
+                hidden
+                aria-label={t('chat.uploadFile')}
+                onChange={(event) => {
+                  const chosen = Array.from(event.target.files ?? []);
+                  setFiles((current) => [...current, ...chosen].slice(0, 10));
+                  event.target.value = '';
+                }}
+              />
+            </>
+          )}
+          <textarea
+            ref={box}
+            className="composer-input"
+            aria-label={label}
+            placeholder={label}
+            value={text}
+            rows={Math.min(10, text.split('\n').length)}
+            maxLength={2000}
+            // A textbox (what assistive technology and people expect of a message field) that announces its
+            // suggestions: aria-controls and aria-activedescendant point at the list while it is open.
+            aria-controls={suggestions.length > 0 ? listId : undefined}
+            aria-autocomplete="list"
+            aria-activedescendant={suggestions.length > 0 ? `${listId}-${selected}` : undefined}
+            onChange={(event) => onChange(event.target.value, event.target.selectionStart)}
+            onSelect={(event) => setCaret(event.currentTarget.selectionStart)}
+            onKeyDown={onKeyDown}
+            onPaste={onPaste}
+          />
+          <button
+            ref={emojiButton}
+            type="button"
+            className="ghost icon"
+            aria-label={t('emoji.button')}
+            title={t('emoji.button')}
+            aria-expanded={emojiOpen}
+            aria-haspopup="dialog"
+            onClick={() => setEmojiOpen(!emojiOpen)}
+          >
+            <span aria-hidden="true">🙂</span>
+          </button>
+          <button type="button" className="primary small" onClick={send} disabled={!text.trim() && files.length === 0}>
+            {t('chat.send')}
+          </button>
+        </div>
+      )}
+      {emojiOpen && (
+        <EmojiPicker
+          className="above"
+          custom={guild?.guild.emojis ?? []}
+          customTitle={t('emoji.custom', { name: guild?.guild.name ?? '' })}
+          anchor={emojiButton}
+          onPick={(emoji) => {
+            setEmojiOpen(false);
+            insertAtCaret(emojiText(emoji));
+          }}
+          onClose={closeEmoji}
+        />
+      )}
       <ErrorNotice error={error} />
     </div>
   );
@@ -287,9 +400,19 @@ function suggest(store: ReturnType<typeof useChat>, channel: Channel, before: st
   const shortcode = /(?:^|\s):([\w+-]{2,32})$/.exec(before);
   if (shortcode) {
     const query = (shortcode[1] ?? '').toLowerCase();
-    return EMOJI.filter(([name]) => name.startsWith(query))
-      .slice(0, 8)
-      .map(([name, char]) => ({ id: `e${name}`, label: `${char} :${name}:`, insert: char }));
+    const own = (channel.guild_id ? (store.guilds.get(channel.guild_id)?.guild.emojis ?? []) : [])
+      .filter((e) => e.id && e.name.toLowerCase().startsWith(query))
+      .slice(0, 4)
+      .map((e) => ({
+        id: `c${e.id}`,
+        label: `:${e.name}:`,
+        insert: `<${e.animated ? 'a' : ''}:${e.name}:${e.id}>`,
+      }));
+    return own.concat(
+      EMOJI.filter(([name]) => name.startsWith(query))
+        .slice(0, 8 - own.length)
+        .map(([name, char]) => ({ id: `e${name}`, label: `${char} :${name}:`, insert: char })),
+    );
   }
   const hash = /(?:^|\s)#([\w-]{0,32})$/.exec(before);
   if (hash && channel.guild_id) {

@@ -71,7 +71,12 @@ export function GuildRail({ activeGuildId }: { activeGuildId: string | null }) {
                 title={guild.name}
                 onClick={go(to)}
               >
-                <span aria-hidden="true">{initials(guild.name)}</span>
+                {guild.icon ? (
+                  <img className="rail-icon" src={`/media/icons/${guild.id}/${guild.icon}.png?size=96`} alt="" />
+                ) : (
+                  // Drawn from an attribute so the initials ("WR") are not read as text that the name must contain.
+                  <span aria-hidden="true" className="rail-initials" data-initials={initials(guild.name)} />
+                )}
                 {mentions > 0 && (
                   <span className="badge" aria-hidden="true">
                     {mentions}

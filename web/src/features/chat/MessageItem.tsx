@@ -1,13 +1,16 @@
-import { type KeyboardEvent, memo, useState } from 'react';
+import { type KeyboardEvent, memo, useCallback, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { Attachment, Channel, Message } from '../../api/chat-types.ts';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { formatDate } from '../../i18n/format.ts';
+import { AppsMenu, MESSAGE_COMMAND } from './AppsMenu.tsx';
 import { MessageComponents } from './Components.tsx';
 import { channelPath, useChatStore } from './context.ts';
 import { Dialog } from './Dialog.tsx';
+import { EmojiPicker, type PickedEmoji, reactionKey } from './EmojiPicker.tsx';
 import { Markdown, type MarkdownContext } from './markdown.tsx';
 import { has, P } from './permissions.ts';
+import { ReportDialog } from './ReportDialog.tsx';
 import { UserPopout } from './UserPopout.tsx';
 
 const QUICK_REACTIONS = ['👍', '❤️', '😂', '🎉', '😮', '😢', '👀', '✅'];
@@ -51,15 +54,27 @@ function Item({
   const ctx = useMarkdownContext(channel);
   const [error, setError] = useState<unknown>(null);
   const [confirmDelete, setConfirmDelete] = useState(false);
+  const [reporting, setReporting] = useState(false);
   const [picker, setPicker] = useState(false);
+  const [fullPicker, setFullPicker] = useState(false);
+  const fullPickerButton = useRef<HTMLButtonElement>(null);
+  const closeFullPicker = useCallback(() => {
+    setFullPicker(false);
+    window.requestAnimationFrame(() => fullPickerButton.current?.focus());
+  }, []);
   const [popout, setPopout] = useState(false);
   const [lightbox, setLightbox] = useState<Attachment | null>(null);
   const perms = store.permissions(channel);
   const mine = message.author.id === store.me;
   const author = store.displayName(message.author.id, channel.guild_id);
   const time = formatDate(message.timestamp, 'dateTime');
-  // 7: a member joined; 18: a thread was started (its name is the content).
-  const system = message.type === 7 || message.type === 18;
+  // 1/2: someone was added to / removed from (or left) a group conversation; 3: a DM call (its `call` says
+  // whether it ended); 7: a member joined; 18: a thread was started (its name is the content).
+  const system =
+    message.type === 1 || message.type === 2 || message.type === 3 || message.type === 7 || message.type === 18;
+  // The user a group change is about; a removed user may be gone from the store, so the message's own copy.
+  const subject = message.mentions[0];
+  const subjectName = subject ? (subject.global_name ?? subject.username) : '';
   const mentioned =
     message.mention_everyone ||
     message.mentions.some((u) => u.id === store.me) ||
@@ -74,14 +89,33 @@ function Item({
     }
   };
   const toggleReaction = (emoji: string, on: boolean) => run(() => store.api.react(channel.id, message.id, emoji, on));
+  /** A pick from the full picker: adds the reaction, or takes it back when it is already one's own. */
+  const reactWith = (emoji: PickedEmoji) => {
+    setFullPicker(false);
+    setPicker(false);
+    const existing = message.reactions?.find((r) =>
+      emoji.kind === 'custom' ? r.emoji.id === emoji.id : !r.emoji.id && r.emoji.name === emoji.char,
+    );
+    void toggleReaction(reactionKey(emoji), !existing?.me);
+    // The picker and the reaction bar are gone: the focus goes back to the message, not to the page's start.
+    window.requestAnimationFrame(() => document.getElementById(`message-${message.id}`)?.focus());
+  };
 
   if (system) {
     return (
       <li id={`message-${message.id}`} className="message system" tabIndex={-1}>
         <p>
-          {message.type === 18
-            ? t('chat.threadStarted', { name: author, thread: message.content })
-            : t('chat.joined', { name: author })}
+          {message.type === 3
+            ? t(message.call?.ended_timestamp ? 'voice.callEnded' : 'voice.callStarted', { name: author })
+            : message.type === 18
+              ? t('chat.threadStarted', { name: author, thread: message.content })
+              : message.type === 1
+                ? t('chat.recipientAdded', { name: author, target: subjectName })
+                : message.type === 2
+                  ? subject?.id === message.author.id
+                    ? t('chat.recipientLeft', { name: author })
+                    : t('chat.recipientRemoved', { name: author, target: subjectName })
+                  : t('chat.joined', { name: author })}
         </p>
       </li>
     );
@@ -123,7 +157,14 @@ function Item({
           <time dateTime={message.timestamp}>{time}</time>
         </div>
       )}
-      {popout && <UserPopout userId={message.author.id} guildId={channel.guild_id} onClose={() => setPopout(false)} />}
+      {popout && (
+        <UserPopout
+          userId={message.author.id}
+          guildId={channel.guild_id}
+          channel={channel}
+          onClose={() => setPopout(false)}
+        />
+      )}
       <div className="message-body">
         {editing ? (
           <EditBox
@@ -173,7 +214,17 @@ function Item({
                     aria-label={t('chat.reactionLabel', { emoji: reaction.emoji.name, count: reaction.count })}
                     onClick={() => toggleReaction(key, !reaction.me)}
                   >
-                    <span aria-hidden="true">{reaction.emoji.name}</span>{' '}
+                    {reaction.emoji.id ? (
+                      <img
+                        className="emoji"
+                        alt=""
+                        src={`/media/emojis/${reaction.emoji.id}.${reaction.emoji.animated ? 'gif' : 'png'}`}
+                        width={18}
+                        height={18}
+                      />
+                    ) : (
+                      <span aria-hidden="true">{reaction.emoji.name}</span>
+                    )}{' '}
                     <span aria-hidden="true">{reaction.count}</span>
                   </button>
                 </li>
@@ -236,6 +287,19 @@ function Item({
         >
           🔗
         </button>
+        <AppsMenu channel={channel} type={MESSAGE_COMMAND} targetId={message.id} onError={setError} />
+        {!mine && (
+          <button
+            type="button"
+            className="ghost icon"
+            aria-label={t('chat.reportMessage')}
+            title={t('chat.reportMessage')}
+            aria-haspopup="dialog"
+            onClick={() => setReporting(true)}
+          >
+            ⚑
+          </button>
+        )}
         {(mine || has(perms, P.MANAGE_MESSAGES)) && (
           <button
             type="button"
@@ -268,7 +332,48 @@ function Item({
               {emoji}
             </button>
           ))}
+          {(channel.guild_id ? (store.guilds.get(channel.guild_id)?.guild.emojis ?? []) : []).map((emoji) => (
+            <button
+              key={emoji.id}
+              type="button"
+              className="ghost icon"
+              aria-label={t('chat.reactWith', { emoji: `:${emoji.name}:` })}
+              onClick={() => {
+                setPicker(false);
+                const existing = message.reactions?.find((r) => r.emoji.id === emoji.id);
+                void toggleReaction(`${emoji.name}:${emoji.id}`, !existing?.me);
+              }}
+            >
+              <img
+                className="emoji"
+                src={`/media/emojis/${emoji.id}.${emoji.animated ? 'gif' : 'png'}`}
+                alt=""
+                width={22}
+                height={22}
+              />
+            </button>
+          ))}
+          <button
+            ref={fullPickerButton}
+            type="button"
+            className="ghost small"
+            aria-expanded={fullPicker}
+            aria-haspopup="dialog"
+            onClick={() => setFullPicker(!fullPicker)}
+          >
+            {t('emoji.button')}
+          </button>
         </fieldset>
+      )}
+      {picker && fullPicker && (
+        <EmojiPicker
+          className="inline"
+          custom={channel.guild_id ? (store.guilds.get(channel.guild_id)?.guild.emojis ?? []) : []}
+          customTitle={t('emoji.custom', { name: store.guilds.get(channel.guild_id ?? '')?.guild.name ?? '' })}
+          anchor={fullPickerButton}
+          onPick={reactWith}
+          onClose={closeFullPicker}
+        />
       )}
       {confirmDelete && (
         <Dialog title={t('chat.deleteTitle')} onClose={() => setConfirmDelete(false)}>
@@ -291,6 +396,7 @@ function Item({
           </div>
         </Dialog>
       )}
+      {reporting && <ReportDialog message={message} author={author} onClose={() => setReporting(false)} />}
       {lightbox && (
         <Dialog title={lightbox.filename} onClose={() => setLightbox(null)}>
           <img className="lightbox-image" src={lightbox.url} alt={lightbox.description ?? lightbox.filename} />

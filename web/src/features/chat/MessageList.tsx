@@ -135,7 +135,7 @@ export function MessageList({
       for (let round = 0; round < 40 && !store.historyOf(channel.id).items.some((m) => m.id === id); round++) {
         if (store.historyOf(channel.id).reachedStart) break;
         atBottom.current = false;
-        await store.loadOlder(channel.id);
+        await store.loadOlder(channel.id, 100);
       }
       const target = document.getElementById(`message-${id}`);
       if (target) {

@@ -1,17 +1,22 @@
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import type { Channel } from '../../api/chat-types.ts';
 import { useApp } from '../../app-context.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
+import { AppsMenu, USER_COMMAND } from './AppsMenu.tsx';
 import { channelPath, useChat } from './context.ts';
 
 /** A small card about someone: names, roles in this guild, message and friend actions. */
 export function UserPopout({
   userId,
   guildId,
+  channel,
   onClose,
 }: {
   userId: string;
   guildId?: string | undefined;
+  /** The channel the card was opened from: its user commands ("Apps") act there. */
+  channel?: Channel | undefined;
   onClose: () => void;
 }) {
   const { t } = useTranslation();
@@ -90,6 +95,17 @@ export function UserPopout({
             </button>
           )}
           {relationship?.type === 4 && <span className="hint">{t('chat.requestSent')}</span>}
+        </div>
+      )}
+      {channel && (
+        <div className="popout-actions">
+          <AppsMenu
+            channel={channel}
+            type={USER_COMMAND}
+            targetId={userId}
+            className="secondary small"
+            onError={setError}
+          />
         </div>
       )}
       <ErrorNotice error={error} />

@@ -14,6 +14,10 @@ export const P = {
   READ_MESSAGE_HISTORY: 1n << 16n,
   MENTION_EVERYONE: 1n << 17n,
   CONNECT: 1n << 20n,
+  MUTE_MEMBERS: 1n << 22n,
+  DEAFEN_MEMBERS: 1n << 23n,
+  MOVE_MEMBERS: 1n << 24n,
+  USE_VAD: 1n << 25n,
   MANAGE_ROLES: 1n << 28n,
   PIN_MESSAGES: 1n << 51n,
 } as const;

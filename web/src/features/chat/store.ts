@@ -1,9 +1,21 @@
 import type { ChatApi } from '../../api/chat.ts';
-import type { Channel, Component, Guild, Member, Message, Reaction, Relationship, Role } from '../../api/chat-types.ts';
+import type {
+  Channel,
+  CommandChoice,
+  Component,
+  Emoji,
+  Guild,
+  Member,
+  Message,
+  Reaction,
+  Relationship,
+  Role,
+} from '../../api/chat-types.ts';
 import { ChannelType } from '../../api/chat-types.ts';
 import type { PartialUser } from '../../api/types.ts';
 import type { GatewayHub } from '../../gateway/hub.ts';
 import { channelPermissions, P } from './permissions.ts';
+import { prefersDark, readableRoleColor, watchScheme } from './role-color.ts';
 import { compareIds, maxId } from './snowflake.ts';
 
 /** A guild as the client keeps it: the guild, its roles and channels by id, its members once loaded. */
@@ -57,7 +69,11 @@ interface ReadyPayload {
   user: PartialUser;
   guilds: Guild[];
   private_channels: Channel[];
-  read_states?: { id: string; last_message_id: string | null; mention_count?: number }[];
+  read_state?: {
+    version: number;
+    partial: boolean;
+    entries: { id: string; last_message_id: string | null; mention_count?: number }[];
+  };
   relationships?: Relationship[];
 }
 
@@ -91,6 +107,19 @@ export class ChatStore {
   guildPositions: string[] = [];
   /** A bot's form waiting for the person (INTERACTION_MODAL_CREATE), shown as a dialog. */
   modal: BotModal | null = null;
+  /**
+   * Autocomplete answers (APPLICATION_COMMAND_AUTOCOMPLETE_RESPONSE) by the nonce of the request they answer;
+   * the gateway names the interaction by id, which INTERACTION_CREATE pairs with the nonce.
+   */
+  readonly autocompleteChoices = new Map<string, CommandChoice[]>();
+  private readonly interactionNonces = new Map<string, string>();
+  /** Answers that came before their INTERACTION_CREATE, by interaction id. */
+  private readonly earlyChoices = new Map<string, CommandChoice[]>();
+  /**
+   * Guild channels that went away this session (CHANNEL_DELETE: deleted, or the person lost sight of them), by id,
+   * with their names: a view still on one leaves it at once and says why.
+   */
+  readonly goneChannels = new Map<string, string>();
   /** The channel on screen, which counts as read while the tab is visible. */
   activeChannelId: string | null = null;
   /** Messages from others as they arrive, for the live region and notifications. */
@@ -98,6 +127,7 @@ export class ChatStore {
   private readonly listeners = new Set<() => void>();
   private unsubscribe: (() => void) | undefined;
   private typingTimer: number | undefined;
+  private stopWatchingScheme: (() => void) | undefined;
 
   constructor(
     readonly api: ChatApi,
@@ -109,10 +139,16 @@ export class ChatStore {
     this.connected = this.hub.connected;
     void this.loadRelationships();
     this.typingTimer = window.setInterval(() => this.expireTyping(), 1000);
+    // Role colours are adjusted to the theme: a switch of scheme redraws them (and the message rows).
+    this.stopWatchingScheme = watchScheme(() => {
+      this.metaVersion++;
+      this.changed();
+    });
   }
 
   stop(): void {
     this.unsubscribe?.();
+    this.stopWatchingScheme?.();
     window.clearInterval(this.typingTimer);
   }
 
@@ -216,7 +252,8 @@ export class ChatStore {
       const role = state.roles.get(id);
       if (role?.color && (!best || role.position > best.position)) best = role;
     }
-    return best ? `#${best.color.toString(16).padStart(6, '0')}` : undefined;
+    // Adjusted to read on the theme's backgrounds (4.5:1), keeping the hue.
+    return best ? readableRoleColor(best.color, prefersDark()) : undefined;
   }
 
   typingIn(channelId: string): string[] {
@@ -244,6 +281,10 @@ export class ChatStore {
 
   /** Channels whose history is kept, most recent last; older windows are dropped (and refetched if reopened). */
   private readonly recent: string[] = [];
+  /** Counts gateway (re)connections (READY or RESUMED). */
+  private connections = 0;
+  /** Counts RELATIONSHIP_* events, so a list fetched while one arrived is fetched again. */
+  private relationshipEvents = 0;
 
   private touch(channelId: string): void {
     const index = this.recent.indexOf(channelId);
@@ -265,6 +306,7 @@ export class ChatStore {
     }
     h.loading = true;
     this.changed();
+    const connection = this.connections;
     try {
       const page = await this.api.messages(channelId, { limit: PAGE });
       this.merge(channelId, page);
@@ -273,19 +315,22 @@ export class ChatStore {
       h.loading = false;
       this.changed();
     }
+    // The gateway (re)connected while the page was on its way: messages dispatched before it was ready may be
+    // missing from the page, and the reconnect's catch-up skipped this window because it was still loading.
+    if (this.connections !== connection) await this.catchUp(channelId);
   }
 
-  /** Older messages, for scrolling back. */
-  async loadOlder(channelId: string): Promise<void> {
+  /** Older messages, for scrolling back (a jump to an old message asks for the largest pages, 100). */
+  async loadOlder(channelId: string, limit = PAGE): Promise<void> {
     const h = this.historyOf(channelId);
     const oldest = h.items[0];
     if (h.loading || h.reachedStart || !oldest) return;
     h.loading = true;
     this.changed();
     try {
-      const page = await this.api.messages(channelId, { before: oldest.id, limit: PAGE });
+      const page = await this.api.messages(channelId, { before: oldest.id, limit });
       this.merge(channelId, page);
-      if (page.length < PAGE) h.reachedStart = true;
+      if (page.length < limit) h.reachedStart = true;
     } finally {
       h.loading = false;
       this.changed();
@@ -295,6 +340,13 @@ export class ChatStore {
   /** Everything after the newest message held (after a reconnect), page by page. */
   async catchUp(channelId: string): Promise<void> {
     const h = this.history.get(channelId);
+    if (h && h.items.length === 0) {
+      // An empty channel was opened before the gateway was ready: whatever was posted since is its newest page.
+      const page = await this.api.messages(channelId, { limit: PAGE });
+      this.merge(channelId, page);
+      this.changed();
+      return;
+    }
     for (let round = 0; round < 10; round++) {
       const newest = h?.items.at(-1);
       if (!newest) return;
@@ -490,8 +542,9 @@ export class ChatStore {
       this.channels.set(channel.id, channel);
       for (const user of channel.recipients ?? []) this.rememberUser(user);
     }
-    for (const state of ready.read_states ?? []) {
-      if (state.last_message_id) this.readStates.set(state.id, state.last_message_id);
+    for (const state of ready.read_state?.entries ?? []) {
+      // "0": the channel was never acked (a mention made the entry).
+      if (state.last_message_id && state.last_message_id !== '0') this.readStates.set(state.id, state.last_message_id);
       if (state.mention_count) this.mentions.set(state.id, state.mention_count);
     }
     for (const presence of ready.presences ?? []) this.setPresence(presence);
@@ -524,7 +577,14 @@ export class ChatStore {
 
   async loadRelationships(): Promise<void> {
     try {
-      const list = await this.api.relationships();
+      // A RELATIONSHIP_* event that arrives while the list is on its way may be newer than the list (a request
+      // sent just after the server read it): the list is only taken when no event came in meanwhile.
+      let list: Relationship[] = [];
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const seen = this.relationshipEvents;
+        list = await this.api.relationships();
+        if (this.relationshipEvents === seen) break;
+      }
       this.relationships.clear();
       for (const r of list) {
         this.relationships.set(r.id, r);
@@ -538,7 +598,10 @@ export class ChatStore {
 
   /** After a (re)connection: fetch whatever the open windows missed. */
   private async resync(): Promise<void> {
-    const open = [...this.history.entries()].filter(([, h]) => h.items.length > 0).map(([id]) => id);
+    // Every window loaded so far, empty ones included (a message may have come before the gateway was ready).
+    const open = [...this.history.entries()]
+      .filter(([, h]) => h.items.length > 0 || (h.reachedStart && !h.loading))
+      .map(([id]) => id);
     await Promise.all(open.map((id) => this.catchUp(id).catch(() => undefined)));
     void this.loadRelationships();
   }
@@ -590,6 +653,7 @@ export class ChatStore {
         this.loadReady(data as ReadyPayload);
         return;
       case '@connected':
+        this.connections++;
         this.connected = true;
         this.changed();
         void this.resync();
@@ -607,6 +671,11 @@ export class ChatStore {
           state.guild = { ...state.guild, ...(data as Guild) };
           if (Array.isArray(d.roles)) state.roles = new Map((d.roles as Role[]).map((r) => [r.id, r]));
         }
+        break;
+      }
+      case 'GUILD_EMOJIS_UPDATE': {
+        const state = this.guilds.get(d.guild_id as string);
+        if (state) state.guild = { ...state.guild, emojis: d.emojis as Emoji[] };
         break;
       }
       case 'GUILD_DELETE': {
@@ -652,10 +721,14 @@ export class ChatStore {
         });
         if (channel.guild_id) this.guilds.get(channel.guild_id)?.channelIds.add(channel.id);
         for (const user of channel.recipients ?? []) this.rememberUser(user);
+        this.goneChannels.delete(channel.id);
         break;
       }
       case 'CHANNEL_DELETE': {
+        // Also what a member gets who can no longer view the channel (an overwrite or a role changed).
         const channel = data as Channel;
+        const known = this.channels.get(channel.id);
+        if (channel.guild_id) this.goneChannels.set(channel.id, known?.name ?? channel.name ?? '');
         this.channels.delete(channel.id);
         if (channel.guild_id) this.guilds.get(channel.guild_id)?.channelIds.delete(channel.id);
         break;
@@ -715,6 +788,15 @@ export class ChatStore {
         break;
       }
       case 'MESSAGE_ACK':
+        if (d.manual === true) {
+          // Marked unread in another tab: the marker moves back and keeps the mentions given.
+          this.readStates.set(d.channel_id as string, d.message_id as string);
+          if (typeof d.mention_count === 'number' && d.mention_count > 0)
+            this.mentions.set(d.channel_id as string, d.mention_count);
+          else this.mentions.delete(d.channel_id as string);
+          this.saveLocalReads();
+          break;
+        }
         this.markRead(d.channel_id as string, d.message_id as string, false);
         return;
       case 'TYPING_START': {
@@ -730,6 +812,7 @@ export class ChatStore {
       }
       case 'RELATIONSHIP_ADD':
       case 'RELATIONSHIP_UPDATE': {
+        this.relationshipEvents++;
         // UPDATE: a row changed type (a request accepted); it carries the whole relationship like ADD.
         const r = data as Relationship;
         this.relationships.set(r.id, r);
@@ -746,10 +829,29 @@ export class ChatStore {
       case 'INTERACTION_MODAL_CREATE':
         this.modal = data as BotModal;
         break;
+      case 'INTERACTION_CREATE': {
+        if (typeof d.nonce !== 'string') return;
+        const early = this.earlyChoices.get(d.id as string);
+        if (early) {
+          this.earlyChoices.delete(d.id as string);
+          keepRecent(this.autocompleteChoices, d.nonce, early);
+        } else keepRecent(this.interactionNonces, d.id as string, d.nonce);
+        break;
+      }
+      case 'APPLICATION_COMMAND_AUTOCOMPLETE_RESPONSE': {
+        const choices = Array.isArray(d.choices) ? (d.choices as CommandChoice[]) : [];
+        const nonce = this.interactionNonces.get(d.id as string);
+        if (nonce) {
+          this.interactionNonces.delete(d.id as string);
+          keepRecent(this.autocompleteChoices, nonce, choices);
+        } else keepRecent(this.earlyChoices, d.id as string, choices);
+        break;
+      }
       case 'PRESENCE_UPDATE':
         this.setPresence(data as PresencePayload);
         break;
       case 'RELATIONSHIP_REMOVE':
+        this.relationshipEvents++;
         this.relationships.delete(d.id as string);
         break;
       case 'CHANNEL_RECIPIENT_ADD':
@@ -788,5 +890,15 @@ export class ChatStore {
       }
     }
     if (changed) this.changed();
+  }
+}
+
+/** Sets `key` in a map kept to its 50 newest entries (autocomplete bookkeeping). */
+function keepRecent<V>(map: Map<string, V>, key: string, value: V): void {
+  map.delete(key);
+  map.set(key, value);
+  for (const old of map.keys()) {
+    if (map.size <= 50) break;
+    map.delete(old);
   }
 }

@@ -3,6 +3,7 @@ import { useTranslation } from 'react-i18next';
 import type { SessionInfo } from '../../api/types.ts';
 import { useApp } from '../../app-context.tsx';
 import { Button } from '../../components/Button.tsx';
+import { EmailDeliveryNotice } from '../../components/EmailDeliveryNotice.tsx';
 import { ErrorNotice, Notice } from '../../components/ErrorNotice.tsx';
 import { Link } from '../../components/Link.tsx';
 import { PageLayout } from '../../components/PageLayout.tsx';
@@ -18,6 +19,7 @@ export default function HomePage() {
   const [sessions, setSessions] = useState<SessionInfo[] | null>(null);
   const [busy, setBusy] = useState<'out' | 'everywhere' | 'resend' | null>(null);
   const [message, setMessage] = useState<string | null>(null);
+  const [resentAt, setResentAt] = useState<number | null>(null);
   const [error, setError] = useState<unknown>(null);
 
   const loadSessions = useCallback(async () => {
@@ -67,6 +69,7 @@ export default function HomePage() {
     try {
       await api.auth.resendVerification();
       setMessage(t('verify.resent'));
+      setResentAt(Date.now());
     } catch (caught) {
       setError(caught);
     } finally {
@@ -77,7 +80,14 @@ export default function HomePage() {
   return (
     <PageLayout title={t('home.title', { name })}>
       <p>
-        {t('home.intro')} <Link href="/channels/@me">{t('home.openChat')}</Link>
+        {t('home.intro')} <Link href="/channels/@me">{t('home.openChat')}</Link> ·{' '}
+        <Link href="/developers">{t('developers.title')}</Link>
+        {(user.acls?.includes('admin:authenticate') || user.acls?.includes('*')) && (
+          <>
+            {' · '}
+            <Link href="/admin">{t('admin.title')}</Link>
+          </>
+        )}
       </p>
       <section aria-labelledby="account-heading">
         <h2 id="account-heading">{t('home.account')}</h2>
@@ -129,6 +139,7 @@ export default function HomePage() {
           </>
         )}
         {message && <Notice tone="success">{message}</Notice>}
+        <EmailDeliveryNotice sent={resentAt} />
         <ErrorNotice error={error} />
         <div className="actions">
           <Button variant="secondary" busy={busy === 'everywhere'} onClick={() => void signOutEverywhere()}>

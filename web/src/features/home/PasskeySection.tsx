@@ -1,30 +1,34 @@
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import type { WebauthnCredential } from '../../api/types.ts';
 import { useApp } from '../../app-context.tsx';
 import { Button } from '../../components/Button.tsx';
 import { ErrorNotice, Notice } from '../../components/ErrorNotice.tsx';
 import { Field } from '../../components/Field.tsx';
 import { SudoCancelled, useSudo } from '../../components/SudoPrompt.tsx';
+import { formatDate } from '../../i18n/format.ts';
 import { createCredential, webauthnSupported } from '../../lib/webauthn.ts';
 import { passkeyError } from '../auth/passkey-error.ts';
 
 /**
- * Passkeys on the landing page until the settings pages arrive: how many there are, and adding one (the
- * registration options are sudo-gated, so the prompt asks for a password, a code or an existing passkey).
+ * Passkeys (on `/` and in the settings): the list with rename and remove (both sudo-gated), and adding one
+ * (the registration options are sudo-gated, so the prompt asks for a password, a code or an existing passkey).
  */
 export function PasskeySection() {
   const { t } = useTranslation();
-  const { api } = useApp();
+  const { api, refreshUser } = useApp();
   const withSudo = useSudo();
-  const [count, setCount] = useState<number | null>(null);
+  const [credentials, setCredentials] = useState<WebauthnCredential[] | null>(null);
   const [name, setName] = useState(() => t('home.passkeyDefaultName'));
-  const [busy, setBusy] = useState(false);
-  const [added, setAdded] = useState(false);
+  const [renaming, setRenaming] = useState<string | null>(null);
+  const [newName, setNewName] = useState('');
+  const [busy, setBusy] = useState<string | null>(null);
+  const [message, setMessage] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
 
   const load = useCallback(async () => {
     try {
-      setCount((await api.mfa.webauthnCredentials()).length);
+      setCredentials(await api.mfa.webauthnCredentials());
     } catch (caught) {
       setError(caught);
     }
@@ -34,29 +38,109 @@ export function PasskeySection() {
     void load();
   }, [load]);
 
-  const add = async (event: FormEvent) => {
-    event.preventDefault();
-    setBusy(true);
+  const run = async (key: string, action: () => Promise<void>) => {
+    setBusy(key);
     setError(null);
-    setAdded(false);
+    setMessage(null);
     try {
-      const options = await withSudo((proof) => api.mfa.webauthnRegistrationOptions(proof));
-      const { response, challenge } = await createCredential(options);
-      await api.mfa.addWebauthnCredential(response, challenge, name.trim() || t('home.passkeyDefaultName'));
-      setAdded(true);
-      await load();
+      await action();
     } catch (caught) {
       if (!(caught instanceof SudoCancelled)) setError(passkeyError(caught));
     } finally {
-      setBusy(false);
+      setBusy(null);
     }
   };
+
+  const add = (event: FormEvent) => {
+    event.preventDefault();
+    void run('add', async () => {
+      const options = await withSudo((proof) => api.mfa.webauthnRegistrationOptions(proof));
+      const { response, challenge } = await createCredential(options);
+      await api.mfa.addWebauthnCredential(response, challenge, name.trim() || t('home.passkeyDefaultName'));
+      setMessage(t('home.passkeyAdded'));
+      await load();
+      await refreshUser();
+    });
+  };
+
+  const rename = (event: FormEvent, credential: WebauthnCredential) => {
+    event.preventDefault();
+    void run(`rename:${credential.id}`, async () => {
+      await withSudo((proof) => api.mfa.renameWebauthnCredential(credential.id, newName.trim(), proof));
+      setRenaming(null);
+      setMessage(t('settings.passkeyRenamed'));
+      await load();
+    });
+  };
+
+  const remove = (credential: WebauthnCredential) =>
+    run(`remove:${credential.id}`, async () => {
+      await withSudo((proof) => api.mfa.removeWebauthnCredential(credential.id, proof));
+      setMessage(t('settings.passkeyRemoved', { name: credential.name }));
+      await load();
+      await refreshUser();
+    });
 
   return (
     <section aria-labelledby="security-heading">
       <h2 id="security-heading">{t('home.securityTitle')}</h2>
-      {count !== null && <p>{t('home.passkeys', { count })}</p>}
-      {added && <Notice tone="success">{t('home.passkeyAdded')}</Notice>}
+      {credentials !== null && <p>{t('home.passkeys', { count: credentials.length })}</p>}
+      {credentials && credentials.length > 0 && (
+        <ul className="passkey-list" aria-label={t('settings.passkeyListLabel')}>
+          {credentials.map((credential) => (
+            <li key={credential.id}>
+              <strong>{credential.name}</strong>
+              <span className="hint">
+                {' '}
+                · {t('settings.passkeyAdded', { date: formatDate(credential.created_at) })}
+                {credential.last_used_at &&
+                  ` · ${t('home.lastUsed', { date: formatDate(credential.last_used_at, 'dateTime') })}`}
+              </span>
+              {renaming === credential.id ? (
+                <form onSubmit={(event) => rename(event, credential)}>
+                  <Field
+                    label={t('settings.passkeyNewName', { name: credential.name })}
+                    maxLength={100}
+                    required
+                    value={newName}
+                    onChange={(event) => setNewName(event.target.value)}
+                  />
+                  <div className="actions">
+                    <Button type="submit" busy={busy === `rename:${credential.id}`}>
+                      {t('settings.passkeySaveName')}
+                    </Button>
+                    <Button variant="link" onClick={() => setRenaming(null)}>
+                      {t('common.cancel')}
+                    </Button>
+                  </div>
+                </form>
+              ) : (
+                <div className="actions">
+                  <Button
+                    variant="secondary"
+                    aria-label={t('settings.passkeyRenameNamed', { name: credential.name })}
+                    onClick={() => {
+                      setRenaming(credential.id);
+                      setNewName(credential.name);
+                    }}
+                  >
+                    {t('settings.passkeyRename')}
+                  </Button>
+                  <Button
+                    variant="danger"
+                    busy={busy === `remove:${credential.id}`}
+                    aria-label={t('settings.passkeyRemoveNamed', { name: credential.name })}
+                    onClick={() => void remove(credential)}
+                  >
+                    {t('settings.passkeyRemove')}
+                  </Button>
+                </div>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      {message && <Notice tone="success">{message}</Notice>}
       <ErrorNotice error={error} />
       {webauthnSupported() && (
         <form onSubmit={add}>
@@ -67,7 +151,7 @@ export function PasskeySection() {
             value={name}
             onChange={(event) => setName(event.target.value)}
           />
-          <Button type="submit" variant="secondary" busy={busy}>
+          <Button type="submit" variant="secondary" busy={busy === 'add'}>
             {t('home.addPasskey')}
           </Button>
         </form>

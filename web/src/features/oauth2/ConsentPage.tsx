@@ -1,5 +1,6 @@
 import { useEffect, useId, useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { HearthApiError } from '../../api/errors.ts';
 import type { PublicApplication, UserGuild } from '../../api/types.ts';
 import { useApp } from '../../app-context.tsx';
 import { Button } from '../../components/Button.tsx';
@@ -7,7 +8,16 @@ import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { PageLayout } from '../../components/PageLayout.tsx';
 import { hasPermission, permissionNames } from '../../lib/permissions.ts';
 
-const KNOWN_SCOPES = ['identify', 'email', 'guilds', 'connections', 'bot', 'applications.commands'];
+const KNOWN_SCOPES = [
+  'identify',
+  'email',
+  'guilds',
+  'connections',
+  'bot',
+  'applications.commands',
+  'openid',
+  'profile',
+];
 
 /**
  * `/oauth2/authorize?…` (the server's `/v1/oauth2/authorize` redirects here): shows the application and what
@@ -74,6 +84,11 @@ export default function ConsentPage() {
       if (target.origin === window.location.origin) navigate(target.pathname + target.search, { replace: true });
       else window.location.assign(target.href);
     } catch (caught) {
+      // prompt=login / max_age: the sign-in is too old for this application; sign in again and come back here.
+      if (caught instanceof HearthApiError && caught.displayCode() === 'LOGIN_REQUIRED') {
+        signInAgain();
+        return;
+      }
       setError(caught);
       setBusy(null);
     }
@@ -93,10 +108,11 @@ export default function ConsentPage() {
     }
   };
 
-  const notYou = () => {
+  const signInAgain = () => {
     signOutLocally();
     navigate(`/login?next=${encodeURIComponent(window.location.pathname + window.location.search)}`);
   };
+  const notYou = signInAgain;
 
   const botPermissions = permissionNames(params.get('permissions'));
   const redirectOrigin = redirectUri && URL.canParse(redirectUri) ? new URL(redirectUri).origin : null;

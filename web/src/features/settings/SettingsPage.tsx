@@ -9,68 +9,65 @@ import { PageLayout } from '../../components/PageLayout.tsx';
 import { SudoCancelled, useSudo } from '../../components/SudoPrompt.tsx';
 import { chooseLocale, currentLocale, LOCALES, type Locale } from '../../i18n/index.ts';
 import { PasskeySection } from '../home/PasskeySection.tsx';
+import { AccountSection } from './AccountSection.tsx';
+import { AppsSection } from './AppsSection.tsx';
+import { DataSection } from './DataSection.tsx';
+import { EmailSection } from './EmailSection.tsx';
+import { PrivacySection } from './PrivacySection.tsx';
+import { ProfileSection } from './ProfileSection.tsx';
+import { SessionsSection } from './SessionsSection.tsx';
+import { TwoFactorSection } from './TwoFactorSection.tsx';
 
 /** The account's language on the server, in the platform's locale names. */
 const SERVER_LOCALE: Record<Locale, string> = { en: 'en-US', fr: 'fr' };
 
-/** Account settings: profile, language (kept on the account), password, passkeys; sessions live on `/`. */
+/**
+ * Account settings: profile, email, language (kept on the account), password, two-factor authentication,
+ * passkeys, sessions, privacy (who may send DMs and friend requests), authorised applications, the data export, disabling and deleting the account.
+ */
 export default function SettingsPage() {
   const { t } = useTranslation();
   const { user } = useApp();
   if (!user) return null;
+  const sections: [string, string][] = [
+    ['profile-heading', t('settings.profileTitle')],
+    ['email-heading', t('settings.emailTitle')],
+    ['language-heading', t('settings.languageTitle')],
+    ['password-heading', t('settings.passwordTitle')],
+    ['two-factor-heading', t('settings.twoFactorTitle')],
+    ['security-heading', t('home.securityTitle')],
+    ['sessions-heading', t('settings.sessionsTitle')],
+    ['privacy-heading', t('settings.privacyTitle')],
+    ['apps-heading', t('settings.appsTitle')],
+    ['data-heading', t('settings.dataTitle')],
+    ['account-end-heading', t('settings.endTitle')],
+  ];
   return (
     <PageLayout title={t('settings.title')}>
       <p>
-        <Link href="/channels/@me">{t('settings.backToChat')}</Link> ·{' '}
-        <Link href="/">{t('settings.sessionsLink')}</Link>
+        <Link href="/channels/@me">{t('settings.backToChat')}</Link>
       </p>
+      <nav aria-label={t('settings.sectionsNav')} className="settings-nav">
+        <ul>
+          {sections.map(([id, label]) => (
+            <li key={id}>
+              <a href={`#${id}`}>{label}</a>
+            </li>
+          ))}
+        </ul>
+      </nav>
       <ProfileSection />
+      <EmailSection />
       <LanguageSection />
       <PasswordSection />
+      <TwoFactorSection />
       <PasskeySection />
+      <SessionsSection />
+      <PrivacySection />
+      <AppsSection />
+      <DataSection />
+      <AccountSection />
     </PageLayout>
-  );
-}
-
-function ProfileSection() {
-  const { t } = useTranslation();
-  const { api, user } = useApp();
-  const [displayName, setDisplayName] = useState(user?.global_name ?? '');
-  const [busy, setBusy] = useState(false);
-  const [saved, setSaved] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setBusy(true);
-    setSaved(false);
-    setError(null);
-    try {
-      await api.users.update({ global_name: displayName.trim() === '' ? null : displayName.trim() });
-      setSaved(true);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
-  return (
-    <section aria-labelledby="profile-heading">
-      <h2 id="profile-heading">{t('settings.profileTitle')}</h2>
-      <form onSubmit={(event) => void submit(event)}>
-        <Field
-          label={t('settings.displayName')}
-          hint={t('settings.displayNameHint', { username: user?.username ?? '' })}
-          value={displayName}
-          maxLength={32}
-          onChange={(event) => setDisplayName(event.target.value)}
-        />
-        <ErrorNotice error={error} />
-        {saved && <Notice tone="success">{t('settings.profileSaved')}</Notice>}
-        <Button type="submit" busy={busy}>
-          {t('settings.saveProfile')}
-        </Button>
-      </form>
-    </section>
   );
 }
 

@@ -1,11 +1,22 @@
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { Channel } from '../../api/chat-types.ts';
+import { type Channel, ChannelType } from '../../api/chat-types.ts';
 import { useApp } from '../../app-context.tsx';
 import { useChat } from '../chat/context.ts';
+import { useGuildAdmin } from '../chat/guild-settings/shared.ts';
 import { has, P } from '../chat/permissions.ts';
-import { leaveCall, loadSettings, saveSettings, startCall, useCall, useVoiceStates } from './call.ts';
-import type { VoiceSettings } from './voice-connection.ts';
+import {
+  leaveCall,
+  loadSettings,
+  loadVolumes,
+  saveSettings,
+  saveVolume,
+  startCall,
+  useCall,
+  useVoiceStates,
+} from './call.ts';
+import { type ConnectionQuality, keyName, type VoiceSettings } from './voice-connection.ts';
+import type { VoiceState } from './voice-states.ts';
 import './voice.css';
 
 /** A voice channel: who is in it and who speaks, Join, and once joined the call's controls and media. */
@@ -19,12 +30,23 @@ export function VoiceView({ channel }: { channel: Channel }) {
   const guildId = channel.guild_id ?? '';
   const here = states.inChannel(guildId, channel.id);
   const inThisCall = call?.guildId === guildId && call.channelId === channel.id ? call : null;
-  const canConnect = has(store.permissions(channel), P.CONNECT);
+  const permissions = store.permissions(channel);
+  const canConnect = has(permissions, P.CONNECT);
+  // Server mute, deafen and move are guild-wide permissions (the server checks them on the member PATCH).
+  const guildPermissions = store.permissions(undefined, guildId);
+  const moderation = {
+    mute: has(guildPermissions, P.MUTE_MEMBERS),
+    deafen: has(guildPermissions, P.DEAFEN_MEMBERS),
+    move: has(guildPermissions, P.MOVE_MEMBERS),
+  };
+  const canModerate = moderation.mute || moderation.deafen || moderation.move;
+  const volumes = loadVolumes();
+  const selfId = store.me;
 
   async function join() {
     setError(null);
     try {
-      await startCall(gateway, guildId, channel.id);
+      await startCall(gateway, guildId, channel.id, has(permissions, P.USE_VAD));
     } catch (e) {
       setError(t('voice.failed', { reason: (e as Error).message }));
     }
@@ -48,10 +70,21 @@ export function VoiceView({ channel }: { channel: Channel }) {
                 <span className="voice-name">{store.displayName(state.user_id, guildId)}</span>
                 {speaking && <span className="voice-badge">{t('voice.speaking')}</span>}
                 {state.mute && <span className="voice-badge">{t('voice.serverMuted')}</span>}
+                {state.deaf && <span className="voice-badge">{t('voice.serverDeafened')}</span>}
                 {state.self_deaf ? (
                   <span className="voice-badge">{t('voice.deafenedBadge')}</span>
                 ) : (
                   state.self_mute && <span className="voice-badge">{t('voice.mutedBadge')}</span>
+                )}
+                {inThisCall && state.user_id !== selfId && (
+                  <VolumeSlider
+                    userId={state.user_id}
+                    name={store.displayName(state.user_id, guildId)}
+                    percent={volumes[state.user_id] ?? 100}
+                  />
+                )}
+                {canModerate && (
+                  <ModeratorMenu channel={channel} state={state} allowed={moderation} onError={setError} />
                 )}
               </li>
             );
@@ -59,6 +92,13 @@ export function VoiceView({ channel }: { channel: Channel }) {
         </ul>
       )}
       {error && <p role="alert">{error}</p>}
+      {call && !inThisCall && call.guildId === guildId && call.channelId !== channel.id && (
+        <p className="voice-elsewhere">
+          {t('voice.connectedElsewhere', {
+            channel: store.channelLabel(store.channels.get(call.channelId) ?? { ...channel, name: '…' }),
+          })}
+        </p>
+      )}
       {inThisCall ? (
         <CallControls />
       ) : canConnect ? (
@@ -72,7 +112,132 @@ export function VoiceView({ channel }: { channel: Channel }) {
   );
 }
 
-function CallControls() {
+/** A participant's playback volume, 0–200 %, remembered per user (docs/web.md#voice). */
+function VolumeSlider({ userId, name, percent }: { userId: string; name: string; percent: number }) {
+  const { t } = useTranslation();
+  return (
+    <label className="voice-volume">
+      <span className="visually-hidden">{t('voice.volumeOf', { name })}</span>
+      <input
+        type="range"
+        min={0}
+        max={200}
+        step={5}
+        value={percent}
+        aria-valuetext={`${percent} %`}
+        onChange={(e) => saveVolume(userId, Number(e.target.value))}
+      />
+      <span aria-hidden="true">{percent} %</span>
+    </label>
+  );
+}
+
+/** The local connection's quality: a word and bars, with the figures in the accessible label. */
+function QualityIndicator({ quality }: { quality: ConnectionQuality | null }) {
+  const { t } = useTranslation();
+  if (!quality) return null;
+  const level = t(`voice.quality.${quality.level}`);
+  const label = t('voice.qualityLabel', { level, rtt: quality.rttMs, loss: quality.lossPercent });
+  return (
+    <p className={`voice-quality ${quality.level}`} data-quality={quality.level}>
+      <span role="img" aria-label={label} title={label}>
+        <span className="voice-quality-bars" aria-hidden="true">
+          <span />
+          <span />
+          <span />
+        </span>
+        <span aria-hidden="true">{t('voice.qualityShort', { level })}</span>
+      </span>
+    </p>
+  );
+}
+
+/**
+ * A participant's moderation menu (docs/web.md#voice): server mute, server deafen, move to another voice channel,
+ * disconnect — each `PATCH /guilds/{id}/members/{uid}`; the list updates from the VOICE_STATE_UPDATE that follows.
+ */
+function ModeratorMenu({
+  channel,
+  state,
+  allowed,
+  onError,
+}: {
+  channel: Channel;
+  state: VoiceState;
+  allowed: { mute: boolean; deafen: boolean; move: boolean };
+  onError: (message: string | null) => void;
+}) {
+  const { t } = useTranslation();
+  const store = useChat();
+  const admin = useGuildAdmin();
+  const [open, setOpen] = useState(false);
+  const menuId = useId();
+  const guildId = channel.guild_id ?? '';
+  const name = store.displayName(state.user_id, guildId);
+  const destinations = allowed.move
+    ? store.guildChannels(guildId).filter((c) => c.type === ChannelType.Voice && c.id !== state.channel_id)
+    : [];
+
+  async function act(body: { mute?: boolean; deaf?: boolean; channel_id?: string | null }) {
+    setOpen(false);
+    onError(null);
+    try {
+      await admin.editMember(guildId, state.user_id, body);
+    } catch (e) {
+      onError(t('voice.moderationFailed', { name, reason: (e as Error).message }));
+    }
+  }
+
+  return (
+    <span className="voice-moderate">
+      <button
+        type="button"
+        aria-haspopup="menu"
+        aria-expanded={open}
+        aria-controls={open ? menuId : undefined}
+        aria-label={t('voice.moderate', { name })}
+        onClick={() => setOpen(!open)}
+      >
+        ⋯
+      </button>
+      {open && (
+        <div
+          id={menuId}
+          role="menu"
+          aria-label={t('voice.moderate', { name })}
+          className="voice-menu"
+          tabIndex={-1}
+          onKeyDown={(e) => {
+            if (e.key === 'Escape') setOpen(false);
+          }}
+        >
+          {allowed.mute && (
+            <button type="button" role="menuitem" onClick={() => void act({ mute: !state.mute })}>
+              {state.mute ? t('voice.serverUnmute') : t('voice.serverMute')}
+            </button>
+          )}
+          {allowed.deafen && (
+            <button type="button" role="menuitem" onClick={() => void act({ deaf: !state.deaf })}>
+              {state.deaf ? t('voice.serverUndeafen') : t('voice.serverDeafen')}
+            </button>
+          )}
+          {destinations.map((c) => (
+            <button key={c.id} type="button" role="menuitem" onClick={() => void act({ channel_id: c.id })}>
+              {t('voice.moveTo', { channel: store.channelLabel(c) })}
+            </button>
+          ))}
+          {allowed.move && (
+            <button type="button" role="menuitem" onClick={() => void act({ channel_id: null })}>
+              {t('voice.disconnect')}
+            </button>
+          )}
+        </div>
+      )}
+    </span>
+  );
+}
+
+export function CallControls() {
   const { t } = useTranslation();
   const store = useChat();
   const call = useCall();
@@ -89,15 +254,27 @@ function CallControls() {
     saveSettings(next);
     void call.setInput(next);
   };
+  const updateMode = (next: VoiceSettings) => {
+    setSettings(next);
+    saveSettings(next);
+    call.setMode(next);
+  };
   const inputs = devices.filter((d) => d.kind === 'audioinput');
   const outputs = devices.filter((d) => d.kind === 'audiooutput');
   const media = [...call.remote.entries()];
+  const volumes = loadVolumes();
 
   return (
     <div className="voice-call">
       <p className="voice-status" role="status">
         {call.state === 'connected' ? t('voice.connected') : t('voice.connecting')}
       </p>
+      <QualityIndicator quality={call.quality} />
+      {call.pushToTalk && (
+        <p className="voice-ptt-state">
+          {call.talking ? t('voice.transmitting') : t('voice.holdToTalk', { key: keyName(call.pushToTalkKey) })}
+        </p>
+      )}
       <div className="voice-controls">
         <button type="button" aria-pressed={call.selfMute} onClick={() => call.setMute(!call.selfMute)}>
           {call.selfMute ? t('voice.unmute') : t('voice.mute')}
@@ -148,6 +325,76 @@ function CallControls() {
             ))}
           </select>
         </label>
+        <fieldset className="voice-mode">
+          <legend>{t('voice.inputMode')}</legend>
+          <label>
+            <input
+              type="radio"
+              name="voice-input-mode"
+              checked={!call.pushToTalk}
+              disabled={call.pushToTalk && settings.inputMode !== 'pushToTalk'}
+              onChange={() => updateMode({ ...settings, inputMode: 'voiceActivity' })}
+            />
+            {t('voice.voiceActivity')}
+          </label>
+          <label>
+            <input
+              type="radio"
+              name="voice-input-mode"
+              checked={call.pushToTalk}
+              onChange={() => updateMode({ ...settings, inputMode: 'pushToTalk' })}
+            />
+            {t('voice.pushToTalk')}
+          </label>
+          {call.pushToTalk && settings.inputMode !== 'pushToTalk' && <p>{t('voice.vadNotAllowed')}</p>}
+          {!call.pushToTalk && (
+            <>
+              <label>
+                <input
+                  type="checkbox"
+                  checked={settings.sensitivityAuto}
+                  onChange={(e) => updateMode({ ...settings, sensitivityAuto: e.target.checked })}
+                />
+                {t('voice.sensitivityAuto')}
+              </label>
+              <label>
+                {t('voice.sensitivity')}
+                <input
+                  type="range"
+                  min={-100}
+                  max={0}
+                  step={1}
+                  value={settings.sensitivityDb}
+                  disabled={settings.sensitivityAuto}
+                  aria-valuetext={`${settings.sensitivityDb} dB`}
+                  onChange={(e) => updateMode({ ...settings, sensitivityDb: Number(e.target.value) })}
+                />
+                <span aria-hidden="true">{settings.sensitivityDb} dB</span>
+              </label>
+              {!settings.sensitivityAuto && (
+                <span className="voice-gate">{call.gateOpen ? t('voice.gateOpen') : t('voice.gateClosed')}</span>
+              )}
+            </>
+          )}
+          {call.pushToTalk && (
+            <label>
+              {t('voice.pushToTalkKey')}
+              <input
+                type="text"
+                readOnly
+                className="voice-ptt-key"
+                value={keyName(settings.pushToTalkKey)}
+                aria-description={t('voice.pushToTalkKeyHint')}
+                onKeyDown={(e) => {
+                  // Tab still moves focus; any other key becomes the binding.
+                  if (e.key === 'Tab' || e.key === 'Shift') return;
+                  e.preventDefault();
+                  updateMode({ ...settings, pushToTalkKey: e.code });
+                }}
+              />
+            </label>
+          )}
+        </fieldset>
         <label>
           <input
             type="checkbox"
@@ -168,13 +415,20 @@ function CallControls() {
       <div className="voice-media">
         {media.map(([mid, m]) =>
           m.kind === 'audio' ? (
-            <RemoteAudio key={mid} stream={m.stream} muted={call.selfDeaf} sinkId={settings.outputDeviceId} />
+            <RemoteAudio
+              key={mid}
+              userId={m.userId}
+              stream={m.stream}
+              muted={call.selfDeaf}
+              sinkId={settings.outputDeviceId}
+              percent={volumes[m.userId] ?? 100}
+            />
           ) : (
             <RemoteVideo
               key={mid}
               stream={m.stream}
               label={t(m.kind === 'screen' ? 'voice.screenOf' : 'voice.video', {
-                name: store.displayName(m.userId, call.guildId),
+                name: store.displayName(m.userId, call.guildId ?? undefined),
               })}
             />
           ),
@@ -184,19 +438,75 @@ function CallControls() {
   );
 }
 
-function RemoteAudio({ stream, muted, sinkId }: { stream: MediaStream; muted: boolean; sinkId: string }) {
+/** One AudioContext for the tab's playback (created on first use, after the Join click). */
+let playback: AudioContext | undefined;
+
+/**
+ * A participant's audio: the received stream through a GainNode (the per-user volume, 0–2) into the element that
+ * plays it, so `setSinkId` still picks the speaker. Chromium feeds a remote WebRTC track to Web Audio only while a
+ * media element holds it: a second, muted element does.
+ */
+function RemoteAudio({
+  userId,
+  stream,
+  muted,
+  sinkId,
+  percent,
+}: {
+  userId: string;
+  stream: MediaStream;
+  muted: boolean;
+  sinkId: string;
+  percent: number;
+}) {
   const ref = useRef<HTMLAudioElement>(null);
+  const holder = useRef<HTMLAudioElement>(null);
+  const gain = useRef<GainNode | null>(null);
+  const percentRef = useRef(percent);
+  percentRef.current = percent;
   useEffect(() => {
     const element = ref.current;
-    if (!element) return;
-    element.srcObject = stream;
+    if (!element || !holder.current) return;
+    holder.current.srcObject = stream;
+    if (typeof AudioContext === 'undefined') {
+      element.srcObject = stream;
+      void element.play().catch(() => {});
+      return;
+    }
+    playback ??= new AudioContext();
+    const context = playback;
+    void context.resume().catch(() => {});
+    const source = context.createMediaStreamSource(stream);
+    const node = context.createGain();
+    node.gain.value = percentRef.current / 100;
+    const destination = context.createMediaStreamDestination();
+    source.connect(node).connect(destination);
+    gain.current = node;
+    element.dataset.gain = String(node.gain.value);
+    element.srcObject = destination.stream;
     void element.play().catch(() => {});
+    return () => {
+      source.disconnect();
+      node.disconnect();
+      gain.current = null;
+    };
   }, [stream]);
+  useEffect(() => {
+    const node = gain.current;
+    if (!node || !ref.current) return;
+    node.gain.value = percent / 100;
+    ref.current.dataset.gain = String(node.gain.value);
+  }, [percent]);
   useEffect(() => {
     const element = ref.current as (HTMLAudioElement & { setSinkId?: (id: string) => Promise<void> }) | null;
     if (element?.setSinkId && sinkId) void element.setSinkId(sinkId).catch(() => {});
   }, [sinkId]);
-  return <audio ref={ref} autoPlay muted={muted} className="voice-audio" />;
+  return (
+    <>
+      <audio ref={holder} muted className="voice-audio" />
+      <audio ref={ref} autoPlay muted={muted} className="voice-audio" data-user-id={userId} data-volume={percent} />
+    </>
+  );
 }
 
 function RemoteVideo({ stream, label }: { stream: MediaStream; label: string }) {

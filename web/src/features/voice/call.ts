@@ -42,6 +42,10 @@ export function loadSettings(): VoiceSettings {
     outputDeviceId: '',
     echoCancellation: true,
     noiseSuppression: true,
+    inputMode: 'voiceActivity',
+    pushToTalkKey: 'Backquote',
+    sensitivityAuto: true,
+    sensitivityDb: -50,
   };
   try {
     return { ...fallback, ...(JSON.parse(localStorage.getItem(SETTINGS_KEY) ?? '{}') as Partial<VoiceSettings>) };
@@ -54,9 +58,39 @@ export function saveSettings(settings: VoiceSettings): void {
   localStorage.setItem(SETTINGS_KEY, JSON.stringify(settings));
 }
 
-export async function startCall(hub: GatewayHub, guildId: string, channelId: string): Promise<void> {
+const VOLUMES_KEY = 'hearth.voice.volumes';
+
+/** Per-participant playback volumes in percent (0–200, default 100), by user id. */
+export function loadVolumes(): Record<string, number> {
+  try {
+    const stored = JSON.parse(localStorage.getItem(VOLUMES_KEY) ?? '{}') as Record<string, unknown>;
+    return Object.fromEntries(Object.entries(stored).filter((e): e is [string, number] => typeof e[1] === 'number'));
+  } catch {
+    return {};
+  }
+}
+
+/** Remembers a participant's volume and re-renders the call's views (the slider and their audio's gain). */
+export function saveVolume(userId: string, percent: number): void {
+  const volumes = loadVolumes();
+  if (percent === 100) delete volumes[userId];
+  else volumes[userId] = percent;
+  localStorage.setItem(VOLUMES_KEY, JSON.stringify(volumes));
+  changed();
+}
+
+/**
+ * Joins a guild voice channel, or with `guildId` null a DM or group-DM call. `vadAllowed` false (no USE_VAD in
+ * the channel) forces push-to-talk.
+ */
+export async function startCall(
+  hub: GatewayHub,
+  guildId: string | null,
+  channelId: string,
+  vadAllowed = true,
+): Promise<void> {
   current?.leave();
-  const call = new VoiceConnection(hub, guildId, channelId, loadSettings());
+  const call = new VoiceConnection(hub, guildId, channelId, loadSettings(), vadAllowed);
   call.onChange = () => {
     if (call.state === 'closed' && current === call) current = null;
     changed();

@@ -8,6 +8,13 @@ interface OfferPayload {
   tracks: { mid: string | null; user_id: string; kind: Kind }[];
 }
 
+/** The part of a VOICE_STATE_UPDATE that tells this call it was moved. */
+interface MovedState {
+  session_id?: string;
+  guild_id?: string | null;
+  channel_id: string | null;
+}
+
 export interface RemoteMedia {
   userId: string;
   kind: Kind;
@@ -19,6 +26,63 @@ export interface VoiceSettings {
   outputDeviceId: string;
   echoCancellation: boolean;
   noiseSuppression: boolean;
+  /** Voice activity (the microphone is always open) or push-to-talk (open only while the key is held). */
+  inputMode: 'voiceActivity' | 'pushToTalk';
+  /** The push-to-talk key, a `KeyboardEvent.code` (layout-independent). */
+  pushToTalkKey: string;
+  /**
+   * Input sensitivity (voice activity only): with `sensitivityAuto` off, the microphone track is disabled (silence)
+   * while its level stays below `sensitivityDb` (dBFS, -100 to 0).
+   */
+  sensitivityAuto: boolean;
+  sensitivityDb: number;
+}
+
+/** The local connection's quality, from `RTCPeerConnection.getStats` (docs/web.md#voice). */
+export interface ConnectionQuality {
+  level: 'good' | 'fair' | 'poor';
+  /** Round-trip time of the selected candidate pair, in milliseconds. */
+  rttMs: number;
+  /** Packets lost out of those expected, in percent (inbound and, as the SFU reports it, outbound). */
+  lossPercent: number;
+}
+
+/** Good under 150 ms and 2 % loss, fair under 400 ms and 10 %, poor beyond. */
+export function rateQuality(rttMs: number, lossPercent: number): ConnectionQuality['level'] {
+  if (rttMs < 150 && lossPercent < 2) return 'good';
+  if (rttMs < 400 && lossPercent < 10) return 'fair';
+  return 'poor';
+}
+
+/** The gate stays open this long after the level last crossed the threshold (no clipped word endings). */
+const GATE_HOLD_MS = 300;
+
+/** A key's name as people read it on the keyboard (`KeyT` → `T`, `Backquote` → `` ` ``). */
+export function keyName(code: string): string {
+  if (/^Key[A-Z]$/.test(code)) return code.slice(3);
+  if (/^Digit\d$/.test(code)) return code.slice(5);
+  const names: Record<string, string> = {
+    Backquote: '`',
+    Minus: '-',
+    Equal: '=',
+    BracketLeft: '[',
+    BracketRight: ']',
+    Backslash: '\\',
+    Semicolon: ';',
+    Quote: "'",
+    Comma: ',',
+    Period: '.',
+    Slash: '/',
+  };
+  return names[code] ?? code;
+}
+
+/** Keys typed into a text field are text, not push-to-talk. */
+function isTextEntry(target: EventTarget | null): boolean {
+  if (!(target instanceof HTMLElement)) return false;
+  if (target.isContentEditable) return true;
+  if (target instanceof HTMLTextAreaElement || target instanceof HTMLSelectElement) return true;
+  return target instanceof HTMLInputElement && !['checkbox', 'radio', 'button', 'submit'].includes(target.type);
 }
 
 /**
@@ -32,8 +96,15 @@ export class VoiceConnection {
   state: 'connecting' | 'connected' | 'closed' = 'connecting';
   selfMute = false;
   selfDeaf = false;
+  /** Push-to-talk: the key is held (the microphone track is enabled only then). */
+  talking = false;
   camera: MediaStreamTrack | null = null;
   screen: MediaStreamTrack | null = null;
+  /** Input sensitivity: the level is above the threshold (or was, within GATE_HOLD_MS). */
+  gateOpen = true;
+  /** The microphone's current level in dBFS (voice activity with a manual threshold only). */
+  inputLevelDb = -100;
+  quality: ConnectionQuality | null = null;
   onChange: () => void = () => {};
   private pc: RTCPeerConnection | undefined;
   private ws: WebSocket | undefined;
@@ -42,23 +113,84 @@ export class VoiceConnection {
   private readonly upstream = new Map<Kind, RTCRtpTransceiver>();
   private stopHub: (() => void) | undefined;
   private chain: Promise<void> = Promise.resolve();
+  private meter: { context: AudioContext; probe: MediaStreamTrack; timer: number; lastLoud: number } | undefined;
+  private qualityTimer: number | undefined;
+  private lastLoss: { lost: number; expected: number } | undefined;
 
   constructor(
     private readonly hub: GatewayHub,
-    readonly guildId: string,
-    readonly channelId: string,
+    /** null for a DM or group-DM call. */
+    readonly guildId: string | null,
+    /** Changes when a moderator (or the AFK timeout) moves this session to another channel. */
+    public channelId: string,
     private settings: VoiceSettings,
+    /** False without USE_VAD in the channel: push-to-talk whatever the setting says (Discord's rule). */
+    private readonly vadAllowed = true,
   ) {}
+
+  /** Push-to-talk is on: the setting, or a channel where voice activity is not allowed. */
+  get pushToTalk(): boolean {
+    return this.settings.inputMode === 'pushToTalk' || !this.vadAllowed;
+  }
+
+  get pushToTalkKey(): string {
+    return this.settings.pushToTalkKey;
+  }
+
+  private readonly onKeyDown = (event: KeyboardEvent) => {
+    if (!this.pushToTalk || event.code !== this.settings.pushToTalkKey || isTextEntry(event.target)) return;
+    if (!this.talking) this.setTalking(true);
+  };
+  private readonly onKeyUp = (event: KeyboardEvent) => {
+    if (event.code === this.settings.pushToTalkKey && this.talking) this.setTalking(false);
+  };
+  /** A key released while the window was not focused never reaches us: stop talking when focus goes. */
+  private readonly onBlur = () => {
+    if (this.talking) this.setTalking(false);
+  };
 
   async join(): Promise<void> {
     this.mic = await navigator.mediaDevices.getUserMedia({ audio: this.audioConstraints() });
+    this.startMeter();
+    this.applyMicrophone();
+    this.qualityTimer = window.setInterval(() => void this.measureQuality(), 2000);
     this.stopHub = this.hub.subscribe((type, data) => {
       if (type === 'VOICE_SERVER_UPDATE') {
-        const update = data as { token: string; guild_id: string; endpoint: string };
-        if (update.guild_id === this.guildId) this.connect(update.endpoint, update.token);
-      }
+        const update = data as { token: string; guild_id?: string; channel_id?: string; endpoint: string };
+        const ours = this.guildId === null ? update.channel_id === this.channelId : update.guild_id === this.guildId;
+        if (ours) this.connect(update.endpoint, update.token);
+      } else if (type === 'VOICE_STATE_UPDATE') this.followMove(data as MovedState);
     });
+    window.addEventListener('keydown', this.onKeyDown);
+    window.addEventListener('keyup', this.onKeyUp);
+    window.addEventListener('blur', this.onBlur);
     this.sendState();
+  }
+
+  /** Our own session moved to another channel of the guild (a moderator, the AFK timeout): follow it. */
+  private followMove(state: MovedState): void {
+    const session = (this.hub.ready as { session_id?: string } | null)?.session_id;
+    if (!session || state.session_id !== session || (state.guild_id ?? null) !== this.guildId) return;
+    if (state.channel_id && state.channel_id !== this.channelId) {
+      this.channelId = state.channel_id;
+      this.onChange();
+    }
+  }
+
+  /** Push-to-talk key held or released. */
+  setTalking(talking: boolean): void {
+    this.talking = talking;
+    this.applyMicrophone();
+    this.onChange();
+  }
+
+  /** Input mode and push-to-talk key (no new microphone needed). */
+  setMode(settings: VoiceSettings): void {
+    this.settings = settings;
+    if (!this.pushToTalk) this.talking = false;
+    this.startMeter();
+    this.applyMicrophone();
+    this.onChange();
   }
 
   leave(): void {
@@ -83,10 +215,14 @@ export class VoiceConnection {
     this.onChange();
   }
 
-  /** Muted (or deafened) sends no packets at all, not silence: the microphone leaves the sender. */
+  /**
+   * Muted (or deafened) sends no packets at all, not silence: the microphone leaves the sender. With push-to-talk
+   * the track stays on the sender but is disabled (silence) while the key is up.
+   */
   private applyMicrophone(): void {
     const silent = this.selfMute || this.selfDeaf;
     const track = this.mic?.getAudioTracks()[0] ?? null;
+    if (track) track.enabled = this.pushToTalk ? this.talking : this.gateOpen || this.settings.sensitivityAuto;
     void this.upstream
       .get('audio')
       ?.sender.replaceTrack(silent ? null : track)
@@ -98,6 +234,7 @@ export class VoiceConnection {
     const next = await navigator.mediaDevices.getUserMedia({ audio: this.audioConstraints() });
     for (const old of this.mic?.getTracks() ?? []) old.stop();
     this.mic = next;
+    this.startMeter(true);
     this.applyMicrophone();
     this.onChange();
   }
@@ -134,6 +271,89 @@ export class VoiceConnection {
   /** For tests and the connection-quality hint. */
   stats(): Promise<RTCStatsReport> | undefined {
     return this.pc?.getStats();
+  }
+
+  /**
+   * Input sensitivity: with a manual threshold in voice activity, an analyser on the microphone reads its level
+   * every 50 ms and the track is enabled only while the level is above the threshold (plus GATE_HOLD_MS).
+   */
+  private startMeter(newTrack = false): void {
+    const track = this.mic?.getAudioTracks()[0];
+    if (!track || this.pushToTalk || this.settings.sensitivityAuto || typeof AudioContext === 'undefined') {
+      this.stopMeter();
+      this.gateOpen = true;
+      return;
+    }
+    // Already metering this microphone: the threshold is read on each tick.
+    if (this.meter && !newTrack) return;
+    this.stopMeter();
+    const context = new AudioContext();
+    void context.resume().catch(() => {});
+    const analyser = context.createAnalyser();
+    analyser.fftSize = 1024;
+    // The analyser measures the microphone before `enabled` silences it: a clone keeps reading while the gate is shut.
+    const probe = track.clone();
+    probe.enabled = true;
+    context.createMediaStreamSource(new MediaStream([probe])).connect(analyser);
+    const samples = new Float32Array(analyser.fftSize);
+    this.gateOpen = false;
+    const meter = { context, probe, timer: 0, lastLoud: 0 };
+    meter.timer = window.setInterval(() => {
+      analyser.getFloatTimeDomainData(samples);
+      let sum = 0;
+      for (const sample of samples) sum += sample * sample;
+      const rms = Math.sqrt(sum / samples.length);
+      this.inputLevelDb = Math.max(-100, rms > 0 ? 20 * Math.log10(rms) : -100);
+      const now = performance.now();
+      if (this.inputLevelDb > this.settings.sensitivityDb) meter.lastLoud = now;
+      const open = meter.lastLoud > 0 && now - meter.lastLoud < GATE_HOLD_MS;
+      if (open !== this.gateOpen) {
+        this.gateOpen = open;
+        this.applyMicrophone();
+        this.onChange();
+      }
+    }, 50);
+    this.meter = meter;
+  }
+
+  private stopMeter(): void {
+    if (!this.meter) return;
+    window.clearInterval(this.meter.timer);
+    this.meter.probe.stop();
+    void this.meter.context.close().catch(() => {});
+    this.meter = undefined;
+  }
+
+  /**
+   * Connection quality every 2 s: the selected candidate pair's `currentRoundTripTime`, and the packets lost since
+   * the last reading over inbound audio (`packetsLost`/`packetsReceived`) and outbound audio as the SFU reports it
+   * (`remote-inbound-rtp`).
+   */
+  private async measureQuality(): Promise<void> {
+    const report = await this.pc?.getStats().catch(() => undefined);
+    if (!report) return;
+    let rtt: number | undefined;
+    let lost = 0;
+    let expected = 0;
+    report.forEach((s: Record<string, unknown>) => {
+      if (s.type === 'candidate-pair' && s.nominated && s.state === 'succeeded') {
+        if (typeof s.currentRoundTripTime === 'number') rtt = s.currentRoundTripTime * 1000;
+      } else if (s.kind !== 'audio') return;
+      const packetsLost = Math.max(0, Number(s.packetsLost ?? 0));
+      if (s.type === 'inbound-rtp') {
+        lost += packetsLost;
+        expected += packetsLost + Number(s.packetsReceived ?? 0);
+      } else if (s.type === 'remote-inbound-rtp') lost += packetsLost;
+      else if (s.type === 'outbound-rtp') expected += Number(s.packetsSent ?? 0);
+    });
+    if (rtt === undefined) return;
+    const previous = this.lastLoss ?? { lost: 0, expected: 0 };
+    this.lastLoss = { lost, expected };
+    const span = expected - previous.expected;
+    const lossPercent = span > 0 ? (Math.max(0, lost - previous.lost) / span) * 100 : 0;
+    const rttMs = Math.round(rtt);
+    this.quality = { level: rateQuality(rttMs, lossPercent), rttMs, lossPercent: Math.round(lossPercent * 10) / 10 };
+    this.onChange();
   }
 
   private audioConstraints(): MediaTrackConstraints {
@@ -237,6 +457,8 @@ export class VoiceConnection {
     }
     this.pc?.close();
     this.pc = undefined;
+    this.quality = null;
+    this.lastLoss = undefined;
     this.remote.clear();
     this.midOwners.clear();
     this.upstream.clear();
@@ -245,6 +467,11 @@ export class VoiceConnection {
 
   private teardown(): void {
     this.stopHub?.();
+    window.removeEventListener('keydown', this.onKeyDown);
+    window.removeEventListener('keyup', this.onKeyUp);
+    window.removeEventListener('blur', this.onBlur);
+    window.clearInterval(this.qualityTimer);
+    this.stopMeter();
     this.closeMedia();
     for (const track of this.mic?.getTracks() ?? []) track.stop();
     this.camera?.stop();

@@ -1,0 +1,164 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { readyClient } from '../gateway/gateway-client.ts';
+import { befriend } from '../support/chat.ts';
+import { registerUser, request, type TestUser } from '../support/client.ts';
+import type { TestServer } from '../support/server.ts';
+import {
+  assertAccessible,
+  CHROMIUM_PATH,
+  FAKE_MEDIA_ARGS,
+  launchChromium,
+  signedInWithMedia,
+  startWebServer,
+  warnNoChromium,
+} from './support/browser.ts';
+
+/** A DM call in Chromium with fake devices: one starts it from the DM header, the other accepts the incoming call. */
+if (!CHROMIUM_PATH) {
+  warnNoChromium('test/browser/voice-call.test.ts');
+} else {
+  let server: TestServer & { origin: string };
+  let browser: Browser;
+  before(async () => {
+    [server, browser] = await Promise.all([startWebServer(), launchChromium(FAKE_MEDIA_ARGS)]);
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  const signedIn = (user: TestUser): Promise<BrowserContext> => signedInWithMedia(browser, server.origin, user);
+
+  /** Inbound audio bytes of the page's call, summed over its inbound-rtp audio streams. */
+  async function inboundAudioBytes(page: Page): Promise<number> {
+    return page.evaluate(async () => {
+      const hooks = window as unknown as {
+        hearthVoiceStats?: () => Promise<{
+          forEach(visit: (s: { type: string; kind?: string; bytesReceived?: number }) => void): void;
+        }>;
+      };
+      const report = await hooks.hearthVoiceStats?.();
+      let bytes = 0;
+      report?.forEach((s: { type: string; kind?: string; bytesReceived?: number }) => {
+        if (s.type === 'inbound-rtp' && s.kind === 'audio') bytes += s.bytesReceived ?? 0;
+      });
+      return bytes;
+    });
+  }
+
+  async function growing(page: Page, what: string): Promise<void> {
+    const deadline = Date.now() + 15_000;
+    let first = -1;
+    for (;;) {
+      const bytes = await inboundAudioBytes(page);
+      if (first < 0 && bytes > 0) first = bytes;
+      if (first > 0 && bytes > first + 2000) return;
+      if (Date.now() > deadline) throw new Error(`${what}: inbound audio bytes did not grow (${first} → ${bytes})`);
+      await page.waitForTimeout(250);
+    }
+  }
+
+  describe('DM calls in the browser', () => {
+    it('Alice starts a call in a DM, Bob accepts from the incoming-call notice, each receives the other’s audio', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      // A 1:1 DM needs a friendship or a shared guild (docs/chat.md#dm-rules).
+      await befriend(server, alice, bob);
+      const dm = await request(server, 'POST', '/v1/users/@me/channels', {
+        auth: alice.token,
+        body: { recipient_id: bob.id },
+      });
+      assert.equal(dm.status, 200);
+      const channelId = dm.body.id as string;
+
+      const [ca, cb] = await Promise.all([signedIn(alice), signedIn(bob)]);
+      const [a, b] = await Promise.all([ca.newPage(), cb.newPage()]);
+      await Promise.all([
+        a.goto(`${server.origin}/channels/@me/${channelId}`),
+        b.goto(`${server.origin}/channels/@me`),
+      ]);
+      await a.getByRole('button', { name: 'Start call' }).click();
+      await a.getByRole('status').filter({ hasText: 'Voice connected' }).waitFor();
+
+      // Bob, elsewhere in the app, is rung.
+      const notice = b.getByRole('region', { name: /is calling you/ });
+      await notice.waitFor();
+      await notice.getByRole('button', { name: 'Accept call' }).click();
+      await b.getByRole('status').filter({ hasText: 'Voice connected' }).waitFor();
+      assert.equal(new URL(b.url()).pathname, `/channels/@me/${channelId}`);
+      for (const page of [a, b])
+        for (const user of [alice, bob])
+          await page.locator(`.dm-call .voice-member[data-user-id="${user.id}"]`).waitFor({ timeout: 10_000 });
+      await growing(a, 'alice hears bob');
+      await growing(b, 'bob hears alice');
+      await assertAccessible(a, 'DM call');
+
+      // Both hang up: the call ends and its message says so.
+      await a.locator('.voice-controls').getByRole('button', { name: 'Leave' }).click();
+      await b.locator(`.dm-call .voice-member[data-user-id="${alice.id}"]`).waitFor({ state: 'detached' });
+      await b.locator('.voice-controls').getByRole('button', { name: 'Leave' }).click();
+      await a.getByText(/started a call that has ended/).waitFor();
+      assert.equal(await server.app.services.voice.stateOf(channelId, bob.id), undefined);
+      await Promise.all([ca.close(), cb.close()]);
+    });
+
+    it('Bob opens Hearth while Alice’s call rings him: he is rung, and the DM shows who is in the call', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      await befriend(server, alice, bob);
+      const dm = await request(server, 'POST', '/v1/users/@me/channels', {
+        auth: alice.token,
+        body: { recipient_id: bob.id },
+      });
+      assert.equal(dm.status, 200);
+      const channelId = dm.body.id as string;
+      const ca = await signedIn(alice);
+      const a = await ca.newPage();
+      await a.goto(`${server.origin}/channels/@me/${channelId}`);
+      await a.getByRole('button', { name: 'Start call' }).click();
+      await a.getByRole('status').filter({ hasText: 'Voice connected' }).waitFor();
+
+      // Bob's tab connects after the call began: READY, then the call's CALL_CREATE (docs/voice.md#calls-in-ready).
+      const cb = await signedIn(bob);
+      const b = await cb.newPage();
+      await b.goto(`${server.origin}/channels/@me`);
+      const notice = b.getByRole('region', { name: /is calling you/ });
+      await notice.waitFor({ timeout: 10_000 });
+      await b.goto(`${server.origin}/channels/@me/${channelId}`);
+      await b.locator(`.dm-call .voice-member[data-user-id="${alice.id}"]`).waitFor({ timeout: 10_000 });
+      await b.getByRole('button', { name: 'Join call' }).waitFor();
+      await a.locator('.voice-controls').getByRole('button', { name: 'Leave' }).click();
+      await b.locator(`.dm-call .voice-member[data-user-id="${alice.id}"]`).waitFor({ state: 'detached' });
+      await Promise.all([ca.close(), cb.close()]);
+    });
+
+    it('Bob declines: the notice goes and Alice’s call no longer rings him', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      // A 1:1 DM needs a friendship or a shared guild (docs/chat.md#dm-rules).
+      await befriend(server, alice, bob);
+      const dm = await request(server, 'POST', '/v1/users/@me/channels', {
+        auth: alice.token,
+        body: { recipient_id: bob.id },
+      });
+      assert.equal(dm.status, 200);
+      const channelId = dm.body.id as string;
+      const [ca, cb] = await Promise.all([signedIn(alice), signedIn(bob)]);
+      const [a, b] = await Promise.all([ca.newPage(), cb.newPage()]);
+      await Promise.all([
+        a.goto(`${server.origin}/channels/@me/${channelId}`),
+        b.goto(`${server.origin}/channels/@me`),
+      ]);
+      // Alice's other session watches the call's events.
+      const { client: watcher } = await readyClient(server, alice.token);
+      await a.getByRole('button', { name: 'Start call' }).click();
+      const notice = b.getByRole('region', { name: /is calling you/ });
+      await notice.getByRole('button', { name: 'Decline call' }).click();
+      await notice.waitFor({ state: 'detached' });
+      const update = await watcher.next((f) => f.t === 'CALL_UPDATE' && (f.d as any).channel_id === channelId);
+      assert.deepEqual((update.d as any).ringing, []);
+      await watcher.close();
+      await a.locator('.voice-controls').getByRole('button', { name: 'Leave' }).click();
+      await Promise.all([ca.close(), cb.close()]);
+    });
+  });
+}

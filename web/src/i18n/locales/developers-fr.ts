@@ -1,0 +1,67 @@
+import type developersEn from './developers-en.ts';
+
+/** Le portail des développeurs. */
+const developers: typeof developersEn = {
+  title: 'Portail des développeurs',
+  intro:
+    'Les applications permettent à vos programmes de connecter des personnes avec Hearth (OAuth2) et de faire tourner des bots.',
+  listTitle: 'Vos applications',
+  none: 'Vous n’avez pas encore d’application.',
+  createTitle: 'Créer une application',
+  name: 'Nom de l’application',
+  create: 'Créer l’application',
+  backToPortal: 'Toutes les applications',
+  loading: 'Chargement de l’application…',
+  generalTitle: 'Informations générales',
+  saveGeneral: 'Enregistrer',
+  saved: 'Enregistré.',
+  descriptionUnsupported: 'Ce serveur ne conserve pas encore de description pour les applications.',
+  oauthTitle: 'OAuth2',
+  clientId: 'ID client',
+  clientSecretTitle: 'Secret client',
+  clientSecretIntro:
+    'Le secret client n’est montré qu’une fois, à sa création. Réinitialisez-le pour en obtenir un nouveau ; l’ancien cesse aussitôt de fonctionner.',
+  clientSecret: 'Secret client',
+  resetSecret: 'Réinitialiser le secret client',
+  clientTypeTitle: 'Type de client',
+  publicClient: 'Client public (sans secret client ; PKCE obligatoire)',
+  publicClientHint:
+    'Pour les applications qui ne peuvent pas garder un secret, comme les applications mobiles, de bureau ou monopages : elles se connectent avec PKCE et n’envoient que leur ID client au point de terminaison des jetons.',
+  redirectTitle: 'URI de redirection',
+  redirectIntro:
+    'Où Hearth peut renvoyer les personnes après qu’elles ont autorisé cette application (https, ou http sur cet ordinateur).',
+  redirectRefused: 'Utilisez une adresse https, ou http sur cet ordinateur (localhost, 127.0.0.1 ou [::1]).',
+  noRedirects: 'Aucune URI de redirection pour l’instant.',
+  newRedirect: 'Nouvelle URI de redirection',
+  addRedirect: 'Ajouter l’URI de redirection',
+  removeRedirect: 'Retirer {{uri}}',
+  botTitle: 'Bot',
+  botIntro: 'Chaque application a un compte bot. Son jeton n’est montré qu’une fois, à sa création.',
+  botToken: 'Jeton du bot',
+  resetToken: 'Réinitialiser le jeton du bot',
+  botProfileTitle: 'Profil du bot',
+  botUsername: 'Nom d’utilisateur du bot',
+  botAvatar: 'Avatar du bot',
+  botAvatarHint: 'Une image PNG, JPEG, GIF ou WebP.',
+  avatarPreview: 'Aperçu de l’avatar',
+  currentAvatar: 'Avatar actuel',
+  removeAvatar: 'Retirer l’avatar',
+  saveBot: 'Enregistrer le profil du bot',
+  botSaved: 'Le profil du bot a été enregistré.',
+  inviteTitle: 'Lien d’invitation',
+  inviteIntro:
+    'Choisissez ce que le bot pourra faire dans une communauté ; le lien demande l’accord de la personne qui l’ajoute.',
+  scopesLegend: 'Portées',
+  scopeBot: 'bot (ajoute le bot à une communauté)',
+  scopeCommands: 'applications.commands (commandes slash)',
+  permissionsLegend: 'Permissions du bot',
+  permissionsValue: 'Entier des permissions : {{value}}',
+  inviteUrl: 'URL d’invitation',
+  openInvite: 'Ouvrir le lien d’invitation',
+  dangerTitle: 'Supprimer l’application',
+  dangerIntro: 'Son bot quitte toutes les communautés et tous ses jetons cessent de fonctionner. C’est irréversible.',
+  deleteApp: 'Supprimer l’application',
+  deleted: 'L’application a été supprimée.',
+};
+
+export default developers;

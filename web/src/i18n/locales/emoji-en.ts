@@ -1,0 +1,23 @@
+/** The emoji picker (English, the reference); `emoji-fr.ts` has exactly these keys. */
+const emojiEn = {
+  button: 'Emoji',
+  picker: 'Emoji picker',
+  search: 'Search emoji',
+  list: 'Emojis',
+  categories: 'Emoji categories',
+  results: 'Search results',
+  none: 'No emoji matches “{{query}}”.',
+  custom: 'Emojis of {{name}}',
+  category: {
+    people: 'Smileys and people',
+    nature: 'Animals and nature',
+    food: 'Food and drink',
+    activities: 'Activities',
+    travel: 'Travel and places',
+    objects: 'Objects',
+    symbols: 'Symbols',
+    flags: 'Flags',
+  },
+};
+
+export default emojiEn;
