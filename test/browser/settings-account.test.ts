@@ -85,8 +85,13 @@ if (!CHROMIUM_PATH) {
       // Removing the avatar clears it.
       await page.getByRole('button', { name: 'Remove the avatar' }).click();
       await page.getByText('It will be removed when you save.').waitFor();
+      // The avatar is hidden as soon as it is marked for removal, so wait for the save itself: the hint goes
+      // once the server has taken the change.
+      assert.equal(await page.getByRole('img', { name: 'Your avatar' }).count(), 0);
       await page.getByRole('button', { name: 'Save profile' }).click();
-      await page.getByRole('img', { name: 'Your avatar' }).waitFor({ state: 'detached' });
+      await page.getByText('It will be removed when you save.').waitFor({ state: 'detached' });
+      await page.getByText('Your profile was saved.').waitFor();
+      assert.equal(await page.getByRole('img', { name: 'Your avatar' }).count(), 0);
       assert.equal((await request(server, 'GET', '/v1/users/@me', { auth: user.token })).body.avatar, null);
       await page.context().close();
     });

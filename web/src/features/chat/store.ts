@@ -428,8 +428,9 @@ export class ChatStore {
 
   private addMessage(message: Message): void {
     const h = this.history.get(message.channel_id);
-    // A channel never opened keeps no window (its first open fetches the newest page).
-    if (h && (h.items.length > 0 || h.reachedStart)) this.merge(message.channel_id, [message]);
+    // A channel never opened keeps no window (its first open fetches the newest page). A window whose first
+    // page is on its way takes the message too: the page may have been read before the message was posted.
+    if (h && (h.items.length > 0 || h.reachedStart || h.loading)) this.merge(message.channel_id, [message]);
     else this.clearPending(message.channel_id, message.nonce);
     const channel = this.channels.get(message.channel_id);
     if (channel) channel.last_message_id = maxId(channel.last_message_id, message.id);
