@@ -11,6 +11,7 @@ import {
   type Interaction,
   MessageFlags,
   ModalBuilder,
+  Routes,
   SlashCommandBuilder,
   TextInputBuilder,
   TextInputStyle,
@@ -37,6 +38,12 @@ let applicationId: string;
 let botId: string;
 const commandIds = new Map<string, string>();
 const seen: string[] = [];
+/** A small PNG the bot sends back as a file. */
+const chart = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==',
+  'base64',
+);
+let refusedFile: { status: number; code: unknown } | undefined;
 
 before(async () => {
   server = await startTestServer();
@@ -72,6 +79,26 @@ before(async () => {
         await interaction.deferReply();
         await interaction.editReply('done after thinking');
         await interaction.followUp('and one more thing');
+      }
+      if (interaction.commandName === 'chart') {
+        // A file whose part no attachments entry names is refused, and the interaction can still be answered.
+        await client.rest
+          .post(Routes.interactionCallback(interaction.id, interaction.token), {
+            body: { type: 4, data: { content: 'unpaired', attachments: [] } },
+            files: [{ name: 'stray.png', data: chart }],
+            auth: false,
+          })
+          .catch((error: { status: number; rawError?: { code?: unknown } }) => {
+            refusedFile = { status: error.status, code: error.rawError?.code };
+          });
+        await interaction.deferReply();
+        await interaction.editReply({ content: 'the chart', files: [{ attachment: chart, name: 'chart.png' }] });
+        await interaction.followUp({
+          content: 'your copy',
+          files: [{ attachment: Buffer.from('just for you'), name: 'note.txt' }],
+          flags: MessageFlags.Ephemeral,
+        });
+        await interaction.followUp({ content: 'raw data', files: [{ attachment: chart, name: 'data.png' }] });
       }
       if (interaction.commandName === 'secret')
         await interaction.reply({ content: 'only you can see this', flags: MessageFlags.Ephemeral });
@@ -134,19 +161,21 @@ describe('slash commands with discord.js', () => {
       new SlashCommandBuilder().setName('slow').setDescription('Thinks first'),
       new SlashCommandBuilder().setName('secret').setDescription('Ephemeral'),
       new SlashCommandBuilder().setName('menu').setDescription('Buttons'),
+      new SlashCommandBuilder().setName('chart').setDescription('Sends files'),
       new SlashCommandBuilder()
         .setName('admin-only')
         .setDescription('Managers')
         .setDefaultMemberPermissions(1n << 5n),
     ];
     const commands = await client.application?.commands.set(builders);
-    assert.equal(commands?.size, 6);
+    assert.equal(commands?.size, 7);
     for (const command of commands?.values() ?? []) commandIds.set(command.name, command.id);
     const listed = await request(server, 'GET', `/v1/applications/${applicationId}/commands`, {
       auth: `Bot ${client.token}`,
     });
     assert.deepEqual(listed.body.map((c: { name: string }) => c.name).sort(), [
       'admin-only',
+      'chart',
       'echo',
       'menu',
       'ping',
@@ -159,7 +188,7 @@ describe('slash commands with discord.js', () => {
     // Setting the list again keeps the ids of the commands it names.
     const again = await client.application?.commands.set(builders);
     assert.equal(again?.get(commandIds.get('ping') as string)?.name, 'ping');
-    assert.equal(again?.size, 6);
+    assert.equal(again?.size, 7);
   });
 
   test('a person invokes /ping; the bot replies; everyone in the channel sees it', async () => {
@@ -186,6 +215,38 @@ describe('slash commands with discord.js', () => {
     assert.equal(edited.d.flags & 128, 0);
     const follow = await otherGw.next((f) => f.t === 'MESSAGE_CREATE' && f.d.content === 'and one more thing', 10_000);
     assert.equal(follow.d.interaction_metadata.id, thinking.d.interaction_metadata.id);
+  });
+
+  test('replies, edits and follow-ups carry files (multipart), ephemeral ones too; an unpaired file is refused', async () => {
+    assert.equal((await invoke(owner, 'chart')).status, 204);
+    const thinking = await otherGw.next((f) => f.t === 'MESSAGE_CREATE' && f.d.author.id === botId, 10_000);
+    const edited = await otherGw.next((f) => f.t === 'MESSAGE_UPDATE' && f.d.id === thinking.d.id, 10_000);
+    assert.deepEqual(refusedFile, { status: 400, code: 'INVALID_FORM_BODY' });
+    assert.equal(edited.d.content, 'the chart');
+    assert.equal(edited.d.attachments.length, 1);
+    const [file] = edited.d.attachments;
+    assert.equal(file.filename, 'chart.png');
+    assert.equal(file.size, chart.length);
+    assert.equal(file.content_type, 'image/png');
+    assert.deepEqual([file.width, file.height], [2, 2]);
+    const fetched = await fetch(file.url);
+    assert.equal(fetched.status, 200);
+    assert.deepEqual(Buffer.from(await fetched.arrayBuffer()), chart);
+
+    const mine = await ownerGw.next((f) => f.t === 'MESSAGE_CREATE' && f.d.content === 'your copy', 10_000);
+    assert.equal(mine.d.flags & 64, 64);
+    assert.equal(mine.d.attachments[0].filename, 'note.txt');
+    assert.equal(await (await fetch(mine.d.attachments[0].url)).text(), 'just for you');
+    const follow = await otherGw.next((f) => f.t === 'MESSAGE_CREATE' && f.d.content === 'raw data', 10_000);
+    assert.equal(follow.d.attachments[0].filename, 'data.png');
+    assert.equal(follow.d.attachments[0].size, chart.length);
+    assert.ok(await otherGw.nothing((f) => f.t === 'MESSAGE_CREATE' && f.d.content === 'your copy', 200));
+    // The stored message holds the files too.
+    const history = await request(server, 'GET', `/v1/channels/${channelId}/messages/${thinking.d.id}`, {
+      auth: other.token,
+    });
+    assert.equal(history.status, 200);
+    assert.equal(history.body.attachments[0].id, file.id);
   });
 
   test('an ephemeral reply reaches only the person who invoked, and is not in the history', async () => {

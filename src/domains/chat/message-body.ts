@@ -58,7 +58,7 @@ const MAX_ATTACHMENT_FLAGS = 2 ** 31 - 1;
  * pairs them with the files (`checkAttachmentPairing`). `id` is an upload index or an attachment's snowflake:
  * a non-negative integer, as a JSON number or digit string.
  */
-const attachmentRefSchema = z
+export const attachmentRefSchema = z
   .object({
     id: z
       .union([z.string().regex(/^\d{1,20}$/), z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)])

@@ -301,7 +301,8 @@ export function interactionRoutes(module: InteractionsModule): AnyRoute[] {
       path: '/interactions/:interactionId/:token/callback',
       policy: 'credential-free',
       bodyKind: 'stream',
-      bodyLimit: 8 * 1024 * 1024,
+      // A reply may carry files as a message does (docs/bots.md#files-in-responses); the token is checked first.
+      bodyLimit: INTERACTION_BODY_LIMIT,
       rateLimit: {
         bucket: 'interactions:callback',
         limit: 20,
@@ -316,7 +317,7 @@ export function interactionRoutes(module: InteractionsModule): AnyRoute[] {
         const row = ctx.preflight as Awaited<ReturnType<typeof service.byToken>>;
         const request = await readMessageRequest(ctx, module.objects);
         const body = validate(callbackSchema, request.payload);
-        const result = await service.callback(row, body, ctx.now);
+        const result = await service.callback(row, body, ctx.now, request.files);
         const query = (ctx.query ?? {}) as Record<string, string | undefined>;
         if (query.with_response === 'true' && result) return new JsonText(JSON.stringify(result));
         return undefined;

@@ -9,10 +9,14 @@ import { constantTimeEqual, digest, randomBase64Url } from '../../platform/crypt
 import type { Logger } from '../../platform/log.ts';
 import type { ApplicationRecord, ApplicationsRepository } from '../applications/applications-repository.ts';
 import { EndpointFailure, type InteractionsEndpoint } from '../applications/interactions-endpoint.ts';
-import type { AttachmentRef, AttachmentService } from '../attachments/attachment-service.ts';
+import {
+  type AttachmentRef,
+  type AttachmentService,
+  checkAttachmentPairing,
+} from '../attachments/attachment-service.ts';
 import type { StagedFile } from '../attachments/streamed-multipart.ts';
 import { type ChannelAccess, GuildContext } from '../chat/access.ts';
-import { embedSchema, MAX_CONTENT_LENGTH } from '../chat/message-body.ts';
+import { attachmentRefSchema, embedSchema, MAX_CONTENT_LENGTH } from '../chat/message-body.ts';
 import type { ChatModule } from '../chat/module.ts';
 import { has, PERMISSIONS, threadPermissions } from '../chat/permissions.ts';
 import { isThread, type MemberRow, type MessageRow, type RoleRow } from '../chat/rows.ts';
@@ -174,7 +178,8 @@ export const responseMessageSchema = z.object({
   flags: z.number().int().min(0).nullish(),
   tts: z.boolean().nullish(),
   allowed_mentions: z.record(z.string(), z.unknown()).nullish(),
-  attachments: z.array(z.unknown()).max(10).nullish(),
+  // As a message's: entries pair with the multipart body's `files[n]` (docs/bots.md#files-in-responses).
+  attachments: z.array(attachmentRefSchema).max(10).nullish(),
 });
 export type ResponseMessage = z.infer<typeof responseMessageSchema>;
 
@@ -681,6 +686,7 @@ export class InteractionsService {
     row: InteractionRow,
     body: { type: number; data?: unknown },
     now: number,
+    files: ReadonlyMap<string, StagedFile> = new Map(),
   ): Promise<Record<string, unknown> | undefined> {
     if (now - row.created_at.getTime() > INITIAL_RESPONSE_MS) throw new ApiError('UNKNOWN_INTERACTION');
     const allowed = ALLOWED_CALLBACKS[row.type] ?? [];
@@ -692,19 +698,28 @@ export class InteractionsService {
       body.type === CALLBACK_TYPES.AUTOCOMPLETE_RESULT
         ? validate(autocompleteResultSchema, body.data ?? {}).choices
         : undefined;
+    // Files ride only on a reply or an update, and must pair with its entries; an update may keep the message's own.
+    const updated =
+      body.type === CALLBACK_TYPES.UPDATE_MESSAGE && row.message_id
+        ? await this.deps.chat.messages.find(row.channel_id, row.message_id)
+        : undefined;
+    if (message?.attachments || files.size > 0) {
+      const replying = body.type === CALLBACK_TYPES.CHANNEL_MESSAGE_WITH_SOURCE || updated !== undefined;
+      checkAttachmentPairing(replying ? (message?.attachments ?? []) : [], files, attachmentIds(updated));
+    }
     if (!(await this.deps.store.markResponded(row.id, body.type, new Date(now))))
       throw new ApiError('INTERACTION_ALREADY_ACKNOWLEDGED');
     const app = await this.appOf(row);
     let resource: Record<string, unknown> | undefined;
     switch (body.type) {
       case CALLBACK_TYPES.CHANNEL_MESSAGE_WITH_SOURCE:
-        resource = await this.postOriginal(row, app, message ?? {}, 0);
+        resource = await this.postOriginal(row, app, message ?? {}, 0, files);
         break;
       case CALLBACK_TYPES.DEFERRED_CHANNEL_MESSAGE_WITH_SOURCE:
         resource = await this.postOriginal(row, app, { flags: message?.flags ?? 0 }, FLAG_LOADING);
         break;
       case CALLBACK_TYPES.UPDATE_MESSAGE:
-        resource = await this.updateComponentMessage(row, message ?? {});
+        resource = await this.updateComponentMessage(row, message ?? {}, files);
         break;
       case CALLBACK_TYPES.DEFERRED_UPDATE_MESSAGE:
         await this.deps.store.setOriginal(row.id, row.message_id, null);
@@ -736,10 +751,14 @@ export class InteractionsService {
   }
 
   /** A follow-up message (`POST /webhooks/{application_id}/{token}`). */
-  async followUp(row: InteractionRow, data: unknown): Promise<Record<string, unknown>> {
+  async followUp(
+    row: InteractionRow,
+    data: unknown,
+    files: ReadonlyMap<string, StagedFile> = new Map(),
+  ): Promise<Record<string, unknown>> {
     if (row.responded_at === null) throw new ApiError('UNKNOWN_INTERACTION');
     const app = await this.appOf(row);
-    return this.createMessage(row, app, validate(responseMessageSchema, data ?? {}), 0, false);
+    return this.createMessage(row, app, validate(responseMessageSchema, data ?? {}), 0, false, files);
   }
 
   /** `GET …/messages/@original` (or a follow-up's id). */
@@ -752,13 +771,25 @@ export class InteractionsService {
     return view as Record<string, unknown>;
   }
 
-  async editMessage(row: InteractionRow, messageId: string, data: unknown): Promise<Record<string, unknown>> {
+  async editMessage(
+    row: InteractionRow,
+    messageId: string,
+    data: unknown,
+    files: ReadonlyMap<string, StagedFile> = new Map(),
+  ): Promise<Record<string, unknown>> {
     const edit = validate(responseMessageSchema, data ?? {});
     if (messageId === '@original' && row.ephemeral_message) {
+      const attachments = await this.storeFiles(
+        row,
+        edit,
+        files,
+        row.ephemeral_message.attachments as Record<string, unknown>[],
+      );
       const updated = {
         ...row.ephemeral_message,
         ...definedMembers({ content: edit.content ?? undefined, embeds: edit.embeds ?? undefined }),
         ...(edit.components ? { components: edit.components } : {}),
+        ...(attachments ? { attachments } : {}),
         flags: ((row.ephemeral_message.flags as number) & ~FLAG_LOADING) | FLAG_EPHEMERAL,
         edited_timestamp: new Date(this.deps.clock.now()).toISOString(),
       };
@@ -779,12 +810,29 @@ export class InteractionsService {
       ]);
       message = { ...message, flags: message.flags & ~FLAG_LOADING };
     }
+    const attachments = await this.storeFiles(row, edit, files, message.attachments as Record<string, unknown>[]);
     return this.deps.chat.messages.edit(channel, message, {
       content: edit.content,
       embeds: edit.embeds,
       canMentionEveryone: false,
       ...(edit.components ? { extras: { components: edit.components } } : {}),
+      ...(attachments ? { attachments } : {}),
     });
+  }
+
+  /**
+   * The attachments a response names, its new files stored (docs/bots.md#files-in-responses); `undefined` when it
+   * names none and brings none, so an edit keeps what the message had. Relay uploads are claimed as the bot's.
+   */
+  private async storeFiles(
+    row: InteractionRow,
+    data: ResponseMessage,
+    files: ReadonlyMap<string, StagedFile>,
+    existing: readonly Record<string, unknown>[] = [],
+  ): Promise<Record<string, unknown>[] | undefined> {
+    if (!data.attachments && files.size === 0) return undefined;
+    const app = await this.appOf(row);
+    return this.deps.attachments.resolve(app.botUserId, row.channel_id, data.attachments ?? [], files, existing);
   }
 
   async deleteMessage(row: InteractionRow, messageId: string): Promise<void> {
@@ -820,9 +868,9 @@ export class InteractionsService {
     app: ApplicationRecord & { botUserId: string },
     data: ResponseMessage,
     extraFlags: number,
+    files: ReadonlyMap<string, StagedFile> = new Map(),
   ): Promise<Record<string, unknown>> {
-    const message = await this.createMessage(row, app, data, extraFlags, true);
-    return message;
+    return this.createMessage(row, app, data, extraFlags, true, files);
   }
 
   private async createMessage(
@@ -831,6 +879,7 @@ export class InteractionsService {
     data: ResponseMessage,
     extraFlags: number,
     original: boolean,
+    files: ReadonlyMap<string, StagedFile> = new Map(),
   ): Promise<Record<string, unknown>> {
     const bot = await this.deps.users.findById(app.botUserId);
     const invoker = await this.deps.users.findById(row.user_id);
@@ -850,6 +899,7 @@ export class InteractionsService {
           ? MESSAGE_TYPE_CONTEXT_MENU_COMMAND
           : MESSAGE_TYPE_CHAT_INPUT_COMMAND;
     const ephemeral = ((data.flags ?? 0) & FLAG_EPHEMERAL) !== 0;
+    const attachments = (await this.storeFiles(row, data, files)) ?? [];
     if (ephemeral) {
       const now = this.deps.clock.now();
       const message: Record<string, unknown> = {
@@ -868,7 +918,7 @@ export class InteractionsService {
         mentions: [],
         mention_roles: [],
         embeds: data.embeds ?? [],
-        attachments: [],
+        attachments,
         stickers: [],
         components: [],
         ...extras,
@@ -890,6 +940,7 @@ export class InteractionsService {
       webhook: { id: app.id, name: bot.username, avatar: bot.avatar },
       content: data.content,
       embeds: data.embeds,
+      attachments,
       tts: data.tts,
       flags: data.flags,
       serverFlags: extraFlags,
@@ -901,17 +952,23 @@ export class InteractionsService {
     return created;
   }
 
-  private async updateComponentMessage(row: InteractionRow, data: ResponseMessage): Promise<Record<string, unknown>> {
+  private async updateComponentMessage(
+    row: InteractionRow,
+    data: ResponseMessage,
+    files: ReadonlyMap<string, StagedFile>,
+  ): Promise<Record<string, unknown>> {
     if (!row.message_id) throw new ApiError('UNKNOWN_MESSAGE');
     await this.deps.store.setOriginal(row.id, row.message_id, null);
     const message = await this.deps.chat.messages.find(row.channel_id, row.message_id);
     const channel = await this.deps.chat.store.channel(row.channel_id);
     if (!message || !channel) throw new ApiError('UNKNOWN_MESSAGE');
+    const attachments = await this.storeFiles(row, data, files, message.attachments as Record<string, unknown>[]);
     return this.deps.chat.messages.edit(channel, message, {
       content: data.content,
       embeds: data.embeds,
       canMentionEveryone: false,
       ...(data.components ? { extras: { components: data.components } } : {}),
+      ...(attachments ? { attachments } : {}),
     });
   }
 
@@ -993,3 +1050,8 @@ function definedMembers(object: Record<string, unknown>): Record<string, unknown
 }
 
 export { COMMAND_TYPES };
+
+/** The ids of a message's attachments, which an edit may keep by naming them. */
+function attachmentIds(message: MessageRow | undefined): ReadonlySet<string> {
+  return new Set(((message?.attachments ?? []) as Record<string, unknown>[]).map((a) => String(a.id)));
+}

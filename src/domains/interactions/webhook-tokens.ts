@@ -25,7 +25,7 @@ export class InteractionWebhooks {
 
   async followUp(ctx: RequestContext, row: InteractionRow): Promise<Record<string, unknown>> {
     const request = await readMessageRequest(ctx, this.module.objects);
-    return this.module.service.followUp(row, validate(responseMessageSchema, request.payload));
+    return this.module.service.followUp(row, validate(responseMessageSchema, request.payload), request.files);
   }
 
   get(ctx: RequestContext, row: InteractionRow): Promise<Record<string, unknown>> {
@@ -34,7 +34,7 @@ export class InteractionWebhooks {
 
   async edit(ctx: RequestContext, row: InteractionRow): Promise<Record<string, unknown>> {
     const request = await readMessageRequest(ctx, this.module.objects);
-    return this.module.service.editMessage(row, ctx.params.messageId ?? '', request.payload);
+    return this.module.service.editMessage(row, ctx.params.messageId ?? '', request.payload, request.files);
   }
 
   delete(ctx: RequestContext, row: InteractionRow): Promise<void> {
