@@ -250,6 +250,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
       attachments,
       log,
       objects,
+      limiter: rateLimiter,
     }),
     attachments,
     messages: chat.messages,

@@ -403,4 +403,32 @@ describe('command options', () => {
     assert.equal(res.status, 403);
     assert.deepEqual(res.body, { code: 'MISSING_PERMISSIONS', message: 'Missing permissions' });
   });
+
+  it('autocomplete has its own allowance: typing never uses up the invocations (limits on)', async () => {
+    const strict = { 'x-test-strict': 'true' };
+    const send = (payload: unknown) =>
+      request(server, 'POST', '/v1/interactions', { auth: member.token, body: payload, headers: strict });
+    await request(server, 'POST', '/v1/test/rate-limits/reset', { harness: true });
+    // The server's clock stands still, so the allowances do not refill while the requests go out one by one.
+    await request(server, 'POST', '/v1/test/clock', { harness: true, body: { offset_ms: 0, frozen: true } });
+    after(() => request(server, 'POST', '/v1/test/clock', { harness: true, body: { offset_ms: 0 } }));
+    for (let typed = 1; typed <= 25; typed++) {
+      const res = await send(
+        body(4, findId, 'find', [{ type: 3, name: 'query', value: 'a'.repeat(typed), focused: true }]),
+      );
+      assert.equal(res.status, 204, `keystroke ${typed}: ${res.text}`);
+    }
+    const tooFast = await send(body(4, findId, 'find', [{ type: 3, name: 'query', value: 'ab', focused: true }]));
+    assert.equal(tooFast.status, 429);
+    assert.equal(tooFast.body.code, 'RATE_LIMITED');
+    for (let run = 1; run <= 10; run++) {
+      const res = await send(body(2, findId, 'find', [{ type: 3, name: 'query', value: 'apple' }]));
+      assert.equal(res.status, 204, `invocation ${run}: ${res.text}`);
+    }
+    const eleventh = await send(body(2, findId, 'find', [{ type: 3, name: 'query', value: 'apple' }]));
+    assert.equal(eleventh.status, 429);
+    assert.equal(eleventh.body.code, 'RATE_LIMITED');
+    assert.ok(Number(eleventh.headers.get('retry-after')) >= 1);
+    await request(server, 'POST', '/v1/test/rate-limits/reset', { harness: true });
+  });
 });

@@ -2,6 +2,7 @@ import type { Clock } from '../../platform/clock.ts';
 import type { SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
 import type { Database } from '../../platform/db/database.ts';
 import type { Logger } from '../../platform/log.ts';
+import type { RateLimiter } from '../../platform/state/rate-limiter.ts';
 import type { ObjectStore } from '../../platform/storage/object-store.ts';
 import type { ApplicationsRepository } from '../applications/applications-repository.ts';
 import type { InteractionsEndpoint } from '../applications/interactions-endpoint.ts';
@@ -27,6 +28,8 @@ export interface InteractionsDeps {
   log: Logger;
   /** Where a multipart body's files are staged while it is read. */
   objects: ObjectStore;
+  /** Per-person allowances of invocations and of autocomplete requests (docs/bots.md#rate-limits). */
+  limiter: RateLimiter;
 }
 
 export interface InteractionsModule extends InteractionsDeps {

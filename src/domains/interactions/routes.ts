@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { enforceAllowance } from '../../http/allowance.ts';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import { type AnyRoute, JsonText, type RequestContext, route } from '../../http/route.ts';
 import { validate } from '../../http/validation.ts';
@@ -16,9 +17,12 @@ import {
   MAX_COMMANDS_PER_TYPE,
 } from './commands.ts';
 import type { InteractionsModule } from './module.ts';
-import { callbackSchema, invokeSchema } from './service.ts';
+import { callbackSchema, INTERACTION_TYPES, invokeSchema } from './service.ts';
 
 /** Ten files of 25 MiB, as a message, plus the JSON. */
+/** Invocations (commands, components, modal submits) and autocomplete requests per person per 5 s. */
+const INVOKE_LIMIT = 10;
+const AUTOCOMPLETE_LIMIT = 25;
 const INTERACTION_BODY_LIMIT = 10 * 25 * 1024 * 1024 + 1024 * 1024;
 const COMMAND_WRITES = { bucket: 'applications:commands', limit: 50, windowSeconds: 20 };
 const COMMAND_READS = { bucket: 'applications:commands_read', limit: 100, windowSeconds: 20 };
@@ -289,10 +293,21 @@ export function interactionRoutes(module: InteractionsModule): AnyRoute[] {
       bodyKind: 'stream',
       // Files of attachment options ride along like a message's (docs/bots.md#attachment-options).
       bodyLimit: INTERACTION_BODY_LIMIT,
-      rateLimit: { bucket: 'interactions:create', limit: 10, windowSeconds: 5 },
+      // Room for both allowances below (refused requests count here too): autocomplete fires as the person
+      // types (docs/bots.md#rate-limits).
+      rateLimit: { bucket: 'interactions:create', limit: 50, windowSeconds: 5 },
       async handler(ctx) {
         const request = await readMessageRequest(ctx, module.objects);
-        await service.invoke(ctx.user, validate(invokeSchema, request.payload), ctx.now, request.files);
+        const body = validate(invokeSchema, request.payload);
+        const autocomplete = body.type === INTERACTION_TYPES.AUTOCOMPLETE;
+        await enforceAllowance(
+          module.limiter,
+          ctx,
+          `${autocomplete ? 'interactions:autocomplete' : 'interactions:invoke'}:${ctx.user.id}`,
+          autocomplete ? AUTOCOMPLETE_LIMIT : INVOKE_LIMIT,
+          5_000,
+        );
+        await service.invoke(ctx.user, body, ctx.now, request.files);
         return undefined;
       },
     }),
