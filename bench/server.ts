@@ -38,7 +38,7 @@ const config = loadConfig({
   HEARTH_LOG_LEVEL: 'info',
 });
 const { secrets } = await loadOrCreateSecrets(dataDir, {});
-const app = await startApp({ config, secrets, logger: createLogger(config.logLevel) });
+const app = await startApp({ config, secrets, logger: createLogger(config.logLevel, { format: config.logFormat }) });
 process.send?.({ url: app.url });
 
 const stop = async () => {

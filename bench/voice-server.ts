@@ -20,7 +20,7 @@ const config = loadConfig({
   HEARTH_LOG_LEVEL: 'warn',
 });
 const { secrets } = await loadOrCreateSecrets(dataDir, {});
-const app = await startApp({ config, secrets, logger: createLogger(config.logLevel) });
+const app = await startApp({ config, secrets, logger: createLogger(config.logLevel, { format: config.logFormat }) });
 process.send?.({ url: app.url, port: app.port });
 
 process.on('message', (message: { cmd?: string }) => {

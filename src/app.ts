@@ -90,7 +90,7 @@ export interface RunningApp {
 /** The composition root: picks the concrete database, shared state and mailer, and wires every module. */
 export async function startApp(options: StartOptions): Promise<RunningApp> {
   const { config, secrets } = options;
-  const log = options.logger ?? createLogger(config.logLevel);
+  const log = options.logger ?? createLogger(config.logLevel, { format: config.logFormat });
   const clock = new ShiftableClock();
   const dataDir = resolve(config.dataDir);
   await mkdir(dataDir, { recursive: true });

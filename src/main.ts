@@ -23,7 +23,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, { format: config.logFormat });
   log.info('starting', {
     storage: config.databaseUrl ? 'postgres' : `embedded (${config.dataDir})`,
     roles: [...config.roles].join(','),

@@ -76,6 +76,8 @@ export interface Config {
   /** The local object directory (`<data dir>/objects`) is one directory shared by every node. */
   sharedObjectDir: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  /** `json`: one JSON object per line (production); `pretty`: one human line per event (development). */
+  logFormat: 'json' | 'pretty';
   /** `commit`: the embedded database syncs every commit to disk; `off`: PGlite's default (no fsync). */
   pgliteSync: 'commit' | 'off';
   /** Bearer token that opens `GET /metrics` on the main port; unset = not served there. */
@@ -749,6 +751,17 @@ export const SETTINGS = [
     describe: 'debug, info, warn, error or silent',
     parse: logLevel,
     fallback: () => 'info',
+  }),
+  setting({
+    key: 'logFormat',
+    env: 'HEARTH_LOG_FORMAT',
+    flag: '--log-format',
+    describe: 'json (one JSON object per line) or pretty (one human-readable line per event, for development)',
+    parse: (raw) => {
+      if (raw !== 'json' && raw !== 'pretty') throw new ConfigError('must be json or pretty');
+      return raw;
+    },
+    fallback: () => 'json' as const,
   }),
   setting({
     key: 'metricsToken',

@@ -439,7 +439,7 @@ describe('the image, built and started as plain commands', { timeout: 900_000 },
     }
     const [one, two] = nodes as [(typeof nodes)[0], (typeof nodes)[0]];
     // Distinct worker ids leased from the one database.
-    assert.match(one.spawned.stdout(), /"msg":"database ready","storage":"postgres"/);
+    assert.match(one.spawned.stdout(), /"storage":"postgres".*"msg":"database ready"/);
     const db = new pg.Client({ connectionString: databaseUrl.toString() });
     await db.connect();
     const leases = await db.query('SELECT worker_id FROM node_leases WHERE expires_at > now() ORDER BY worker_id');
@@ -475,7 +475,7 @@ describe('the image, built and started as plain commands', { timeout: 900_000 },
     // docker stop: SIGTERM to the CMD's node, which shuts down and exits 0.
     one.spawned.child.kill('SIGTERM');
     assert.equal(await one.spawned.exited, 0);
-    assert.match(one.spawned.stdout(), /"msg":"shutting down","signal":"SIGTERM"/);
+    assert.match(one.spawned.stdout(), /"signal":"SIGTERM","msg":"shutting down"/);
     two.spawned.child.kill('SIGTERM');
     assert.equal(await two.spawned.exited, 0);
   });

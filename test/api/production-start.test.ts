@@ -56,7 +56,7 @@ describe('npm start (the compiled build)', { timeout: 120_000 }, () => {
     cleanups.push(async () => child.kill('SIGKILL'));
     assert.ok(await waitFor(answers(url), 60_000), `the server did not answer:\n${out}`);
     assert.match(out, /"msg":"starting"/);
-    assert.match(out, /"msg":"database ready","storage":"pglite","migrations_applied":0/);
+    assert.match(out, /"storage":"pglite","migrations_applied":0,"ms":\d+,"msg":"database ready"/);
     // The discovery document, the web app and the API all answer from the one process.
     assert.equal((await fetch(`${url}/.well-known/service`)).status, 200);
 
@@ -64,6 +64,6 @@ describe('npm start (the compiled build)', { timeout: 120_000 }, () => {
     child.kill('SIGTERM');
     await exited;
     assert.ok(await waitFor(async () => !(await answers(url)()), 10_000), 'the server outlived npm: an orphan');
-    assert.match(out, /"msg":"shutting down","signal":"SIGTERM"/);
+    assert.match(out, /"signal":"SIGTERM","msg":"shutting down"/);
   });
 });

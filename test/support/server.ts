@@ -79,7 +79,7 @@ export async function startTestServer(
   const app = await startApp({
     config,
     secrets,
-    logger: createLogger(config.logLevel),
+    logger: createLogger(config.logLevel, { format: config.logFormat }),
     ...(database ? { database } : {}),
     ...(options.gateway ? { gateway: options.gateway } : {}),
   });
