@@ -113,6 +113,21 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ PORT: '1000' }, ['--port=2000']).port, 2000);
   });
 
+  it('reads booleans, lists, roles and rate limits into their types', () => {
+    const config = loadConfig({
+      ...TEST_ENV,
+      HEARTH_IP_AUTHORIZATION: ' Off ',
+      HEARTH_ROLES: 'api, media',
+      HEARTH_RATE_LIMITS: '{"auth:login":{"limit":3,"windowSeconds":10}}',
+      HEARTH_LOG_FORMAT: 'pretty',
+    });
+    assert.equal(config.ipAuthorization, false);
+    assert.deepEqual([...config.roles], ['api', 'media']);
+    assert.deepEqual(config.rateLimitOverrides, { 'auth:login': { limit: 3, windowSeconds: 10 } });
+    assert.equal(config.logFormat, 'pretty');
+    assert.equal(loadConfig({}).logFormat, 'json');
+  });
+
   it('derives the public URL default from the port', () => {
     assert.equal(loadConfig({ PORT: '9100' }).publicUrl, 'http://localhost:9100');
   });
@@ -136,6 +151,23 @@ describe('loadConfig', () => {
       [{ HEARTH_RATE_LIMITS: '{"a":{"limit":0,"windowSeconds":1}}' }, [], /^HEARTH_RATE_LIMITS: bucket "a"/],
       [{ HEARTH_LOG_LEVEL: 'loud' }, [], /^HEARTH_LOG_LEVEL: must be one of/],
       [{ HEARTH_IP_BAN_FAILURES: '-1' }, [], /^HEARTH_IP_BAN_FAILURES: must be between/],
+      [{ HEARTH_LOG_FORMAT: 'xml' }, [], /^HEARTH_LOG_FORMAT: must be json or pretty$/],
+      [{ HEARTH_ROLES: 'api,bogus' }, [], /^HEARTH_ROLES: unknown role "bogus" \(api, gateway, media\)$/],
+      [{ HEARTH_ROLES: ' , ' }, [], /^HEARTH_ROLES: needs at least one role$/],
+      [
+        { HEARTH_CAPTCHA_PROVIDER: 'recaptcha' },
+        [],
+        /^HEARTH_CAPTCHA_PROVIDER: must be one of none, hcaptcha, turnstile, got "recaptcha"$/,
+      ],
+      [
+        { HEARTH_VOICE_TURN_URLS: 'stun:a, http://x' },
+        [],
+        /^HEARTH_VOICE_TURN_URLS: "http:\/\/x" is not a stun:, turn: or turns: URL$/,
+      ],
+      [{ HEARTH_VOICE_PORT_RANGE: '5-6' }, [], /^HEARTH_VOICE_PORT_RANGE: must be "min-max" within 1024-65535$/],
+      [{ HEARTH_S3_REGION: '  ' }, [], /^HEARTH_S3_REGION: must not be empty$/],
+      [{ HEARTH_S3_ENDPOINT: 'http://u:p@s3.example' }, [], /^HEARTH_S3_ENDPOINT: must not contain credentials/],
+      [{ HEARTH_RATE_LIMITS: '[]' }, [], /^HEARTH_RATE_LIMITS: must be a JSON object$/],
       [{}, ['--no-such-flag'], /^unknown option --no-such-flag$/],
       [{}, ['stray'], /^unexpected argument "stray"$/],
     ];
