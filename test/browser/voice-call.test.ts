@@ -92,6 +92,12 @@ if (!CHROMIUM_PATH) {
           await page.locator(`.dm-call .voice-member[data-user-id="${user.id}"]`).waitFor({ timeout: 10_000 });
       await growing(a, 'alice hears bob');
       await growing(b, 'bob hears alice');
+      // Each has a volume slider for the other, and none for themselves.
+      const volume = a.locator('.dm-call').getByRole('slider', { name: /^Volume of / });
+      assert.equal(await volume.count(), 1);
+      assert.equal(await a.locator(`.dm-call .voice-member[data-user-id="${bob.id}"]`).getByRole('slider').count(), 1);
+      await volume.fill('50');
+      await a.locator('.dm-call').getByText('50 %').waitFor();
       await assertAccessible(a, 'DM call');
 
       // Both hang up: the call ends and its message says so.

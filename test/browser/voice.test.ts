@@ -4,6 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { registerUser, request, type TestUser } from '../support/client.ts';
 import type { TestServer } from '../support/server.ts';
 import {
+  assertAccessible,
   CHROMIUM_PATH,
   FAKE_MEDIA_ARGS,
   serverAndChromium,
@@ -128,6 +129,20 @@ if (!CHROMIUM_PATH) {
         if (Date.now() > screenDeadline) throw new Error("bob decoded no frames of alice's screen");
         await b.waitForTimeout(250);
       }
+      // Bob pins the screen: it fills the stage and offers full screen; unpinning puts it back with the others.
+      const pin = b.getByRole('button', { name: /^Pin Screen of / });
+      assert.equal(await pin.getAttribute('aria-pressed'), 'false');
+      await pin.click();
+      const stage = b.getByRole('figure', { name: /^Pinned: Screen of / });
+      await stage.waitFor();
+      assert.equal(await pin.getAttribute('aria-pressed'), 'true');
+      await stage.getByRole('button', { name: /^Show Screen of .* full screen$/ }).waitFor();
+      const staged = await stage.locator('video').boundingBox();
+      assert.ok(staged && staged.width > 320, `the pinned stream is shown large (${staged?.width} px)`);
+      await assertAccessible(b, 'voice with a pinned stream');
+      await pin.click();
+      await stage.waitFor({ state: 'detached' });
+      assert.equal(await pin.getAttribute('aria-pressed'), 'false');
       await a.locator('.voice-controls').getByRole('button', { name: 'Stop sharing' }).click();
 
       // Mute sends nothing: Bob's inbound bytes from Alice stop growing; unmuting brings them back.

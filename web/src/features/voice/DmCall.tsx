@@ -3,8 +3,8 @@ import { useTranslation } from 'react-i18next';
 import type { Channel } from '../../api/chat-types.ts';
 import { useApp } from '../../app-context.tsx';
 import { useChat } from '../chat/context.ts';
-import { startCall, useCall, useVoiceStates } from './call.ts';
-import { CallControls } from './VoiceView.tsx';
+import { loadVolumes, startCall, useCall, useVoiceStates } from './call.ts';
+import { CallControls, VolumeSlider } from './VoiceView.tsx';
 import './voice.css';
 
 /** A DM or group DM's call (docs/voice.md, DM calls): joined in the header, shown under it while it lasts. */
@@ -33,6 +33,7 @@ export function DmCallPanel({ channel }: { channel: Channel }) {
   const here = states.inChannel(channel.id, channel.id);
   const inThisCall = call?.guildId === null && call.channelId === channel.id ? call : null;
   if (!inThisCall && here.length === 0) return null;
+  const volumes = loadVolumes();
   return (
     <section className="voice-view dm-call" aria-label={t('voice.callRegion')}>
       <h2 className="voice-heading">{t('voice.inCall')}</h2>
@@ -51,6 +52,13 @@ export function DmCallPanel({ channel }: { channel: Channel }) {
                 <span className="voice-badge">{t('voice.deafenedBadge')}</span>
               ) : (
                 state.self_mute && <span className="voice-badge">{t('voice.mutedBadge')}</span>
+              )}
+              {inThisCall && state.user_id !== store.me && (
+                <VolumeSlider
+                  userId={state.user_id}
+                  name={store.displayName(state.user_id)}
+                  percent={volumes[state.user_id] ?? 100}
+                />
               )}
             </li>
           );

@@ -113,7 +113,7 @@ export function VoiceView({ channel }: { channel: Channel }) {
 }
 
 /** A participant's playback volume, 0–200 %, remembered per user (docs/web.md#voice). */
-function VolumeSlider({ userId, name, percent }: { userId: string; name: string; percent: number }) {
+export function VolumeSlider({ userId, name, percent }: { userId: string; name: string; percent: number }) {
   const { t } = useTranslation();
   return (
     <label className="voice-volume">
@@ -243,6 +243,8 @@ export function CallControls() {
   const call = useCall();
   const [settings, setSettings] = useState<VoiceSettings>(loadSettings);
   const [devices, setDevices] = useState<MediaDeviceInfo[]>([]);
+  // The stream shown large (its transceiver mid); the others stay as thumbnails beside it.
+  const [pinned, setPinned] = useState<string | null>(null);
 
   useEffect(() => {
     void navigator.mediaDevices?.enumerateDevices().then(setDevices);
@@ -263,6 +265,19 @@ export function CallControls() {
   const outputs = devices.filter((d) => d.kind === 'audiooutput');
   const media = [...call.remote.entries()];
   const volumes = loadVolumes();
+  const videos = media
+    .filter(([, m]) => m.kind !== 'audio')
+    .map(([mid, m]) => ({
+      mid,
+      stream: m.stream,
+      label: t(m.kind === 'screen' ? 'voice.screenOf' : 'voice.video', {
+        name: store.displayName(m.userId, call.guildId ?? undefined),
+      }),
+    }));
+  // A pinned stream that ended unpins itself.
+  const stage = videos.find((v) => v.mid === pinned);
+  const thumbnails = videos.filter((v) => v !== stage);
+  const togglePin = (mid: string) => setPinned((current) => (current === mid ? null : mid));
 
   return (
     <div className="voice-call">
@@ -423,17 +438,33 @@ export function CallControls() {
               sinkId={settings.outputDeviceId}
               percent={volumes[m.userId] ?? 100}
             />
-          ) : (
-            <RemoteVideo
-              key={mid}
-              stream={m.stream}
-              label={t(m.kind === 'screen' ? 'voice.screenOf' : 'voice.video', {
-                name: store.displayName(m.userId, call.guildId ?? undefined),
-              })}
-            />
-          ),
+          ) : null,
         )}
       </div>
+      {videos.length > 0 && (
+        <div className={stage ? 'voice-videos has-stage' : 'voice-videos'}>
+          {stage && (
+            <VideoTile
+              key={stage.mid}
+              stream={stage.stream}
+              label={stage.label}
+              pinned
+              onTogglePin={() => togglePin(stage.mid)}
+            />
+          )}
+          <div className="voice-thumbnails">
+            {thumbnails.map((v) => (
+              <VideoTile
+                key={v.mid}
+                stream={v.stream}
+                label={v.label}
+                pinned={false}
+                onTogglePin={() => togglePin(v.mid)}
+              />
+            ))}
+          </div>
+        </div>
+      )}
     </div>
   );
 }
@@ -506,6 +537,54 @@ function RemoteAudio({
       <audio ref={holder} muted className="voice-audio" />
       <audio ref={ref} autoPlay muted={muted} className="voice-audio" data-user-id={userId} data-volume={percent} />
     </>
+  );
+}
+
+/**
+ * A camera or screen stream with its Pin toggle (docs/web.md#voice): pinned, it fills the stage above the
+ * thumbnails and offers full screen.
+ */
+function VideoTile({
+  stream,
+  label,
+  pinned,
+  onTogglePin,
+}: {
+  stream: MediaStream;
+  label: string;
+  pinned: boolean;
+  onTogglePin: () => void;
+}) {
+  const { t } = useTranslation();
+  const figure = useRef<HTMLElement>(null);
+  return (
+    <figure
+      ref={figure}
+      className={pinned ? 'voice-tile pinned' : 'voice-tile'}
+      aria-label={pinned ? t('voice.pinnedStream', { label }) : label}
+    >
+      <RemoteVideo stream={stream} label={label} />
+      <figcaption>
+        <span className="voice-tile-label">{label}</span>
+        <button type="button" className="ghost small" aria-pressed={pinned} onClick={onTogglePin}>
+          {t('voice.pinStream', { label })}
+        </button>
+        {pinned && (
+          <button
+            type="button"
+            className="ghost small"
+            onClick={() =>
+              void figure.current
+                ?.querySelector('video')
+                ?.requestFullscreen?.()
+                .catch(() => {})
+            }
+          >
+            {t('voice.fullScreen', { label })}
+          </button>
+        )}
+      </figcaption>
+    </figure>
   );
 }
 
