@@ -56,7 +56,7 @@ import { type EventBus, InProcessEventBus } from './platform/state/event-bus.ts'
 import { InProcessIpBanStore, type IpBanStore } from './platform/state/ip-bans.ts';
 import { InProcessPresenceStore, type PresenceStore } from './platform/state/presences.ts';
 import { InProcessRateLimiter, type RateLimiter } from './platform/state/rate-limiter.ts';
-import { openRedisState } from './platform/state/redis.ts';
+import { openRedisClusterState, openRedisState } from './platform/state/redis.ts';
 import { InProcessSlotStore, type SlotStore } from './platform/state/slots.ts';
 import { InProcessVoiceStateStore, type VoiceStateStore } from './platform/state/voice-states.ts';
 import { openObjectStore } from './platform/storage/open-object-store.ts';
@@ -113,8 +113,10 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   let presences: PresenceStore = new InProcessPresenceStore();
   let slots: SlotStore = new InProcessSlotStore();
   let closeState = async () => {};
-  if (config.redisUrl) {
-    const state = await openRedisState(config.redisUrl, config.redisPrefix);
+  if (config.redisUrl || config.redisClusterNodes.length > 0) {
+    const state = config.redisUrl
+      ? await openRedisState(config.redisUrl, config.redisPrefix)
+      : await openRedisClusterState(config.redisClusterNodes, config.redisPrefix);
     bus = state.bus;
     rateLimiter = state.rateLimiter;
     ipBans = state.ipBans;
@@ -354,7 +356,11 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   await http.listen({ port: config.port, host: config.host });
   const address = http.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  log.info('listening', { port, storage: db.kind, shared_state: config.redisUrl ? 'redis' : 'in-process' });
+  log.info('listening', {
+    port,
+    storage: db.kind,
+    shared_state: config.redisUrl ? 'redis' : config.redisClusterNodes.length > 0 ? 'redis-cluster' : 'in-process',
+  });
   const metricsListener =
     config.metricsPort !== undefined
       ? await listenForMetrics(metrics, config.metricsPort, config.metricsHost)

@@ -31,10 +31,12 @@ async function main(): Promise<void> {
   // With a shared database or Redis, several processes may serve one instance: secrets generated per process
   // would disagree (a TOTP factor set up on one node refused on another), so they must be given.
   const missing = SECRET_NAMES.filter((name) => !config[SECRET_SETTING[name]]);
-  if ((config.databaseUrl || config.redisUrl) && missing.length > 0) {
+  const shared = config.databaseUrl || config.redisUrl || config.redisClusterNodes.length > 0;
+  if (shared && missing.length > 0) {
     const names = missing.map((name) => SETTINGS.find((setting) => setting.key === SECRET_SETTING[name])?.env);
+    const which = config.databaseUrl || config.redisUrl ? 'DATABASE_URL or REDIS_URL' : 'REDIS_CLUSTER_NODES';
     process.stderr.write(
-      `hearth: DATABASE_URL or REDIS_URL is set, so several processes may share this instance, and every one ` +
+      `hearth: ${which} is set, so several processes may share this instance, and every one ` +
         `needs the same secrets: set ${names.join(', ')} (32+ random characters each, e.g. ` +
         `\`openssl rand -base64 32\`; keep them with your backups). See docs/deployment.md.\n`,
     );

@@ -60,6 +60,21 @@ const list: FromText<string[]> = z.string().transform((raw) =>
     .filter(Boolean),
 );
 
+/** `host:port` or `redis(s)://[user:password@]host:port`, each normalised to a URL. */
+const redisNodes: FromText<string[]> = list.transform((entries, ctx) => {
+  const nodes: string[] = [];
+  for (const entry of entries) {
+    const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(entry) ? entry : `redis://${entry}`;
+    if (!URL.canParse(withScheme)) return invalid(ctx, `"${entry}" is not host:port or a redis:// URL`);
+    const url = new URL(withScheme);
+    if (url.protocol !== 'redis:' && url.protocol !== 'rediss:')
+      return invalid(ctx, `"${entry}" must use redis: or rediss:`);
+    if (!url.hostname || !url.port) return invalid(ctx, `"${entry}" needs a host and a port`);
+    nodes.push(withScheme);
+  }
+  return nodes;
+});
+
 const cidrs: FromText<Cidr[]> = z.string().transform((raw, ctx) => {
   try {
     return parseCidrList(raw);
@@ -161,6 +176,11 @@ export const CONFIG_SCHEMA = z.object({
   /** A streaming replica for reads that tolerate lag (docs/deployment.md#read-replica); needs `databaseUrl`. */
   databaseReplicaUrl: urlWithSchemes('postgres:', 'postgresql:'),
   redisUrl: urlWithSchemes('redis:', 'rediss:'),
+  /**
+   * Seed nodes of a Redis/Valkey cluster (`redis://[user:password@]host:port`, `rediss://` for TLS), instead of
+   * `redisUrl` (docs/deployment.md#redis-cluster); empty = no cluster.
+   */
+  redisClusterNodes: redisNodes,
   redisPrefix: text,
   smtpUrl: urlWithSchemes('smtp:', 'smtps:'),
   smtpFrom: text,
@@ -302,6 +322,14 @@ export const SETTINGS = [
     flag: '--redis-url',
     describe: 'Redis/Valkey URL for shared state; unset = in-process state',
     fallback: () => undefined,
+  }),
+  setting({
+    key: 'redisClusterNodes',
+    env: 'REDIS_CLUSTER_NODES',
+    flag: '--redis-cluster-nodes',
+    describe:
+      'Redis/Valkey cluster seed nodes for shared state, comma-separated host:port or redis(s)://[user:password@]host:port (instead of REDIS_URL)',
+    fallback: () => [],
   }),
   setting({
     key: 'redisPrefix',
@@ -750,6 +778,8 @@ export function loadConfig(env: Record<string, string | undefined>, argv: readon
     throw new ConfigError('HEARTH_TEST_TOKEN: must be set when HEARTH_TEST_MODE is on');
   checkCaptcha(config);
   checkS3(config);
+  if (config.redisUrl && config.redisClusterNodes.length > 0)
+    throw new ConfigError('REDIS_CLUSTER_NODES: set either REDIS_URL (one server) or REDIS_CLUSTER_NODES, not both');
   if (config.databaseReplicaUrl && !config.databaseUrl)
     throw new ConfigError('DATABASE_REPLICA_URL: needs DATABASE_URL (the embedded database has no replica)');
   return config;

@@ -4,9 +4,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { BUS_SHARDS } from '../../src/platform/state/redis.ts';
 import { harness, registerUser, request, type TestUser } from '../support/client.ts';
 import { createTestDatabase } from '../support/pg-database.ts';
 import { PG_BIN, type ReplicatedPostgres, startReplicatedPostgres } from '../support/pg-replica.ts';
+import { REDIS_CLUSTER_AVAILABLE, startRedisCluster, type TestRedisCluster } from '../support/redis-cluster.ts';
 import { startTestS3, type TestS3 } from '../support/s3-server.ts';
 import { newTestSecrets, TEST_TOKEN } from '../support/server.ts';
 import { freePort, type Spawned, spawnEntrypoint, waitForHealth } from '../support/spawn.ts';
@@ -14,9 +16,11 @@ import { type Frame, GatewayClient, readyClient } from './gateway-client.ts';
 
 /**
  * The multi-node test (docs/deployment.md#several-processes): three real processes started like `npm start`
- * on one PostgreSQL (with a streaming replica when Debian's server binaries are there), one Redis and an
- * S3-compatible store. A and B serve the API, the gateway and media; C only the gateway. Registered when
- * PostgreSQL and Redis are configured (the PostgreSQL and Redis run of CI).
+ * on one PostgreSQL (with a streaming replica when Debian's server binaries are there), a three-master Redis
+ * cluster started here from the local `redis-server` (docs/deployment.md#redis-cluster; one Redis, TEST_REDIS_URL,
+ * when the binaries are absent, said on stderr) and an S3-compatible store. A and B serve the API, the gateway
+ * and media; C only the gateway. Registered when PostgreSQL and Redis are configured (the PostgreSQL and Redis
+ * run of CI).
  */
 const adminUrl = process.env.TEST_DATABASE_URL;
 const redisUrl = process.env.TEST_REDIS_URL;
@@ -32,6 +36,8 @@ if (adminUrl && redisUrl)
   describe('three processes, one instance', { timeout: 180_000 }, () => {
     const cleanups: (() => Promise<unknown>)[] = [];
     let cluster: ReplicatedPostgres | undefined;
+    let redisCluster: TestRedisCluster | undefined;
+    let redisPrefix: string;
     let s3: TestS3;
     let a: Node;
     let b: Node;
@@ -70,17 +76,32 @@ if (adminUrl && redisUrl)
       return { name, url, port, spawned };
     }
 
+    async function sharedState(): Promise<Record<string, string>> {
+      if (!REDIS_CLUSTER_AVAILABLE) {
+        process.stderr.write(
+          '\n!!! three-nodes.test.ts: redis-server / redis-cli not found on PATH: the three processes share one ' +
+            'Redis (TEST_REDIS_URL), not a Redis cluster. Install redis-server (Debian: redis-server, redis-tools).\n\n',
+        );
+        return { REDIS_URL: redisUrl as string };
+      }
+      const started = await startRedisCluster();
+      redisCluster = started;
+      cleanups.push(() => started.close());
+      return { REDIS_CLUSTER_NODES: started.nodes.join(',') };
+    }
+
     before(async () => {
-      const [db, store] = await Promise.all([database(), startTestS3()]);
+      const [db, store, state] = await Promise.all([database(), startTestS3(), sharedState()]);
       s3 = store;
       cleanups.push(() => s3.close());
       await s3.createBucket('hearth');
       const secrets = newTestSecrets();
+      redisPrefix = `hearth-three-${randomBytes(6).toString('hex')}:`;
       const shared: Record<string, string> = {
         DATABASE_URL: db.url,
         ...(db.replica ? { DATABASE_REPLICA_URL: db.replica } : {}),
-        REDIS_URL: redisUrl as string,
-        HEARTH_REDIS_PREFIX: `hearth-three-${randomBytes(6).toString('hex')}:`,
+        ...state,
+        HEARTH_REDIS_PREFIX: redisPrefix,
         HEARTH_S3_BUCKET: 'hearth',
         HEARTH_S3_ENDPOINT: s3.endpoint,
         HEARTH_S3_REGION: s3.region,
@@ -137,6 +158,27 @@ if (adminUrl && redisUrl)
       const id = await say(a, 'through a');
       await Promise.all([created(onB.client, id), created(onC.client, id)]);
       await Promise.all([onB.client.close(), onC.client.close()]);
+    });
+
+    it('on the Redis cluster, every node listens to every shard of the dispatch topic, the shards spread over the masters', async (t) => {
+      const started = redisCluster;
+      if (!started) {
+        t.skip('no Redis cluster (redis-server not installed)');
+        return;
+      }
+      const channels = new Map<string, string>();
+      for (const node of started.nodes) {
+        const raw = started.connect(node);
+        const names = (await raw.call('PUBSUB', 'SHARDCHANNELS', `${redisPrefix}bus:*gateway.dispatch`)) as string[];
+        for (const name of names) channels.set(name, node);
+        // A, B and C each subscribed once to each channel, on the master that owns it.
+        const counts: (string | number)[] =
+          names.length > 0 ? ((await raw.call('PUBSUB', 'SHARDNUMSUB', ...names)) as (string | number)[]) : [];
+        for (let i = 1; i < counts.length; i += 2) assert.equal(Number(counts[i]), 3, String(counts[i - 1]));
+        raw.disconnect();
+      }
+      assert.equal(channels.size, BUS_SHARDS + 1);
+      assert.equal(new Set(channels.values()).size, started.nodes.length);
     });
 
     it('a resume lands on another node and replays what was missed', async () => {

@@ -109,6 +109,30 @@ describe('loadConfig', () => {
     assert.equal(fromFlags.testToken, 'tok');
   });
 
+  it('reads Redis cluster seed nodes as host:port or redis(s) URLs, and refuses them beside REDIS_URL', () => {
+    assert.deepEqual(loadConfig({}).redisClusterNodes, []);
+    assert.deepEqual(
+      loadConfig({ REDIS_CLUSTER_NODES: '10.0.0.1:7000, rediss://u:p@cache.example:7001,' }).redisClusterNodes,
+      ['redis://10.0.0.1:7000', 'rediss://u:p@cache.example:7001'],
+    );
+    assert.deepEqual(loadConfig({}, ['--redis-cluster-nodes', 'a:1,b:2']).redisClusterNodes, [
+      'redis://a:1',
+      'redis://b:2',
+    ]);
+    assert.match(
+      configError({ REDIS_CLUSTER_NODES: 'cache' }),
+      /^REDIS_CLUSTER_NODES: "cache" needs a host and a port$/,
+    );
+    assert.match(
+      configError({ REDIS_CLUSTER_NODES: 'http://a:1' }),
+      /^REDIS_CLUSTER_NODES: "http:\/\/a:1" must use redis: or rediss:$/,
+    );
+    assert.match(
+      configError({ REDIS_URL: 'redis://a:1', REDIS_CLUSTER_NODES: 'b:2' }),
+      /^REDIS_CLUSTER_NODES: set either REDIS_URL \(one server\) or REDIS_CLUSTER_NODES, not both$/,
+    );
+  });
+
   it('lets a flag win over the environment', () => {
     assert.equal(loadConfig({ PORT: '1000' }, ['--port=2000']).port, 2000);
   });

@@ -8,9 +8,16 @@ import {
   type SessionPresence,
   samePresence,
 } from '../../src/platform/state/presences.ts';
-import { openRedisState } from '../../src/platform/state/redis.ts';
+import { openRedisClusterState, openRedisState } from '../../src/platform/state/redis.ts';
+import {
+  closeSharedRedisCluster,
+  clusterSeeds,
+  sharedRedisCluster,
+  TEST_REDIS_CLUSTER,
+} from '../support/redis-cluster.ts';
 
-/** The presence contract, in process always and on Redis when TEST_REDIS_URL is set. */
+/** The presence contract, in process always, on Redis when TEST_REDIS_URL is set, and in that leg
+ * on a three-master Redis cluster too (test/support/redis-cluster.ts). */
 const backends: { name: string; open(): Promise<{ store: PresenceStore; close(): Promise<void> }> }[] = [
   { name: 'in-process', open: async () => ({ store: new InProcessPresenceStore(), close: async () => {} }) },
 ];
@@ -23,6 +30,20 @@ if (redisUrl)
       return { store: state.presences, close: state.close };
     },
   });
+if (TEST_REDIS_CLUSTER) {
+  after(closeSharedRedisCluster);
+  backends.push({
+    name: 'redis cluster',
+    async open() {
+      const cluster = await sharedRedisCluster();
+      const state = await openRedisClusterState(
+        clusterSeeds(cluster),
+        `hearth-unit-${randomBytes(6).toString('hex')}:`,
+      );
+      return { store: state.presences, close: state.close };
+    },
+  });
+}
 
 const NOW = 1_000_000;
 const entry = (overrides: Partial<SessionPresence> = {}): SessionPresence => ({

@@ -5,11 +5,25 @@ import { Redis } from 'ioredis';
 import { type BusGap, BusPositions, type EventBus, InProcessEventBus } from '../../src/platform/state/event-bus.ts';
 import { InProcessIpBanStore, type IpBanStore } from '../../src/platform/state/ip-bans.ts';
 import { gcra, InProcessRateLimiter, type RateLimiter } from '../../src/platform/state/rate-limiter.ts';
-import { openRedisState } from '../../src/platform/state/redis.ts';
+import {
+  BUS_SHARDS,
+  busStream,
+  openRedisClusterState,
+  openRedisState,
+  shardChannel,
+} from '../../src/platform/state/redis.ts';
+import { keySlot } from '../../src/platform/state/redis-keyspace.ts';
 import { InProcessSlotStore, type SlotStore } from '../../src/platform/state/slots.ts';
+import {
+  closeSharedRedisCluster,
+  clusterSeeds,
+  sharedRedisCluster,
+  TEST_REDIS_CLUSTER,
+} from '../support/redis-cluster.ts';
 
 /**
- * One contract, every backend: the in-process implementations always, Redis too when TEST_REDIS_URL is set.
+ * One contract, every backend: the in-process implementations always, Redis too when TEST_REDIS_URL is set, and
+ * in that leg a three-master Redis cluster started from the local `redis-server` (test/support/redis-cluster.ts).
  */
 interface Backend {
   rateLimiter: RateLimiter;
@@ -53,6 +67,22 @@ if (redisUrl) {
       const prefix = `hearth-unit-${randomBytes(6).toString('hex')}:`;
       const openOne = async (): Promise<Backend> => {
         const state = await openRedisState(redisUrl, prefix);
+        return { ...state, settle: () => state.bus.ready(), twin: openOne };
+      };
+      return openOne();
+    },
+  });
+}
+
+if (TEST_REDIS_CLUSTER) {
+  after(closeSharedRedisCluster);
+  factories.push({
+    name: 'redis cluster',
+    async open() {
+      const cluster = await sharedRedisCluster();
+      const prefix = `hearth-unit-${randomBytes(6).toString('hex')}:`;
+      const openOne = async (): Promise<Backend> => {
+        const state = await openRedisClusterState(clusterSeeds(cluster), prefix);
         return { ...state, settle: () => state.bus.ready(), twin: openOne };
       };
       return openOne();
@@ -499,6 +529,177 @@ if (redisUrl) {
 
     it('answers start-up with a clear error when Redis does not answer', async () => {
       await assert.rejects(openRedisState('redis://127.0.0.1:1', 'x:'), /REDIS_URL: cannot connect/);
+    });
+  });
+}
+
+if (TEST_REDIS_CLUSTER) {
+  describe('redis cluster: sharded event bus', () => {
+    const closers: (() => Promise<void>)[] = [];
+    after(async () => {
+      for (const close of closers) await close();
+    });
+    const openState = async (prefix: string) => {
+      const cluster = await sharedRedisCluster();
+      const state = await openRedisClusterState(clusterSeeds(cluster), prefix);
+      closers.push(state.close);
+      return state;
+    };
+    const newPrefix = () => `hearth-unit-${randomBytes(6).toString('hex')}:`;
+    /** Which master carries each subscribed channel of `prefix` (PUBSUB SHARDCHANNELS on every node). */
+    const channelOwners = async (prefix: string) => {
+      const cluster = await sharedRedisCluster();
+      const owners = new Map<string, string>();
+      for (const node of cluster.nodes) {
+        const raw = cluster.connect(node);
+        for (const channel of (await raw.call('PUBSUB', 'SHARDCHANNELS', `${prefix}*`)) as string[])
+          owners.set(channel, node);
+        raw.disconnect();
+      }
+      return owners;
+    };
+
+    it("carries each guild's events on its shard channel, the shards spread over every master", async () => {
+      const cluster = await sharedRedisCluster();
+      const prefix = newPrefix();
+      const one = await openState(prefix);
+      const two = await openState(prefix);
+      const heard: [unknown, string][] = [];
+      two.bus.subscribe('gateway.dispatch', (m, mark) => heard.push([m, mark.origin]));
+      await two.bus.ready();
+      const owners = await channelOwners(prefix);
+      assert.equal(owners.size, BUS_SHARDS + 1, 'one channel per shard, one for messages without a guild');
+      assert.equal(new Set(owners.values()).size, 3, 'each of the three masters carries shards');
+      const probe = cluster.connect(cluster.nodes[0] as string);
+      for (const channel of owners.keys())
+        assert.equal(await probe.call('CLUSTER', 'KEYSLOT', channel), keySlot(channel), channel);
+      probe.disconnect();
+
+      const channelOf = (guildId: string | undefined) => shardChannel(prefix, 'gateway.dispatch', busStream(guildId));
+      const guildA = '1180000000000000001';
+      let guildB = '';
+      for (let i = 2; !guildB; i++) {
+        const id = `118000000000000${String(i).padStart(4, '0')}`;
+        if (owners.get(channelOf(id)) !== owners.get(channelOf(guildA))) guildB = id;
+      }
+      // A plain sharded subscriber on each guild's master sees that guild's event there, and only it.
+      const seen = new Map<string, string[]>();
+      const rawSubscribers = [];
+      for (const guildId of [guildA, guildB]) {
+        const raw = cluster.connect(owners.get(channelOf(guildId)) as string);
+        rawSubscribers.push(raw);
+        seen.set(guildId, []);
+        raw.on('smessage', (channel: string, text: string) =>
+          seen.get(guildId)?.push(`${channel} ${JSON.parse(text).m.guild}`),
+        );
+        await raw.ssubscribe(channelOf(guildId));
+      }
+      await one.bus.publish('gateway.dispatch', { guild: 'a' }, guildA);
+      await one.bus.publish('gateway.dispatch', { guild: 'b' }, guildB);
+      await one.bus.publish('gateway.dispatch', { guild: 'none' });
+      await waitFor(() => heard.length === 3 && [...seen.values()].every((lines) => lines.length === 1));
+      assert.deepEqual(seen.get(guildA), [`${channelOf(guildA)} a`]);
+      assert.deepEqual(seen.get(guildB), [`${channelOf(guildB)} b`]);
+      assert.deepEqual(
+        heard.map(([m, origin]) => [m, origin.slice(origin.indexOf('/') + 1)]),
+        [
+          [{ guild: 'a' }, busStream(guildA)],
+          [{ guild: 'b' }, busStream(guildB)],
+          [{ guild: 'none' }, busStream(undefined)],
+        ],
+      );
+      for (const raw of rawSubscribers) raw.disconnect();
+    });
+
+    it("numbers each shard apart: many guilds' messages at once arrive in order per guild, with no gap", async () => {
+      const prefix = newPrefix();
+      const one = await openState(prefix);
+      const two = await openState(prefix);
+      const byGuild = new Map<string, number[]>();
+      const gaps: BusGap[] = [];
+      two.bus.subscribe<{ g: string; i: number }>('gateway.dispatch', (m) => {
+        const list = byGuild.get(m.g) ?? [];
+        list.push(m.i);
+        byGuild.set(m.g, list);
+      });
+      two.bus.onGap('gateway.dispatch', (gap) => gaps.push(gap));
+      await two.bus.ready();
+      const guilds = Array.from({ length: 8 }, (_, k) => `12${k}0000000000000000`);
+      const sends: Promise<void>[] = [];
+      for (let i = 0; i < 25; i++) for (const g of guilds) sends.push(one.bus.publish('gateway.dispatch', { g, i }, g));
+      await Promise.all(sends);
+      await waitFor(() => [...byGuild.values()].reduce((sum, list) => sum + list.length, 0) === 200, 5000);
+      for (const g of guilds) assert.deepEqual(byGuild.get(g), [...Array(25).keys()], g);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      assert.deepEqual(gaps, []);
+      const position = two.bus.position('gateway.dispatch');
+      const streams = new Set(guilds.map((g) => busStream(g)));
+      assert.equal(Object.keys(position).length, streams.size + 1, 'one stream per shard used, plus its own');
+    });
+
+    it('reports a skipped number on a shard as a gap before the message', async () => {
+      const cluster = await sharedRedisCluster();
+      const prefix = newPrefix();
+      const one = await openState(prefix);
+      const events: unknown[] = [];
+      one.bus.subscribe('t.gap', (m, mark) => events.push(['message', m, mark.n]));
+      one.bus.onGap('t.gap', (gap) => events.push(['gap', gap]));
+      await one.bus.ready();
+      const stream = busStream('42');
+      const channel = shardChannel(prefix, 't.gap', stream);
+      const owner = (await channelOwners(prefix)).get(channel) as string;
+      const raw = cluster.connect(owner);
+      const send = (n: number, m: string) => raw.spublish(channel, JSON.stringify({ o: 'p1', n, m }));
+      await send(7, 'first seen');
+      await send(8, 'next');
+      await send(11, 'after a gap');
+      await waitFor(() => events.length === 4);
+      raw.disconnect();
+      assert.deepEqual(events, [
+        ['message', 'first seen', 7],
+        ['message', 'next', 8],
+        ['gap', { topic: 't.gap', reason: 'sequence', origin: `p1/${stream}`, from: 9, to: 10 }],
+        ['message', 'after a gap', 11],
+      ]);
+    });
+
+    it("reports a gap on every topic listened to when a master's bus connection comes back", async () => {
+      const cluster = await sharedRedisCluster();
+      const prefix = newPrefix();
+      const one = await openState(prefix);
+      const two = await openState(prefix);
+      const gaps: BusGap[] = [];
+      const heard: unknown[] = [];
+      one.bus.subscribe('t.a', (m) => heard.push(m));
+      one.bus.onGap('t.a', (gap) => gaps.push(gap));
+      one.bus.onGap('t.b', (gap) => gaps.push(gap));
+      await one.bus.ready();
+      await two.bus.publish('t.a', 'before', '7');
+      await waitFor(() => heard.length === 1);
+      // One master's bus connections drop (as when that node restarts); they come back on their own.
+      const raw = cluster.connect(cluster.nodes[1] as string);
+      const list = (await raw.call('CLIENT', 'LIST')) as string;
+      const ids = list
+        .split('\n')
+        .filter((line) => line.includes(` name=${prefix}bus `))
+        .map((line) => /\bid=(\d+)/.exec(line)?.[1] as string);
+      assert.equal(ids.length, 1, list);
+      for (const id of ids) await raw.call('CLIENT', 'KILL', 'ID', id);
+      raw.disconnect();
+      await waitFor(() => gaps.length === 2, 10_000);
+      assert.deepEqual(gaps.map((g) => [g.topic, g.reason]).sort(), [
+        ['t.a', 'reconnect'],
+        ['t.b', 'reconnect'],
+      ]);
+      // Subscribed again on that master too: every guild's messages arrive, and no second gap.
+      const guilds = Array.from({ length: 16 }, (_, k) => `13${k}0000000000000000`);
+      for (const g of guilds) await two.bus.publish('t.a', g, g);
+      await waitFor(() => heard.length === 17, 5000);
+      assert.equal(gaps.length, 2);
+    });
+
+    it('answers start-up with a clear error when no node answers', async () => {
+      await assert.rejects(openRedisClusterState(['redis://127.0.0.1:1'], 'x:'), /REDIS_CLUSTER_NODES: cannot connect/);
     });
   });
 }

@@ -99,6 +99,8 @@ export class ChatEvents {
   }
 
   async invalidate(message: ChatInvalidation): Promise<void> {
-    await this.bus.publish(CHAT_INVALIDATE_TOPIC, message);
+    // On the guild's bus shard, like its dispatches: a visibility dispatch published after this invalidation
+    // must not reach a process before it (docs/deployment.md#redis-cluster).
+    await this.bus.publish(CHAT_INVALIDATE_TOPIC, message, message.guildId);
   }
 }

@@ -57,6 +57,27 @@ export class Dispatcher {
   constructor(private readonly bus: EventBus) {}
 
   async dispatch(event: string, payload: Record<string, unknown>, audience: Audience): Promise<void> {
-    await this.bus.publish<Dispatch>(DISPATCH_TOPIC, { event, payload, audience, publishedAt: Date.now() });
+    await this.bus.publish<Dispatch>(
+      DISPATCH_TOPIC,
+      { event, payload, audience, publishedAt: Date.now() },
+      dispatchShardKey(event, payload, audience),
+    );
   }
+}
+
+/**
+ * The guild a dispatch concerns: on a sharded bus (a Redis cluster, docs/deployment.md#redis-cluster) a
+ * guild's events travel on that guild's shard and keep their order. GUILD_CREATE and GUILD_DELETE sent to
+ * users name the guild in `id`: they go on the guild's shard too, so a member's first guild event never
+ * overtakes the GUILD_CREATE that adds the guild to their sessions (the gateway's guild index follows it).
+ */
+export function dispatchShardKey(
+  event: string,
+  payload: Record<string, unknown>,
+  audience: Audience,
+): string | undefined {
+  if (audience.kind !== 'users') return audience.guildId;
+  if (typeof payload.guild_id === 'string') return payload.guild_id;
+  if ((event === 'GUILD_CREATE' || event === 'GUILD_DELETE') && typeof payload.id === 'string') return payload.id;
+  return undefined;
 }

@@ -54,7 +54,7 @@ export function chatTestRoutes(services: AppServices): AnyRoute[] {
             [guild.id, ids, now],
           );
         });
-        await services.bus.publish<ChatInvalidation>(CHAT_INVALIDATE_TOPIC, { guildId: guild.id });
+        await services.bus.publish<ChatInvalidation>(CHAT_INVALIDATE_TOPIC, { guildId: guild.id }, guild.id);
         return { user_ids: ids };
       },
     }),

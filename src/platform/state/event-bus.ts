@@ -5,7 +5,12 @@
 export interface EventBus {
   /** True when other processes share the bus (Redis): a gateway session may then live on another node. */
   readonly distributed: boolean;
-  publish<T>(topic: string, message: T): Promise<void>;
+  /**
+   * `shardKey` (a guild id) lets a sharded bus carry the message on that key's shard (on a Redis cluster,
+   * docs/deployment.md#redis-cluster): messages with the same key keep their order; messages with different
+   * keys, or with a key and without one, may arrive at another process in an order other than published.
+   */
+  publish<T>(topic: string, message: T, shardKey?: string): Promise<void>;
   subscribe<T>(topic: string, handler: BusHandler<T>): () => void;
   /**
    * The last message of `topic` this process has seen from each publisher (its own included), by number.
@@ -41,7 +46,8 @@ export type BusHandler<T> = (message: T, mark: BusMark) => void;
 
 /** Per-topic numbering of this process's messages and the last number seen from every other publisher. */
 export class BusPositions {
-  private readonly own = new Map<string, number>();
+  /** Topic → this process's stream (itself, or itself on one shard) → the last number it gave. */
+  private readonly own = new Map<string, Map<string, number>>();
   private readonly seen = new Map<string, Map<string, number>>();
   /**
    * Per topic, the publishers whose messages arrived without a break since the last (re)connection: only
@@ -52,10 +58,21 @@ export class BusPositions {
 
   constructor(readonly origin: string) {}
 
-  next(topic: string): BusMark {
-    const n = (this.own.get(topic) ?? 0) + 1;
-    this.own.set(topic, n);
-    return { origin: this.origin, n };
+  /**
+   * Numbers this process's next message of `topic`. A sharded bus numbers each shard apart (`stream`): only
+   * messages of one shard travel one ordered path. The mark's origin then names the shard too
+   * (`streamOrigin`), so positions and gaps stay exact per ordered stream.
+   */
+  next(topic: string, stream?: string): BusMark {
+    const origin = streamOrigin(this.origin, stream);
+    let own = this.own.get(topic);
+    if (!own) {
+      own = new Map();
+      this.own.set(topic, own);
+    }
+    const n = (own.get(origin) ?? 0) + 1;
+    own.set(origin, n);
+    return { origin, n };
   }
 
   /** Records a received message; returns the numbers skipped before it, when some were. */
@@ -89,9 +106,15 @@ export class BusPositions {
 
   position(topic: string): Record<string, number> {
     const out: Record<string, number> = Object.fromEntries(this.seen.get(topic) ?? []);
-    out[this.origin] = this.own.get(topic) ?? 0;
+    out[this.origin] = 0;
+    for (const [origin, n] of this.own.get(topic) ?? []) out[origin] = n;
     return out;
   }
+}
+
+/** The origin of one publisher's messages on one shard (the publisher itself on an unsharded bus). */
+export function streamOrigin(origin: string, stream: string | undefined): string {
+  return stream === undefined ? origin : `${origin}/${stream}`;
 }
 
 /** True when the message marked `mark` came after `position` (it was not seen there). */

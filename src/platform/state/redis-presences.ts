@@ -7,6 +7,7 @@ import {
   type SessionPresence,
   type UserPresence,
 } from './presences.ts';
+import { deleteByPattern, globEscape, type RedisKeyspace } from './redis-keyspace.ts';
 
 /**
  * Presences on Redis. Key layout (after the deployment prefix):
@@ -29,12 +30,19 @@ return 1
 type RefreshPipeline = ChainableCommander & {
   hearthPresenceRefresh(key: string, sessionId: string, entry: string, ttlMs: number): ChainableCommander;
 };
+type RefreshClient = Redis & {
+  hearthPresenceRefresh(key: string, sessionId: string, entry: string, ttlMs: number): Promise<unknown>;
+};
 
 export class RedisPresenceStore implements PresenceStore {
+  private readonly client: RefreshClient;
+
   constructor(
-    private readonly client: Redis,
+    private readonly keyspace: RedisKeyspace,
     private readonly prefix: string,
   ) {
+    const client = keyspace.client;
+    this.client = client as RefreshClient;
     if (!('hearthPresenceRefresh' in client))
       client.defineCommand('hearthPresenceRefresh', { numberOfKeys: 1, lua: REFRESH_SCRIPT });
   }
@@ -73,11 +81,18 @@ export class RedisPresenceStore implements PresenceStore {
     const found = new Map<string, UserPresence>();
     for (let start = 0; start < userIds.length; start += READ_CHUNK) {
       const chunk = userIds.slice(start, start + READ_CHUNK);
-      const pipeline = this.client.pipeline();
-      for (const userId of chunk) pipeline.hvals(this.userKey(userId));
-      const results = (await pipeline.exec()) ?? [];
+      // One pipeline on one server; on a cluster the users' keys live on several masters, so each read goes on
+      // its own (the cluster client pipelines those of one master together).
+      let results: (string[] | undefined)[];
+      if (this.keyspace.cluster)
+        results = await Promise.all(chunk.map((userId) => this.client.hvals(this.userKey(userId))));
+      else {
+        const pipeline = this.client.pipeline();
+        for (const userId of chunk) pipeline.hvals(this.userKey(userId));
+        results = ((await pipeline.exec()) ?? []).map((result) => result?.[1] as string[] | undefined);
+      }
       chunk.forEach((userId, index) => {
-        const values = results[index]?.[1] as string[] | undefined;
+        const values = results[index];
         if (!values || values.length === 0) return;
         const presence = aggregateRaw(values, now);
         if (presence) found.set(userId, presence);
@@ -88,6 +103,14 @@ export class RedisPresenceStore implements PresenceStore {
 
   async refresh(entries: readonly PresenceEntryRef[]): Promise<void> {
     if (entries.length === 0) return;
+    if (this.keyspace.cluster) {
+      await Promise.all(
+        entries.map(({ userId, sessionId, entry }) =>
+          this.client.hearthPresenceRefresh(this.userKey(userId), sessionId, JSON.stringify(entry), KEY_TTL_MS),
+        ),
+      );
+      return;
+    }
     const pipeline = this.client.pipeline() as RefreshPipeline;
     for (const { userId, sessionId, entry } of entries)
       pipeline.hearthPresenceRefresh(this.userKey(userId), sessionId, JSON.stringify(entry), KEY_TTL_MS);
@@ -95,13 +118,7 @@ export class RedisPresenceStore implements PresenceStore {
   }
 
   async reset(): Promise<void> {
-    let cursor = '0';
-    const pattern = `${this.prefix.replace(/[*?[\]\\]/g, '\\$&')}presence:*`;
-    do {
-      const [next, keys] = await this.client.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-      cursor = next;
-      if (keys.length > 0) await this.client.unlink(...keys);
-    } while (cursor !== '0');
+    await deleteByPattern(this.keyspace, `${globEscape(this.prefix)}presence:*`);
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { deleteByPattern, globEscape, type RedisKeyspace } from './redis-keyspace.ts';
 import {
   type AfkCandidate,
   type StoredCall,
@@ -16,6 +17,7 @@ import {
  *   <p>voice:call:<channel id>  JSON call record of a DM or group-DM call
  *   <p>voice:afk                sorted set `<guild id>:<user id>` scored by when its AFK check is due
  *   <p>voice:ring               sorted set of DM channel ids scored by when their call's ring check is due
+ * On a cluster, `voice:active` and `voice:afk` (used together) are `voice:{afk}:active` and `voice:{afk}:afk`.
  */
 
 /** Counts the channel's other occupants and writes only below the limit: one atomic step. */
@@ -74,12 +76,19 @@ type VoiceRedis = Redis & {
 
 export class RedisVoiceStateStore implements VoiceStateStore {
   private readonly client: VoiceRedis;
+  private readonly activeKey: string;
+  private readonly afkKey: string;
 
   constructor(
-    client: Redis,
+    private readonly keyspace: RedisKeyspace,
     private readonly prefix: string,
   ) {
+    const client = keyspace.client;
     this.client = client as VoiceRedis;
+    // One hash slot for both on a cluster: the AFK scripts and transactions use them together.
+    const tag = keyspace.cluster ? '{afk}:' : '';
+    this.activeKey = `${prefix}voice:${tag}active`;
+    this.afkKey = `${prefix}voice:${tag}afk`;
     if (!('hearthVoicePut' in client)) {
       client.defineCommand('hearthVoicePut', { numberOfKeys: 1, lua: PUT_SCRIPT });
       client.defineCommand('hearthVoiceRemove', { numberOfKeys: 1, lua: REMOVE_SCRIPT });
@@ -125,26 +134,16 @@ export class RedisVoiceStateStore implements VoiceStateStore {
 
   async markActive(guildId: string, userId: string, activeAt: number, checkAt: number): Promise<void> {
     const member = `${guildId}:${userId}`;
-    await this.client
-      .multi()
-      .hset(`${this.prefix}voice:active`, member, String(activeAt))
-      .zadd(`${this.prefix}voice:afk`, checkAt, member)
-      .exec();
+    await this.client.multi().hset(this.activeKey, member, String(activeAt)).zadd(this.afkKey, checkAt, member).exec();
   }
 
   async scheduleAfkCheck(guildId: string, userId: string, checkAt: number): Promise<void> {
     const member = `${guildId}:${userId}`;
-    if (await this.client.hexists(`${this.prefix}voice:active`, member))
-      await this.client.zadd(`${this.prefix}voice:afk`, checkAt, member);
+    if (await this.client.hexists(this.activeKey, member)) await this.client.zadd(this.afkKey, checkAt, member);
   }
 
   async takeDueAfkChecks(now: number, limit: number): Promise<AfkCandidate[]> {
-    const flat = await this.client.hearthVoiceTakeDue(
-      `${this.prefix}voice:afk`,
-      `${this.prefix}voice:active`,
-      now,
-      limit,
-    );
+    const flat = await this.client.hearthVoiceTakeDue(this.afkKey, this.activeKey, now, limit);
     const due: AfkCandidate[] = [];
     for (let i = 0; i + 1 < flat.length; i += 2) {
       const [guildId, userId] = (flat[i] as string).split(':');
@@ -155,7 +154,7 @@ export class RedisVoiceStateStore implements VoiceStateStore {
 
   async forgetActivity(guildId: string, userId: string): Promise<void> {
     const member = `${guildId}:${userId}`;
-    await this.client.multi().hdel(`${this.prefix}voice:active`, member).zrem(`${this.prefix}voice:afk`, member).exec();
+    await this.client.multi().hdel(this.activeKey, member).zrem(this.afkKey, member).exec();
   }
 
   async call(channelId: string): Promise<StoredCall | undefined> {
@@ -179,10 +178,14 @@ export class RedisVoiceStateStore implements VoiceStateStore {
   async callsOf(channelIds: string[]): Promise<StoredCall[]> {
     if (channelIds.length === 0) return [];
     const found: StoredCall[] = [];
-    // MGET in slices, so a user with thousands of DMs does not make one huge command.
+    // MGET in slices, so a user with thousands of DMs does not make one huge command; on a cluster the keys
+    // span slots, so one GET each (the cluster client pipelines those of one master together).
     for (let i = 0; i < channelIds.length; i += 500) {
       const keys = channelIds.slice(i, i + 500).map((id) => `${this.prefix}voice:call:${id}`);
-      for (const raw of await this.client.mget(...keys)) if (raw) found.push(JSON.parse(raw) as StoredCall);
+      const raws = this.keyspace.cluster
+        ? await Promise.all(keys.map((key) => this.client.get(key)))
+        : await this.client.mget(...keys);
+      for (const raw of raws) if (raw) found.push(JSON.parse(raw) as StoredCall);
     }
     return found;
   }
@@ -196,12 +199,6 @@ export class RedisVoiceStateStore implements VoiceStateStore {
   }
 
   async reset(): Promise<void> {
-    let cursor = '0';
-    const pattern = `${this.prefix.replace(/[*?[\]\\]/g, '\\$&')}voice:*`;
-    do {
-      const [next, keys] = await this.client.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-      cursor = next;
-      if (keys.length > 0) await this.client.unlink(...keys);
-    } while (cursor !== '0');
+    await deleteByPattern(this.keyspace, `${globEscape(this.prefix)}voice:*`);
   }
 }

@@ -1,10 +1,20 @@
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { BusHandler, EventBus, GapHandler } from './event-bus.ts';
-import { BusPositions, LocalSubscribers } from './event-bus.ts';
+import { BusPositions, LocalSubscribers, streamOrigin } from './event-bus.ts';
 import type { IpBan, IpBanStore } from './ip-bans.ts';
 import type { PresenceStore } from './presences.ts';
 import type { RateDecision, RateLimiter } from './rate-limiter.ts';
+import {
+  bucketOf,
+  CLUSTER_SLOTS,
+  clusterKeyspace,
+  deleteByPattern,
+  globEscape,
+  keySlot,
+  type RedisKeyspace,
+  singleServer,
+} from './redis-keyspace.ts';
 import { RedisPresenceStore } from './redis-presences.ts';
 import { RedisVoiceStateStore } from './redis-voice-states.ts';
 import type { SlotDecision, SlotOptions, SlotRef, SlotStore } from './slots.ts';
@@ -29,9 +39,9 @@ export interface RedisState {
  * Key layout (every key and channel starts with the configured prefix, so deployments can share a Redis):
  *   <p>rl:<bucket key>      GCRA theoretical arrival time (ms, float as text), expires when drained
  *   <p>ipfail:<ip key>      sorted set of failure times (sliding window), expires with the window
- *   <p>ipban:<ip key>       JSON ban, expires with the ban
- *   <p>ipbans               sorted set index of banned ip keys, score = expiry (ms)
- *   <p>bus:<topic>          pub/sub channel
+ *   <p>ipban:<ip key>       JSON ban, expires with the ban (cluster: <p>ipban:{ipbans}:<ip key>)
+ *   <p>ipbans               sorted set index of banned ip keys, score = expiry (ms) (cluster: <p>{ipbans})
+ *   <p>bus:<topic>          pub/sub channel (cluster: sharded channels, see RedisShardedEventBus)
  *   <p>slot:{<key>}         sorted set of slot holders, score = lease expiry (ms); expires with the last lease
  *   <p>slotidle:{<key>}     hash holder → idle since (same hash slot as the set, for a Redis cluster)
  *   <p>voice:…, <p>presence:… see redis-voice-states.ts and redis-presences.ts
@@ -168,6 +178,10 @@ function connect(url: string): ScriptedRedis {
     // Fail a command after a few reconnection attempts instead of queueing requests forever.
     maxRetriesPerRequest: 3,
   }) as ScriptedRedis;
+  return withScripts(client);
+}
+
+function withScripts(client: ScriptedRedis): ScriptedRedis {
   // Connection errors also reject the commands in flight, which report them; the event itself adds nothing.
   client.on('error', () => {});
   client.defineCommand('hearthGcra', { numberOfKeys: 1, lua: GCRA_SCRIPT });
@@ -179,25 +193,15 @@ function connect(url: string): ScriptedRedis {
   return client;
 }
 
-async function deleteByPattern(client: Redis, pattern: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-    cursor = next;
-    if (keys.length > 0) await client.unlink(...keys);
-  } while (cursor !== '0');
-}
-
-/** Redis patterns treat `*?[]\` specially; a prefix is matched literally. */
-function globEscape(text: string): string {
-  return text.replace(/[*?[\]\\]/g, '\\$&');
-}
-
 class RedisRateLimiter implements RateLimiter {
+  private readonly client: ScriptedRedis;
+
   constructor(
-    private readonly client: ScriptedRedis,
+    private readonly keyspace: RedisKeyspace,
     private readonly prefix: string,
-  ) {}
+  ) {
+    this.client = keyspace.client as ScriptedRedis;
+  }
 
   async consume(key: string, limit: number, windowMs: number, now: number): Promise<RateDecision> {
     const [allowed, remaining, retryAfter, resetAfter] = await this.client.hearthGcra(
@@ -216,22 +220,27 @@ class RedisRateLimiter implements RateLimiter {
   }
 
   async reset(): Promise<void> {
-    await deleteByPattern(this.client, `${globEscape(this.prefix)}rl:*`);
+    await deleteByPattern(this.keyspace, `${globEscape(this.prefix)}rl:*`);
   }
 }
 
 class RedisIpBanStore implements IpBanStore {
+  private readonly client: ScriptedRedis;
   private readonly indexKey: string;
+  /** The bans and their index share a hash tag on a cluster: ban, find, remove and list use them together. */
+  private readonly banPrefix: string;
 
   constructor(
-    private readonly client: ScriptedRedis,
+    private readonly keyspace: RedisKeyspace,
     private readonly prefix: string,
   ) {
-    this.indexKey = `${prefix}ipbans`;
+    this.client = keyspace.client as ScriptedRedis;
+    this.indexKey = keyspace.cluster ? `${prefix}{ipbans}` : `${prefix}ipbans`;
+    this.banPrefix = keyspace.cluster ? `${prefix}ipban:{ipbans}:` : `${prefix}ipban:`;
   }
 
   private banKey(ipKey: string): string {
-    return `${this.prefix}ipban:${ipKey}`;
+    return `${this.banPrefix}${ipKey}`;
   }
 
   async recordFailure(ipKey: string, now: number, windowMs: number): Promise<number> {
@@ -260,11 +269,14 @@ class RedisIpBanStore implements IpBanStore {
   }
 
   async remove(ipKey: string): Promise<void> {
-    await this.client
-      .multi()
-      .del(this.banKey(ipKey), `${this.prefix}ipfail:${ipKey}`)
-      .zrem(this.indexKey, ipKey)
-      .exec();
+    const failures = `${this.prefix}ipfail:${ipKey}`;
+    if (this.keyspace.cluster) {
+      // The failure counter lives in its own slot: a second command, not part of the transaction.
+      await this.client.multi().del(this.banKey(ipKey)).zrem(this.indexKey, ipKey).exec();
+      await this.client.del(failures);
+      return;
+    }
+    await this.client.multi().del(this.banKey(ipKey), failures).zrem(this.indexKey, ipKey).exec();
   }
 
   async list(now: number): Promise<IpBan[]> {
@@ -283,17 +295,21 @@ class RedisIpBanStore implements IpBanStore {
 
   async reset(): Promise<void> {
     const prefix = globEscape(this.prefix);
-    await deleteByPattern(this.client, `${prefix}ipfail:*`);
-    await deleteByPattern(this.client, `${prefix}ipban:*`);
+    await deleteByPattern(this.keyspace, `${prefix}ipfail:*`);
+    await deleteByPattern(this.keyspace, `${prefix}ipban:*`);
     await this.client.del(this.indexKey);
   }
 }
 
 class RedisSlotStore implements SlotStore {
+  private readonly client: ScriptedRedis;
+
   constructor(
-    private readonly client: ScriptedRedis,
+    private readonly keyspace: RedisKeyspace,
     private readonly prefix: string,
-  ) {}
+  ) {
+    this.client = keyspace.client as ScriptedRedis;
+  }
 
   /** Both keys of a slot set share a hash tag, so a Redis cluster keeps them on one node. */
   private keys(key: string): [string, string] {
@@ -336,18 +352,23 @@ class RedisSlotStore implements SlotStore {
   async renew(slots: readonly SlotRef[], options: Pick<SlotOptions, 'now' | 'leaseMs'>): Promise<void> {
     if (slots.length === 0) return;
     const lease = Math.max(1, Math.ceil(options.leaseMs));
-    const pipeline = this.client.pipeline();
+    // One pipeline on one server; on a cluster the sets live on several masters, so each command goes on its
+    // own (the cluster client pipelines those of one master together).
+    const pipeline = this.keyspace.cluster ? undefined : this.client.pipeline();
+    const sent: Promise<unknown>[] = [];
     const renewed = new Set<string>();
     for (const { key, member } of slots) {
       const [set, idle] = this.keys(key);
       // XX: a slot that lapsed or was evicted meanwhile is not brought back.
-      pipeline.zadd(set, 'XX', options.now + lease, member);
+      if (pipeline) pipeline.zadd(set, 'XX', options.now + lease, member);
+      else sent.push(this.client.zadd(set, 'XX', options.now + lease, member));
       if (renewed.has(set)) continue;
       renewed.add(set);
-      pipeline.pexpire(set, lease);
-      pipeline.pexpire(idle, lease);
+      if (pipeline) pipeline.pexpire(set, lease).pexpire(idle, lease);
+      else sent.push(this.client.pexpire(set, lease), this.client.pexpire(idle, lease));
     }
-    await pipeline.exec();
+    if (pipeline) await pipeline.exec();
+    else await Promise.all(sent);
   }
 
   async count(key: string, now: number): Promise<number> {
@@ -356,8 +377,8 @@ class RedisSlotStore implements SlotStore {
 
   async reset(): Promise<void> {
     const prefix = globEscape(this.prefix);
-    await deleteByPattern(this.client, `${prefix}slot:*`);
-    await deleteByPattern(this.client, `${prefix}slotidle:*`);
+    await deleteByPattern(this.keyspace, `${prefix}slot:*`);
+    await deleteByPattern(this.keyspace, `${prefix}slotidle:*`);
   }
 }
 
@@ -434,7 +455,7 @@ class RedisEventBus implements RedisEventBusLike {
     return this.local.addGap(topic, handler);
   }
 
-  async publish<T>(topic: string, message: T): Promise<void> {
+  async publish<T>(topic: string, message: T, _shardKey?: string): Promise<void> {
     // Numbered, delivered locally and handed to the connection in one synchronous step: the publisher
     // connection keeps command order, so every process receives this origin's messages in number order.
     const mark = this.positions.next(topic);
@@ -477,6 +498,241 @@ class RedisEventBus implements RedisEventBusLike {
   async close(): Promise<void> {}
 }
 
+/** Shards of a topic on a cluster: events of one guild always travel on the same one. */
+export const BUS_SHARDS = 16;
+/** The stream of messages published without a shard key. */
+const UNSHARDED = 'g';
+
+/**
+ * The hash tag of a bus shard. Shard k's tag hashes into the k-th of `BUS_SHARDS` equal slot ranges, so a
+ * cluster whose masters hold equal ranges (what `redis-cli --cluster create` makes) gets an even share of the
+ * shards. Found by a deterministic search: every process derives the same tags.
+ */
+function shardTag(stream: string): string {
+  if (stream === UNSHARDED) return 'bus:g';
+  const k = Number(stream);
+  const low = Math.floor((k * CLUSTER_SLOTS) / BUS_SHARDS);
+  const high = Math.floor(((k + 1) * CLUSTER_SLOTS) / BUS_SHARDS);
+  for (let i = 0; ; i++) {
+    const tag = `bus:${k}.${i}`;
+    const slot = keySlot(`{${tag}}`);
+    if (slot >= low && slot < high) return tag;
+  }
+}
+
+const STREAMS = [...Array.from({ length: BUS_SHARDS }, (_, k) => String(k)), UNSHARDED];
+const SHARD_TAGS = new Map(STREAMS.map((stream) => [stream, shardTag(stream)]));
+
+/** The shard a message with `shardKey` (a guild id) travels on; messages without one use their own stream. */
+export function busStream(shardKey: string | undefined): string {
+  return shardKey === undefined ? UNSHARDED : String(bucketOf(shardKey, BUS_SHARDS));
+}
+
+/** The sharded pub/sub channel of a topic's stream (docs/deployment.md#redis-cluster). */
+export function shardChannel(prefix: string, topic: string, stream: string): string {
+  return `${prefix}bus:{${SHARD_TAGS.get(stream)}}:${topic}`;
+}
+
+/**
+ * The event bus on a Redis/Valkey cluster, over sharded pub/sub (SPUBLISH/SSUBSCRIBE, Redis ≥ 7): a message
+ * reaches only the master owning its channel's slot instead of being broadcast to every node, so fan-out
+ * traffic splits across the masters. Each topic has one channel per shard plus one for messages without a
+ * shard key; a subscriber listens to all of them, through one connection per master that owns one.
+ *
+ * Only messages of one shard travel one ordered path (publisher → master → subscriber), so each publisher
+ * numbers its messages per shard, and marks name the shard (`streamOrigin`): positions, resume and gap
+ * detection work per shard exactly as the single-server bus does per topic.
+ */
+class RedisShardedEventBus implements RedisEventBusLike {
+  readonly distributed = true;
+  private readonly local = new LocalSubscribers();
+  private readonly counts = new Map<string, number>();
+  private readonly origin = randomBytes(9).toString('base64url');
+  private readonly positions = new BusPositions(this.origin);
+  /** Every channel subscribed to → what it carries. */
+  private readonly channels = new Map<string, { topic: string; stream: string }>();
+  /** Subscribed channel → the master (node key `host:port`) it is subscribed on; absent while unknown. */
+  private readonly routes = new Map<string, string>();
+  /** Master node key → this process's bus connection to it. */
+  private readonly connections = new Map<string, Redis>();
+  private closed = false;
+
+  constructor(
+    private readonly cluster: Cluster,
+    private readonly connectionOptions: RedisOptions,
+    private readonly prefix: string,
+  ) {
+    // The cluster client refreshes its slot map on redirections, failures and periodically: a channel whose
+    // slot moved to another master is subscribed there.
+    cluster.on('refresh', () => this.reroute());
+  }
+
+  private owner(channel: string): string | undefined {
+    return this.cluster.slots[keySlot(channel)]?.[0];
+  }
+
+  private connection(node: string): Redis {
+    const existing = this.connections.get(node);
+    if (existing) return existing;
+    const separator = node.lastIndexOf(':');
+    const connection = new Redis({
+      ...this.connectionOptions,
+      host: node.slice(0, separator),
+      port: Number(node.slice(separator + 1)),
+      maxRetriesPerRequest: 3,
+      // Named like the single-server bus connection, so an operator (or a test) finds it in CLIENT LIST.
+      connectionName: `${this.prefix.replace(/[^\w:.-]/g, '_')}bus`,
+    });
+    connection.on('error', () => {});
+    connection.on('smessage', (channel: string, text: string) => this.receive(channel, text));
+    // SSUBSCRIBE answered MOVED, or the server dropped our subscription (its slot migrated).
+    connection.on('moved', () => this.cluster.refreshSlotsCache());
+    // 'ready' again after the first: this connection was lost and is back (ioredis subscribes again right
+    // after emitting it). What its master carried meanwhile never arrived; the gap is reported once the
+    // re-subscriptions are answered, as on one server.
+    let connected = false;
+    connection.on('ready', () => {
+      if (!connected) {
+        connected = true;
+        return;
+      }
+      setImmediate(() => {
+        connection.ping().then(
+          () => this.reconnected(),
+          () => this.reconnected(),
+        );
+      });
+    });
+    this.connections.set(node, connection);
+    return connection;
+  }
+
+  private listen(channel: string): void {
+    const node = this.owner(channel);
+    if (node === undefined) return;
+    this.routes.set(channel, node);
+    this.connection(node)
+      .ssubscribe(channel)
+      .catch(() => {});
+  }
+
+  /** Moves subscriptions whose slot changed master; what was published meanwhile may be lost (a gap). */
+  private reroute(): void {
+    if (this.closed) return;
+    const moved: Redis[] = [];
+    for (const channel of this.channels.keys()) {
+      const node = this.owner(channel);
+      const current = this.routes.get(channel);
+      if (node === current) continue;
+      if (current !== undefined)
+        this.connections
+          .get(current)
+          ?.sunsubscribe(channel)
+          .catch(() => {});
+      this.listen(channel);
+      if (node !== undefined) moved.push(this.connection(node));
+    }
+    const used = new Set(this.routes.values());
+    for (const [node, connection] of this.connections) {
+      if (used.has(node)) continue;
+      this.connections.delete(node);
+      connection.quit().catch(() => {});
+    }
+    if (moved.length > 0)
+      Promise.allSettled(moved.map((connection) => connection.ping())).then(() => this.reconnected());
+  }
+
+  private reconnected(): void {
+    if (this.closed) return;
+    this.positions.resync();
+    for (const topic of this.local.gapTopics()) this.local.gap({ topic, reason: 'reconnect' });
+  }
+
+  private receive(channel: string, text: string): void {
+    const carried = this.channels.get(channel);
+    if (!carried) return;
+    let envelope: Envelope;
+    try {
+      envelope = JSON.parse(text) as Envelope;
+    } catch {
+      return;
+    }
+    if (envelope.o === this.origin || typeof envelope.n !== 'number') return;
+    const { topic, stream } = carried;
+    const mark = { origin: streamOrigin(envelope.o, stream), n: envelope.n };
+    const skipped = this.positions.received(topic, mark);
+    if (skipped) this.local.gap({ topic, reason: 'sequence', origin: mark.origin, ...skipped });
+    this.local.deliver(topic, envelope.m, mark);
+  }
+
+  onGap(topic: string, handler: GapHandler): () => void {
+    return this.local.addGap(topic, handler);
+  }
+
+  async publish<T>(topic: string, message: T, shardKey?: string): Promise<void> {
+    const stream = busStream(shardKey);
+    const mark = this.positions.next(topic, stream);
+    const text = JSON.stringify({ o: this.origin, n: mark.n, m: message } satisfies Envelope);
+    this.local.deliver(topic, message, mark);
+    // The cluster client keeps one connection per master, so one shard's messages keep their order.
+    await this.cluster.spublish(shardChannel(this.prefix, topic, stream), text);
+  }
+
+  position(topic: string): Record<string, number> {
+    return this.positions.position(topic);
+  }
+
+  subscribe<T>(topic: string, handler: BusHandler<T>): () => void {
+    const remove = this.local.add(topic, handler);
+    const count = (this.counts.get(topic) ?? 0) + 1;
+    this.counts.set(topic, count);
+    if (count === 1)
+      for (const stream of STREAMS) {
+        const channel = shardChannel(this.prefix, topic, stream);
+        this.channels.set(channel, { topic, stream });
+        this.listen(channel);
+      }
+    let removed = false;
+    return () => {
+      if (removed) return;
+      removed = true;
+      remove();
+      const left = (this.counts.get(topic) ?? 1) - 1;
+      if (left > 0) {
+        this.counts.set(topic, left);
+        return;
+      }
+      this.counts.delete(topic);
+      this.positions.resync(topic);
+      for (const stream of STREAMS) {
+        const channel = shardChannel(this.prefix, topic, stream);
+        this.channels.delete(channel);
+        const node = this.routes.get(channel);
+        this.routes.delete(channel);
+        if (node !== undefined)
+          this.connections
+            .get(node)
+            ?.sunsubscribe(channel)
+            .catch(() => {});
+      }
+    };
+  }
+
+  async ready(): Promise<void> {
+    // Per connection, the PONG follows every SSUBSCRIBE sent on it before.
+    await Promise.all([...this.connections.values()].map((connection) => connection.ping()));
+  }
+
+  async close(): Promise<void> {}
+
+  async shutdown(): Promise<void> {
+    this.closed = true;
+    const connections = [...this.connections.values()];
+    this.connections.clear();
+    await Promise.allSettled(connections.map((connection) => connection.quit()));
+  }
+}
+
 /**
  * Shared state on Redis/Valkey: rate-limit buckets, failure counters, automatic bans and the event bus.
  * Fails at start (not at the first request) when the server does not answer.
@@ -500,14 +756,62 @@ export async function openRedisState(url: string, prefix: string): Promise<Redis
   }
   const bus = new RedisEventBus(client, subscriber, prefix);
   return {
+    ...stores(singleServer(client), prefix),
     bus,
-    rateLimiter: new RedisRateLimiter(client, prefix),
-    ipBans: new RedisIpBanStore(client, prefix),
-    voiceStates: new RedisVoiceStateStore(client, prefix),
-    presences: new RedisPresenceStore(client, prefix),
-    slots: new RedisSlotStore(client, prefix),
     async close() {
       await Promise.allSettled([subscriber.quit(), client.quit()]);
+    },
+  };
+}
+
+function stores(keyspace: RedisKeyspace, prefix: string): Omit<RedisState, 'bus' | 'close'> {
+  return {
+    rateLimiter: new RedisRateLimiter(keyspace, prefix),
+    ipBans: new RedisIpBanStore(keyspace, prefix),
+    voiceStates: new RedisVoiceStateStore(keyspace, prefix),
+    presences: new RedisPresenceStore(keyspace, prefix),
+    slots: new RedisSlotStore(keyspace, prefix),
+  };
+}
+
+/**
+ * Shared state on a Redis/Valkey cluster (docs/deployment.md#redis-cluster): `nodes` are seed URLs
+ * (`redis://[user:password@]host:port`, as the configuration normalises them); the rest of the cluster is
+ * discovered from them. Credentials and TLS of the first seed apply to every node.
+ */
+export async function openRedisClusterState(nodes: readonly string[], prefix: string): Promise<RedisState> {
+  const seeds = nodes.map((node) => new URL(node));
+  const first = seeds[0];
+  if (!first) throw new Error('REDIS_CLUSTER_NODES: no node given');
+  const connectionOptions: RedisOptions = {};
+  if (first.username) connectionOptions.username = decodeURIComponent(first.username);
+  if (first.password) connectionOptions.password = decodeURIComponent(first.password);
+  if (first.protocol === 'rediss:') connectionOptions.tls = {};
+  const cluster = new Cluster(
+    seeds.map((seed) => ({ host: seed.hostname, port: Number(seed.port) })),
+    {
+      lazyConnect: true,
+      redisOptions: { ...connectionOptions, maxRetriesPerRequest: 3 },
+      // Commands issued in the same tick are sent to each master as one pipeline (the stores' batches).
+      enableAutoPipelining: true,
+      // A failover is noticed even when no command is redirected.
+      slotsRefreshInterval: 5_000,
+    },
+  );
+  withScripts(cluster as unknown as ScriptedRedis);
+  try {
+    await cluster.connect();
+  } catch (error) {
+    cluster.disconnect();
+    throw new Error(`REDIS_CLUSTER_NODES: cannot connect (${(error as Error).message})`);
+  }
+  const bus = new RedisShardedEventBus(cluster, connectionOptions, prefix);
+  return {
+    ...stores(clusterKeyspace(cluster), prefix),
+    bus,
+    async close() {
+      await bus.shutdown();
+      await cluster.quit().catch(() => {});
     },
   };
 }
