@@ -623,14 +623,15 @@ class RedisShardedEventBus implements RedisEventBusLike {
     for (const channel of this.channels.keys()) {
       const node = this.owner(channel);
       const current = this.routes.get(channel);
-      if (node === current) continue;
+      // An unknown owner (a slot map being rebuilt) keeps the subscription where it is.
+      if (node === undefined || node === current) continue;
       if (current !== undefined)
         this.connections
           .get(current)
           ?.sunsubscribe(channel)
           .catch(() => {});
       this.listen(channel);
-      if (node !== undefined) moved.push(this.connection(node));
+      moved.push(this.connection(node));
     }
     const used = new Set(this.routes.values());
     for (const [node, connection] of this.connections) {
