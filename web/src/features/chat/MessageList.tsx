@@ -42,26 +42,81 @@ export function MessageList({
 
   const items = history.items;
   const newest = items.at(-1);
+  const list = useRef<HTMLOListElement>(null);
+  /** A message on screen and its distance from the pane's top, restored when the window changes above it. */
+  const anchor = useRef<{ id: string; top: number } | null>(null);
+  /** The message a jump is waiting to bring into view once its window is rendered. */
+  const jumpTarget = useRef<string | null>(null);
+  const presentLoads = useRef(history.presentLoads);
+  const highlightTimer = useRef<number | undefined>(undefined);
+  useEffect(() => () => window.clearTimeout(highlightTimer.current), []);
+
+  /** Finds the first row at the pane's top (binary search: rows are in order) and remembers where it is. */
+  const rememberAnchor = useCallback(() => {
+    const el = scroller.current;
+    const rows = list.current?.children;
+    if (!el || !rows || rows.length === 0) return;
+    const top = el.getBoundingClientRect().top;
+    let low = 0;
+    let high = rows.length - 1;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if ((rows[middle] as HTMLElement).getBoundingClientRect().bottom <= top) low = middle + 1;
+      else high = middle;
+    }
+    const row = rows[low] as HTMLElement;
+    anchor.current = row.id ? { id: row.id, top: row.getBoundingClientRect().top - top } : null;
+  }, []);
 
   useLayoutEffect(() => {
     const el = scroller.current;
     if (!el) return;
     const first = items[0]?.id;
-    if (firstId.current && first && first !== firstId.current && compareIds(first, firstId.current) < 0) {
-      // Older messages were put above: keep the same content under the eyes.
-      el.scrollTop = el.scrollHeight - el.clientHeight - fromBottom.current;
-    } else if (atBottom.current) {
+    if (history.presentLoads !== presentLoads.current) {
+      // "Jump to present" (or a message sent from far back): the newest page, from its bottom.
+      presentLoads.current = history.presentLoads;
+      atBottom.current = true;
+    }
+    const target = jumpTarget.current ? document.getElementById(`message-${jumpTarget.current}`) : null;
+    if (target && jumpTarget.current) {
+      const id = jumpTarget.current;
+      jumpTarget.current = null;
+      atBottom.current = false;
+      target.scrollIntoView({ block: 'center' });
+      target.focus({ preventScroll: true });
+      setHighlight(id);
+      window.clearTimeout(highlightTimer.current);
+      highlightTimer.current = window.setTimeout(() => setHighlight(null), 2000);
+    } else if (jumpTarget.current && !history.loading) {
+      // The message is gone (deleted, or not in this channel): nothing to bring into view.
+      jumpTarget.current = null;
+    } else if (atBottom.current && history.atPresent) {
       el.scrollTop = el.scrollHeight;
+    } else {
+      // Older messages put above, the oldest dropped, a loading line: keep the same content under the eyes.
+      const kept = anchor.current ? document.getElementById(anchor.current.id) : null;
+      if (kept && anchor.current) {
+        const moved = kept.getBoundingClientRect().top - el.getBoundingClientRect().top - anchor.current.top;
+        if (moved !== 0) el.scrollTop += moved;
+      } else if (firstId.current && first && compareIds(first, firstId.current) < 0) {
+        el.scrollTop = el.scrollHeight - el.clientHeight - fromBottom.current;
+      }
     }
     firstId.current = first;
+    fromBottom.current = el.scrollHeight - el.clientHeight - el.scrollTop;
+    rememberAnchor();
   });
 
-  // New messages: count the unseen ones when scrolled up, announce others' messages.
+  // New messages: count the unseen ones when scrolled up, announce others' messages. Only live ones: a page
+  // of history loaded on the way back down to the present is not news.
+  const wasAtPresent = useRef(history.atPresent);
   useEffect(() => {
+    const live = wasAtPresent.current && history.atPresent;
+    wasAtPresent.current = history.atPresent;
     if (!newest) return;
     const previous = lastSeen.current;
     lastSeen.current = newest.id;
-    if (!previous || compareIds(newest.id, previous) <= 0) return;
+    if (!live || !previous || compareIds(newest.id, previous) <= 0) return;
     const fresh = items.filter((m) => compareIds(m.id, previous) > 0 && m.author.id !== store.me);
     if (fresh.length === 0) return;
     const last = fresh.at(-1) as Message;
@@ -72,7 +127,7 @@ export function MessageList({
       }),
     );
     if (!atBottom.current) setUnseen((n) => n + fresh.length);
-  }, [newest, items, store, channel.guild_id, t]);
+  }, [newest, items, store, channel.guild_id, t, history.atPresent]);
 
   // On screen and at the bottom of a visible tab = read.
   useEffect(() => {
@@ -87,17 +142,20 @@ export function MessageList({
     return () => document.removeEventListener('visibilitychange', onVisible);
   }, [newest, store, channel.id]);
 
-  // The first unread message when the channel opened; a bar offers to jump up to it while it is above view.
+  // The first unread message when the channel opened; a bar offers to jump up to it while it is above view
+  // (on screen above, or older than the window holds).
   const firstUnread = readMarker
     ? items.find((m) => compareIds(m.id, readMarker) > 0 && m.author.id !== store.me)
     : undefined;
+  const unreadBeyondWindow =
+    !!readMarker && !!firstUnread && !history.reachedStart && compareIds(readMarker, items[0]?.id ?? '0') < 0;
   const [unreadAbove, setUnreadAbove] = useState(false);
   const [unreadDismissed, setUnreadDismissed] = useState(false);
   const checkUnreadAbove = useCallback(() => {
     const el = scroller.current;
     const target = firstUnread ? document.getElementById(`message-${firstUnread.id}`) : null;
-    setUnreadAbove(!!el && !!target && target.offsetTop < el.scrollTop);
-  }, [firstUnread]);
+    setUnreadAbove(unreadBeyondWindow || (!!el && !!target && target.offsetTop < el.scrollTop));
+  }, [firstUnread, unreadBeyondWindow]);
   useEffect(() => {
     checkUnreadAbove();
   }, [checkUnreadAbove]);
@@ -106,14 +164,26 @@ export function MessageList({
     const el = scroller.current;
     if (!el) return;
     checkUnreadAbove();
+    rememberAnchor();
     fromBottom.current = el.scrollHeight - el.clientHeight - el.scrollTop;
     atBottom.current = fromBottom.current < 40;
-    if (atBottom.current) {
+    if (atBottom.current && history.atPresent) {
       setUnseen(0);
       if (newest) store.markRead(channel.id, newest.id);
     }
-    if (el.scrollTop < 300 && !history.loading && !history.reachedStart) void store.loadOlder(channel.id);
-  }, [history.loading, history.reachedStart, store, channel.id, newest, checkUnreadAbove]);
+    if (history.loading) return;
+    if (el.scrollTop < 300 && !history.reachedStart) void store.loadOlder(channel.id);
+    else if (fromBottom.current < 300 && !history.atPresent) void store.loadNewer(channel.id);
+  }, [
+    history.loading,
+    history.reachedStart,
+    history.atPresent,
+    store,
+    channel.id,
+    newest,
+    checkUnreadAbove,
+    rememberAnchor,
+  ]);
 
   // A short history that does not fill the pane: keep loading until it scrolls or the start is reached.
   useEffect(() => {
@@ -124,32 +194,41 @@ export function MessageList({
   }, [items.length, history.reachedStart, history.loading, store, channel.id]);
 
   const jumpToPresent = () => {
-    const el = scroller.current;
-    if (el) el.scrollTop = el.scrollHeight;
     atBottom.current = true;
     setUnseen(0);
+    if (!history.atPresent) {
+      void store.loadPresent(channel.id);
+      return;
+    }
+    const el = scroller.current;
+    if (el) el.scrollTop = el.scrollHeight;
   };
 
+  /** Brings a message into view and highlights it, loading the window around it first when it is not held. */
   const jumpTo = useCallback(
     async (id: string) => {
-      for (let round = 0; round < 40 && !store.historyOf(channel.id).items.some((m) => m.id === id); round++) {
-        if (store.historyOf(channel.id).reachedStart) break;
-        atBottom.current = false;
-        await store.loadOlder(channel.id, 100);
-      }
-      const target = document.getElementById(`message-${id}`);
-      if (target) {
-        atBottom.current = false;
-        target.scrollIntoView({ block: 'center' });
-        target.focus();
-        setHighlight(id);
-        window.setTimeout(() => setHighlight(null), 2000);
-      }
+      if (!id) return;
+      jumpTarget.current = id;
+      atBottom.current = false;
+      await store.loadAround(channel.id, id);
+      // Held already, or loaded: the layout effect scrolls to it on the render this asks for.
+      setJumps((n) => n + 1);
     },
     [store, channel.id],
   );
+  const [, setJumps] = useState(0);
 
-  // A message link: once the first page is in, load back to the message and bring it into view.
+  /** The first message after the read marker, loaded around the marker when the window does not reach back. */
+  const jumpToFirstUnread = async () => {
+    if (!readMarker) return;
+    if (unreadBeyondWindow) await store.loadAround(channel.id, readMarker);
+    const target = store
+      .historyOf(channel.id)
+      .items.find((m) => compareIds(m.id, readMarker) > 0 && m.author.id !== store.me);
+    if (target) await jumpTo(target.id);
+  };
+
+  // A message link: once the first page is in, load the window around the message and bring it into view.
   const focused = useRef<string | null>(null);
   // biome-ignore lint/correctness/useExhaustiveDependencies: runs when the target or the first page changes
   useEffect(() => {
@@ -169,7 +248,7 @@ export function MessageList({
             className="link"
             onClick={() => {
               setUnreadDismissed(true);
-              void jumpTo(firstUnread.id);
+              void jumpToFirstUnread();
             }}
           >
             {t('chat.jumpToUnread')}
@@ -179,9 +258,14 @@ export function MessageList({
           </button>
         </div>
       )}
-      {unseen > 0 && (
+      {history.atPresent && unseen > 0 && (
         <button type="button" className="new-messages-bar" onClick={jumpToPresent}>
           {t('chat.newMessages', { count: unseen })}
+        </button>
+      )}
+      {!history.atPresent && items.length > 0 && (
+        <button type="button" className="jump-to-present" onClick={jumpToPresent}>
+          {t('chat.jumpToPresent')}
         </button>
       )}
       <div className="messages" ref={scroller} onScroll={onScroll}>
@@ -196,7 +280,7 @@ export function MessageList({
             {t('app.loading')}
           </p>
         )}
-        <ol className="message-list" aria-label={t('chat.messagesIn', { name })}>
+        <ol ref={list} className="message-list" aria-label={t('chat.messagesIn', { name })}>
           {items.map((message, index) => {
             const previous = items[index - 1];
             const grouped =
@@ -227,29 +311,30 @@ export function MessageList({
               />
             );
           })}
-          {pending.map((p) => (
-            <li key={p.nonce} className={`message pending${p.failed ? ' failed' : ''}`}>
-              <div className="message-body">
-                <p className="md-p">{p.content}</p>
-                {p.files?.map((file) => (
-                  <p key={file} className="upload">
-                    {file}{' '}
-                    {p.progress !== undefined && !p.failed && (
-                      <progress max={1} value={p.progress} aria-label={t('chat.uploading', { name: file })} />
-                    )}
-                  </p>
-                ))}
-                {p.failed && (
-                  <p className="field-error">
-                    {t('chat.sendFailed')}{' '}
-                    <button type="button" className="link" onClick={() => store.dismissPending(channel.id, p.nonce)}>
-                      {t('chat.dismiss')}
-                    </button>
-                  </p>
-                )}
-              </div>
-            </li>
-          ))}
+          {history.atPresent &&
+            pending.map((p) => (
+              <li key={p.nonce} className={`message pending${p.failed ? ' failed' : ''}`}>
+                <div className="message-body">
+                  <p className="md-p">{p.content}</p>
+                  {p.files?.map((file) => (
+                    <p key={file} className="upload">
+                      {file}{' '}
+                      {p.progress !== undefined && !p.failed && (
+                        <progress max={1} value={p.progress} aria-label={t('chat.uploading', { name: file })} />
+                      )}
+                    </p>
+                  ))}
+                  {p.failed && (
+                    <p className="field-error">
+                      {t('chat.sendFailed')}{' '}
+                      <button type="button" className="link" onClick={() => store.dismissPending(channel.id, p.nonce)}>
+                        {t('chat.dismiss')}
+                      </button>
+                    </p>
+                  )}
+                </div>
+              </li>
+            ))}
         </ol>
       </div>
       <div className="visually-hidden" role="status" aria-live="polite" aria-atomic="true">

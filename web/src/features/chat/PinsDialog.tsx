@@ -1,14 +1,16 @@
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { Channel, Message } from '../../api/chat-types.ts';
+import { useApp } from '../../app-context.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { formatDate } from '../../i18n/format.ts';
-import { useChat } from './context.ts';
+import { channelPath, useChat } from './context.ts';
 import { Dialog } from './Dialog.tsx';
 
 export function PinsDialog({ channel, onClose }: { channel: Channel; onClose: () => void }) {
   const { t } = useTranslation();
   const store = useChat();
+  const { navigate } = useApp();
   const [pins, setPins] = useState<Message[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   useEffect(() => {
@@ -24,6 +26,17 @@ export function PinsDialog({ channel, onClose }: { channel: Channel; onClose: ()
             <strong>{store.displayName(m.author.id, channel.guild_id)}</strong>{' '}
             <time>{formatDate(m.timestamp, 'dateTime')}</time>
             <p>{m.content}</p>
+            <button
+              type="button"
+              className="link"
+              onClick={() => {
+                // The message link: the list loads the window around the message when it does not hold it.
+                onClose();
+                navigate(`${channelPath(channel)}/${m.id}`);
+              }}
+            >
+              {t('chat.jumpToMessage')}
+            </button>
           </li>
         ))}
       </ul>

@@ -27,11 +27,26 @@ export interface GuildState {
   membersLoaded: boolean;
 }
 
-/** The loaded window of a channel's history: always the newest messages back to some point. */
+/**
+ * The loaded window of a channel's history: a bounded run of consecutive messages (docs/web.md#the-history-window).
+ * At the present it ends with the channel's newest message and live messages join it; scrolled far back it does
+ * not, and live messages only move the channel's last message id until the person comes back to the present.
+ */
 export interface ChannelHistory {
   items: Message[];
   reachedStart: boolean;
+  /** The window ends with the channel's newest message (live messages are appended). */
+  atPresent: boolean;
   loading: boolean;
+  /** Bumped whenever the window is replaced as a whole: an answer to an older request is then dropped. */
+  generation: number;
+  /** Bumped when the window is reloaded at the present on request (the list then scrolls to its bottom). */
+  presentLoads: number;
+  /**
+   * Live messages that came while a request that may reach the present was on its way and the window was not
+   * at the present: joined to the window if the answer reaches the present (the answer may predate them).
+   */
+  arrivals: Message[] | null;
 }
 
 /** A message being sent: shown greyed until the server's copy (same nonce) replaces it. */
@@ -44,6 +59,10 @@ export interface PendingMessage {
 }
 
 const PAGE = 50;
+/** Messages a channel's window holds at most; beyond it, the end away from the reading direction is dropped. */
+export const WINDOW_MAX = 400;
+/** What a jump loads around its target (half before, half after). */
+const AROUND = 100;
 const TYPING_MS = 9000;
 /** History windows kept in memory (and caught up after a reconnect). */
 const KEPT_WINDOWS = 12;
@@ -273,7 +292,15 @@ export class ChatStore {
   historyOf(channelId: string): ChannelHistory {
     let h = this.history.get(channelId);
     if (!h) {
-      h = { items: [], reachedStart: false, loading: false };
+      h = {
+        items: [],
+        reachedStart: false,
+        atPresent: true,
+        loading: false,
+        generation: 0,
+        presentLoads: 0,
+        arrivals: null,
+      };
       this.history.set(channelId, h);
     }
     return h;
@@ -296,10 +323,14 @@ export class ChatStore {
     }
   }
 
-  /** First load of a channel: the newest page. */
+  /** First load of a channel: the newest page (a window left scrolled far back starts again at the present). */
   async open(channelId: string): Promise<void> {
     this.touch(channelId);
     const h = this.historyOf(channelId);
+    if (!h.atPresent && !h.loading) {
+      this.replaceWindow(h);
+      h.atPresent = true;
+    }
     if (h.items.length > 0 || h.loading || h.reachedStart) {
       if (h.items.length > 0) await this.catchUp(channelId);
       return;
@@ -307,12 +338,14 @@ export class ChatStore {
     h.loading = true;
     this.changed();
     const connection = this.connections;
+    const generation = h.generation;
     try {
       const page = await this.api.messages(channelId, { limit: PAGE });
+      if (h.generation !== generation) return;
       this.merge(channelId, page);
       if (page.length < PAGE) h.reachedStart = true;
     } finally {
-      h.loading = false;
+      if (h.generation === generation) h.loading = false;
       this.changed();
     }
     // The gateway (re)connected while the page was on its way: messages dispatched before it was ready may be
@@ -320,50 +353,184 @@ export class ChatStore {
     if (this.connections !== connection) await this.catchUp(channelId);
   }
 
-  /** Older messages, for scrolling back (a jump to an old message asks for the largest pages, 100). */
+  /** Empties a window to load it again elsewhere; requests still on their way for the old one are ignored. */
+  private replaceWindow(h: ChannelHistory): void {
+    h.items = [];
+    h.reachedStart = false;
+    h.loading = false;
+    h.arrivals = null;
+    h.generation++;
+  }
+
+  /**
+   * Older messages, for scrolling back. Past WINDOW_MAX the newest end is dropped, and the window is then no
+   * longer at the present.
+   */
   async loadOlder(channelId: string, limit = PAGE): Promise<void> {
     const h = this.historyOf(channelId);
     const oldest = h.items[0];
     if (h.loading || h.reachedStart || !oldest) return;
     h.loading = true;
     this.changed();
+    const generation = h.generation;
     try {
       const page = await this.api.messages(channelId, { before: oldest.id, limit });
+      if (h.generation !== generation) return;
       this.merge(channelId, page);
       if (page.length < limit) h.reachedStart = true;
+      if (h.items.length > WINDOW_MAX) {
+        h.items = h.items.slice(0, WINDOW_MAX);
+        h.atPresent = false;
+      }
     } finally {
-      h.loading = false;
+      if (h.generation === generation) h.loading = false;
       this.changed();
     }
   }
 
-  /** Everything after the newest message held (after a reconnect), page by page. */
+  /**
+   * Newer messages, for scrolling down a window that is not at the present: `after=` pages; past WINDOW_MAX the
+   * oldest end is dropped. A short page means the present is reached: live messages join the window again.
+   */
+  async loadNewer(channelId: string): Promise<void> {
+    const h = this.historyOf(channelId);
+    const newest = h.items.at(-1);
+    if (h.loading || h.atPresent || !newest) return;
+    h.loading = true;
+    h.arrivals = [];
+    this.changed();
+    const generation = h.generation;
+    const connection = this.connections;
+    try {
+      const page = await this.api.messages(channelId, { after: newest.id, limit: PAGE });
+      if (h.generation !== generation) return;
+      this.merge(channelId, page);
+      if (page.length < PAGE) this.reachPresent(channelId, h);
+      if (h.items.length > WINDOW_MAX) {
+        h.items = h.items.slice(h.items.length - WINDOW_MAX);
+        h.reachedStart = false;
+      }
+    } finally {
+      if (h.generation === generation) {
+        h.loading = false;
+        h.arrivals = null;
+      }
+      this.changed();
+    }
+    if (h.atPresent && this.connections !== connection) await this.catchUp(channelId);
+  }
+
+  /** A request reached the newest message: what arrived live meanwhile joins, and so will what comes next. */
+  private reachPresent(channelId: string, h: ChannelHistory): void {
+    h.atPresent = true;
+    const arrivals = h.arrivals ?? [];
+    h.arrivals = null;
+    if (arrivals.length > 0) this.merge(channelId, arrivals);
+  }
+
+  /** Whether a channel's window holds a message. */
+  holds(channelId: string, messageId: string): boolean {
+    return this.history.get(channelId)?.items.some((m) => m.id === messageId) ?? false;
+  }
+
+  /**
+   * A jump to a message (a reply, a search result, a link, the first unread): unless the window holds it, the
+   * window is replaced by the messages around it (`around=`), at the present if that reaches the newest one.
+   */
+  async loadAround(channelId: string, messageId: string): Promise<void> {
+    if (this.holds(channelId, messageId)) return;
+    const h = this.historyOf(channelId);
+    this.replaceWindow(h);
+    h.atPresent = false;
+    h.loading = true;
+    h.arrivals = [];
+    this.changed();
+    const generation = h.generation;
+    const connection = this.connections;
+    try {
+      const page = await this.api.messages(channelId, { around: messageId, limit: AROUND });
+      if (h.generation !== generation) return;
+      const half = Math.ceil(AROUND / 2);
+      this.merge(channelId, page);
+      h.reachedStart = page.filter((m) => compareIds(m.id, messageId) <= 0).length < half;
+      if (page.filter((m) => compareIds(m.id, messageId) > 0).length < AROUND - half) this.reachPresent(channelId, h);
+    } finally {
+      if (h.generation === generation) {
+        h.loading = false;
+        h.arrivals = null;
+      }
+      this.changed();
+    }
+    if (h.atPresent && this.connections !== connection) await this.catchUp(channelId);
+  }
+
+  /** "Jump to present": the window is replaced by the newest page (nothing to do when it already ends there). */
+  async loadPresent(channelId: string): Promise<void> {
+    const h = this.historyOf(channelId);
+    if (h.atPresent) return;
+    this.replaceWindow(h);
+    h.atPresent = true;
+    h.loading = true;
+    h.presentLoads++;
+    this.changed();
+    const generation = h.generation;
+    const connection = this.connections;
+    try {
+      // At the present from the start, so live messages that come meanwhile join (the page may predate them).
+      const page = await this.api.messages(channelId, { limit: PAGE });
+      if (h.generation !== generation) return;
+      this.merge(channelId, page);
+      if (page.length < PAGE) h.reachedStart = true;
+    } finally {
+      if (h.generation === generation) h.loading = false;
+      this.changed();
+    }
+    if (this.connections !== connection) await this.catchUp(channelId);
+  }
+
+  /** Everything after the newest message held (after a reconnect), page by page; only for a window at the present. */
   async catchUp(channelId: string): Promise<void> {
     const h = this.history.get(channelId);
-    if (h && h.items.length === 0) {
+    if (!h?.atPresent) return;
+    const generation = h.generation;
+    if (h.items.length === 0) {
       // An empty channel was opened before the gateway was ready: whatever was posted since is its newest page.
       const page = await this.api.messages(channelId, { limit: PAGE });
+      if (h.generation !== generation || !h.atPresent) return;
       this.merge(channelId, page);
       this.changed();
       return;
     }
     for (let round = 0; round < 10; round++) {
-      const newest = h?.items.at(-1);
+      const newest = h.items.at(-1);
       if (!newest) return;
       const page = await this.api.messages(channelId, { after: newest.id, limit: 100 });
+      if (h.generation !== generation || !h.atPresent) return;
       this.merge(channelId, page);
       if (page.length < 100) {
+        this.trimOldest(h);
         this.changed();
         return;
       }
     }
     // More than a thousand behind: start again from the newest page rather than fetch the whole gap.
     const latest = await this.api.messages(channelId, { limit: PAGE });
-    const fresh = this.historyOf(channelId);
-    fresh.items = [];
-    fresh.reachedStart = latest.length < PAGE;
+    if (h.generation !== generation || !h.atPresent) return;
+    this.replaceWindow(h);
+    h.atPresent = true;
+    h.reachedStart = latest.length < PAGE;
     this.merge(channelId, latest);
     this.changed();
+  }
+
+  /**
+   * A window at the present grows with live messages; past twice its bound the oldest end goes (scrolling back
+   * fetches it again), so a busy channel left open does not grow without end.
+   */
+  private trimOldest(h: ChannelHistory): void {
+    if (h.items.length <= 2 * WINDOW_MAX) return;
+    h.items = h.items.slice(h.items.length - WINDOW_MAX);
+    h.reachedStart = false;
   }
 
   /** Adds messages (any order) to a channel's window, replacing ones already held. */
@@ -393,6 +560,8 @@ export class ChatStore {
     };
     this.pending.set(channelId, [...(this.pending.get(channelId) ?? []), pending]);
     this.changed();
+    // Sending from far back in the history brings the person back to the present, where the message appears.
+    if (!this.historyOf(channelId).atPresent) void this.loadPresent(channelId).catch(() => undefined);
     const body = {
       content,
       nonce,
@@ -430,8 +599,15 @@ export class ChatStore {
     const h = this.history.get(message.channel_id);
     // A channel never opened keeps no window (its first open fetches the newest page). A window whose first
     // page is on its way takes the message too: the page may have been read before the message was posted.
-    if (h && (h.items.length > 0 || h.reachedStart || h.loading)) this.merge(message.channel_id, [message]);
-    else this.clearPending(message.channel_id, message.nonce);
+    // A window scrolled far back does not (it would sit after a gap), unless a request on its way may reach the
+    // present: it is then held aside and joins if the answer does (docs/web.md#the-history-window).
+    if (h?.atPresent && (h.items.length > 0 || h.reachedStart || h.loading)) {
+      this.merge(message.channel_id, [message]);
+      this.trimOldest(h);
+    } else {
+      if (h && !h.atPresent && h.arrivals) h.arrivals.push(message);
+      this.clearPending(message.channel_id, message.nonce);
+    }
     const channel = this.channels.get(message.channel_id);
     if (channel) channel.last_message_id = maxId(channel.last_message_id, message.id);
     if (message.author.id === this.me) this.markRead(message.channel_id, message.id, false);
@@ -601,7 +777,7 @@ export class ChatStore {
   private async resync(): Promise<void> {
     // Every window loaded so far, empty ones included (a message may have come before the gateway was ready).
     const open = [...this.history.entries()]
-      .filter(([, h]) => h.items.length > 0 || (h.reachedStart && !h.loading))
+      .filter(([, h]) => h.atPresent && (h.items.length > 0 || (h.reachedStart && !h.loading)))
       .map(([id]) => id);
     await Promise.all(open.map((id) => this.catchUp(id).catch(() => undefined)));
     void this.loadRelationships();

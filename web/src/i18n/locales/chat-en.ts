@@ -153,6 +153,8 @@ const chatEn = {
   pickFriends: 'Friends to include',
   startConversation: 'Start the conversation',
   spoiler: 'Spoiler',
+  jumpToPresent: 'Jump to present',
+  jumpToMessage: 'Jump to the message',
   jumpToUnread: 'Jump to the first unread message',
   online: 'Online',
   offline: 'Offline',

@@ -155,6 +155,8 @@ const chatFr: ChatMessages = {
   pickFriends: 'Amis à inclure',
   startConversation: 'Commencer la conversation',
   spoiler: 'Divulgâcheur',
+  jumpToPresent: 'Revenir au présent',
+  jumpToMessage: 'Aller au message',
   jumpToUnread: 'Aller au premier message non lu',
   online: 'En ligne',
   offline: 'Hors ligne',
