@@ -698,6 +698,49 @@ if (TEST_REDIS_CLUSTER) {
       assert.equal(gaps.length, 2);
     });
 
+    it("follows a shard's slot to another master: subscribed there, a gap reported, messages flow again", async () => {
+      const cluster = await sharedRedisCluster();
+      const prefix = newPrefix();
+      const one = await openState(prefix);
+      const two = await openState(prefix);
+      const heard: unknown[] = [];
+      const gaps: BusGap[] = [];
+      one.bus.subscribe('t.move', (m) => heard.push(m));
+      one.bus.onGap('t.move', (gap) => gaps.push(gap));
+      await one.bus.ready();
+      const guild = '1400000000000000001';
+      const channel = shardChannel(prefix, 't.move', busStream(guild));
+      const from = (await channelOwners(prefix)).get(channel) as string;
+      const to = cluster.nodes.find((node) => node !== from) as string;
+      await two.bus.publish('t.move', 'before', guild);
+      await waitFor(() => heard.length === 1);
+
+      // Reshard the channel's slot (it holds no key: no MIGRATE needed): every master is told its new owner.
+      const slot = keySlot(channel);
+      const admin = new Map(cluster.nodes.map((node) => [node, cluster.connect(node)]));
+      const idOf = async (node: string) => (await admin.get(node)?.call('CLUSTER', 'MYID')) as string;
+      const assign = async (owner: string) => {
+        const id = await idOf(owner);
+        // The new owner first, then the old one, then the rest (the order resharding tools use).
+        const order = [owner, ...cluster.nodes.filter((node) => node !== owner)];
+        for (const node of order) await admin.get(node)?.call('CLUSTER', 'SETSLOT', slot, 'NODE', id);
+      };
+      await assign(to);
+      try {
+        await waitFor(() => gaps.length === 1, 10_000);
+        assert.deepEqual(gaps, [{ topic: 't.move', reason: 'reconnect' }]);
+        assert.equal((await channelOwners(prefix)).get(channel), to, 'subscribed on the new owner');
+        // The publisher follows the MOVED redirection; the message arrives through the new owner.
+        await two.bus.publish('t.move', 'after', guild);
+        await waitFor(() => heard.length === 2, 5000);
+        assert.deepEqual(heard, ['before', 'after']);
+      } finally {
+        // The slot goes back, so the cluster keeps the layout the other tests expect.
+        await assign(from);
+        for (const raw of admin.values()) raw.disconnect();
+      }
+    });
+
     it('answers start-up with a clear error when no node answers', async () => {
       await assert.rejects(openRedisClusterState(['redis://127.0.0.1:1'], 'x:'), /REDIS_CLUSTER_NODES: cannot connect/);
     });
