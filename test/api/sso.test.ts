@@ -563,7 +563,10 @@ describe('ID token verification (test-controlled provider)', () => {
     const verifier = sent.form.get('code_verifier') as string;
     assert.match(verifier, /^[A-Za-z0-9_-]{43,128}$/);
     assert.equal(createHash('sha256').update(verifier).digest('base64url'), challenge);
-    assert.equal(sent.authorization, `Basic ${Buffer.from('hearth-fake:fake-secret').toString('base64')}`);
+    // RFC 6749 §2.3.1: each part is form-urlencoded before the Basic encoding (how strictly is the client's choice).
+    const basic = /^Basic (.+)$/.exec(sent.authorization ?? '')?.[1] ?? '';
+    const [user, pass] = Buffer.from(basic, 'base64').toString().split(':').map(decodeURIComponent);
+    assert.deepEqual([user, pass], ['hearth-fake', 'fake-secret']);
     assert.equal(sent.form.get('client_secret'), null);
   });
 

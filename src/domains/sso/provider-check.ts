@@ -1,5 +1,5 @@
 import type { SsoSettings } from '../instance/instance-settings.ts';
-import { IdpUnreachable, idpRequest } from './idp-http.ts';
+import { failureReason, type IdpFailureReason, idpJson } from './idp-http.ts';
 import { ProviderMetadata } from './provider-metadata.ts';
 
 /** What an administrator's "Test the connection" learns (docs/sso.md#testing-the-connection). */
@@ -15,7 +15,7 @@ export type ProviderCheck =
   | {
       ok: false;
       step: 'settings' | 'discovery' | 'jwks';
-      reason: IdpUnreachable['reason'] | 'missing_issuer' | 'no_keys';
+      reason: IdpFailureReason | 'missing_issuer' | 'no_keys';
     };
 
 /**
@@ -32,7 +32,7 @@ export async function checkProvider(sso: SsoSettings, now: () => number): Promis
     return { ok: false, step: 'discovery', reason: reasonOf(error) };
   }
   try {
-    const res = await idpRequest(endpoints.jwksUrl, { allowPrivate: sso.allow_private_issuer });
+    const res = await idpJson(endpoints.jwksUrl, sso.allow_private_issuer);
     const keys = (res.json as { keys?: unknown } | undefined)?.keys;
     if (res.status !== 200 || !Array.isArray(keys)) return { ok: false, step: 'jwks', reason: 'not_json' };
     if (keys.length === 0) return { ok: false, step: 'jwks', reason: 'no_keys' };
@@ -49,6 +49,6 @@ export async function checkProvider(sso: SsoSettings, now: () => number): Promis
   }
 }
 
-function reasonOf(error: unknown): IdpUnreachable['reason'] {
-  return error instanceof IdpUnreachable ? error.reason : 'network';
+function reasonOf(error: unknown): IdpFailureReason {
+  return failureReason(error) ?? 'network';
 }

@@ -1,5 +1,6 @@
+import * as oidc from 'openid-client';
 import type { SsoSettings } from '../instance/instance-settings.ts';
-import { IdpUnreachable, idpRequest } from './idp-http.ts';
+import { failureReason, IdpUnreachable, idpFetch } from './idp-http.ts';
 
 /** The endpoints one SSO flow talks to: discovered from the issuer, explicit overrides win. */
 export interface ProviderEndpoints {
@@ -9,24 +10,22 @@ export interface ProviderEndpoints {
   userinfoUrl: string | null;
   jwksUrl: string;
   tokenAuthMethods: string[];
+  /** The provider's advertised ID token algorithms, asymmetric ones only; unset = RS256 (OpenID default). */
+  idTokenAlgorithms: string[] | undefined;
 }
 
-interface Discovered {
-  authorization_endpoint?: string;
-  token_endpoint?: string;
-  userinfo_endpoint?: string;
-  jwks_uri?: string;
-  token_endpoint_auth_methods_supported?: string[];
-}
+/** Asymmetric only: the provider's published keys are the trust anchor (no `none`, no shared-secret HS*). */
+const ASYMMETRIC = new Set(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA']);
 
 const DISCOVERY_TTL_MS = 60 * 60_000;
 
 /**
- * Caches `<issuer>/.well-known/openid-configuration` per issuer. A changed issuer is a new key, so a
- * settings change never serves stale endpoints; failures are not cached, so a fixed IdP works at once.
+ * Caches the discovery document (`<issuer>/.well-known/openid-configuration`, read and checked by
+ * openid-client) per issuer. A changed issuer is a new key, so a settings change never serves stale
+ * endpoints; failures are not cached, so a fixed IdP works at once.
  */
 export class ProviderMetadata {
-  private readonly cache = new Map<string, { value: Discovered; expiresAt: number }>();
+  private readonly cache = new Map<string, { value: oidc.ServerMetadata; expiresAt: number }>();
 
   constructor(private readonly now: () => number) {}
 
@@ -36,10 +35,10 @@ export class ProviderMetadata {
     const needsDiscovery = !sso.authorization_url || !sso.token_url || !sso.jwks_url || !sso.userinfo_url;
     // userinfo is optional: when only it is missing, a failed discovery must not block the flow.
     const onlyUserinfoMissing = sso.authorization_url && sso.token_url && sso.jwks_url;
-    let discovered: Discovered = {};
+    let discovered: Partial<oidc.ServerMetadata> = {};
     if (needsDiscovery) {
       try {
-        discovered = await this.discover(issuer, sso.allow_private_issuer);
+        discovered = await this.discover(issuer, sso);
       } catch (error) {
         if (!onlyUserinfoMissing) throw error;
       }
@@ -48,6 +47,7 @@ export class ProviderMetadata {
     const tokenUrl = sso.token_url ?? discovered.token_endpoint;
     const jwksUrl = sso.jwks_url ?? discovered.jwks_uri;
     if (!authorizationUrl || !tokenUrl || !jwksUrl) throw new IdpUnreachable('not_json');
+    const algorithms = discovered.id_token_signing_alg_values_supported?.filter((alg) => ASYMMETRIC.has(alg));
     return {
       issuer,
       authorizationUrl,
@@ -55,30 +55,28 @@ export class ProviderMetadata {
       jwksUrl,
       userinfoUrl: sso.userinfo_url ?? discovered.userinfo_endpoint ?? null,
       tokenAuthMethods: discovered.token_endpoint_auth_methods_supported ?? ['client_secret_basic'],
+      idTokenAlgorithms: algorithms && algorithms.length > 0 ? algorithms : undefined,
     };
   }
 
-  private async discover(issuer: string, allowPrivate: boolean): Promise<Discovered> {
+  private async discover(issuer: string, sso: SsoSettings): Promise<oidc.ServerMetadata> {
+    const allowPrivate = sso.allow_private_issuer;
     const key = `${allowPrivate ? 'p' : 'n'}|${issuer}`;
     const hit = this.cache.get(key);
     if (hit && hit.expiresAt > this.now()) return hit.value;
-    const url = `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
-    const res = await idpRequest(url, { allowPrivate });
-    const doc = res.json as Record<string, unknown> | undefined;
-    // OpenID Connect Discovery §4.3: the document must name exactly the issuer it was fetched for.
-    if (res.status !== 200 || !doc || typeof doc !== 'object' || doc.issuer !== issuer)
-      throw new IdpUnreachable('not_json');
-    const text = (name: string) => (typeof doc[name] === 'string' ? (doc[name] as string) : undefined);
-    const methods = doc.token_endpoint_auth_methods_supported;
-    const value: Discovered = {
-      authorization_endpoint: text('authorization_endpoint'),
-      token_endpoint: text('token_endpoint'),
-      userinfo_endpoint: text('userinfo_endpoint'),
-      jwks_uri: text('jwks_uri'),
-      token_endpoint_auth_methods_supported: Array.isArray(methods)
-        ? methods.filter((m): m is string => typeof m === 'string')
-        : undefined,
-    };
+    if (!URL.canParse(issuer)) throw new IdpUnreachable('bad_url');
+    let value: oidc.ServerMetadata;
+    try {
+      // openid-client checks that the document names exactly the issuer it was fetched for (Discovery §4.3).
+      const configuration = await oidc.discovery(new URL(issuer), sso.client_id ?? 'hearth', undefined, oidc.None(), {
+        [oidc.customFetch]: idpFetch(allowPrivate),
+        execute: allowPrivate ? [oidc.allowInsecureRequests] : [],
+      });
+      value = configuration.serverMetadata();
+    } catch (error) {
+      // A failure of the request itself keeps its reason; an unusable document is `not_json`.
+      throw new IdpUnreachable(failureReason(error) ?? 'not_json');
+    }
     this.cache.set(key, { value, expiresAt: this.now() + DISCOVERY_TTL_MS });
     return value;
   }

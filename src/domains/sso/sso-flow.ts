@@ -1,23 +1,21 @@
-import { createHash } from 'node:crypto';
+import * as oidc from 'openid-client';
 import type { AppServices } from '../../app-services.ts';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import type { UserRecord } from '../../identity/user-record.ts';
-import { constantTimeEqual, digest, hmacSha256, randomBase62 } from '../../platform/crypto/tokens.ts';
+import { constantTimeEqual, hmacSha256 } from '../../platform/crypto/tokens.ts';
 import { assertNotSuspended } from '../auth/account-rules.ts';
 import { reactivate } from '../auth/reactivation.ts';
 import { ssoRedirectUri } from '../discovery/sso-status.ts';
 import { type SsoSettings, ssoConfigured } from '../instance/instance-settings.ts';
 import { resolveAccount } from './account-resolution.ts';
-import { IdTokenVerifier, InvalidIdToken } from './id-token.ts';
-import { IdpUnreachable, idpRequest } from './idp-http.ts';
+import { failureReason, IdpUnreachable, idpFetch } from './idp-http.ts';
 import { type ProviderEndpoints, ProviderMetadata } from './provider-metadata.ts';
 import { SsoIdentities } from './sso-identities.ts';
 
 export const SSO_STATE_TTL_MS = 10 * 60_000;
 
-/** What the state row remembers; the state itself and the nonce are stored only as digests. */
+/** What the state row remembers; the state is stored only as its digest, the nonce and verifier not at all. */
 interface StateData {
-  nonce_hash: string;
   redirect_to: string | null;
   redirect_uri: string;
   issuer: string;
@@ -35,13 +33,18 @@ const mismatch = (message: string) => fieldError('code', 'SSO_IDENTITY_MISMATCH'
 const providerDown = () =>
   new ApiError('SERVICE_UNAVAILABLE', { message: 'The identity provider could not be reached' });
 
+const CLOCK_TOLERANCE_S = 60;
+
 /**
  * The OpenID Connect authorization-code flow with PKCE (S256) and a nonce, from `start` (which builds the
- * provider URL) to `complete` (which turns the returned code into a verified identity and an account).
+ * provider URL) to `complete` (which turns the returned code into a verified identity and an account). The
+ * relying party's protocol work (authorization URL, code exchange, ID token validation against the JWKS,
+ * userinfo) is openid-client's, over the outbound client with the private-address rule (docs/sso.md#flow).
  */
 export class SsoFlow {
   private readonly metadata: ProviderMetadata;
-  private readonly verifier = new IdTokenVerifier();
+  /** The provider's keys per JWKS URL, carried from one flow's configuration to the next. */
+  private readonly jwksCaches = new Map<string, oidc.ExportedJWKSCache>();
   readonly identities: SsoIdentities;
 
   constructor(private readonly deps: Deps) {
@@ -64,44 +67,89 @@ export class SsoFlow {
     }
   }
 
+  /**
+   * A client configuration for one call: explicit endpoints over discovered ones, asymmetric ID token algorithms
+   * only, the service clock, and the JWKS cache of earlier calls (openid-client refetches it once when a token
+   * names an unknown key).
+   */
+  private async configuration(sso: SsoSettings): Promise<oidc.Configuration> {
+    const endpoints = await this.endpoints(sso);
+    const clientId = sso.client_id as string;
+    const secret = sso.client_secret;
+    const clientAuth = !secret
+      ? oidc.None()
+      : endpoints.tokenAuthMethods.includes('client_secret_basic')
+        ? oidc.ClientSecretBasic(secret)
+        : oidc.ClientSecretPost(secret);
+    const server: oidc.ServerMetadata = {
+      issuer: endpoints.issuer,
+      authorization_endpoint: endpoints.authorizationUrl,
+      token_endpoint: endpoints.tokenUrl,
+      jwks_uri: endpoints.jwksUrl,
+      ...(endpoints.userinfoUrl ? { userinfo_endpoint: endpoints.userinfoUrl } : {}),
+      ...(endpoints.idTokenAlgorithms ? { id_token_signing_alg_values_supported: endpoints.idTokenAlgorithms } : {}),
+    };
+    const config = new oidc.Configuration(
+      server,
+      clientId,
+      {
+        [oidc.clockTolerance]: CLOCK_TOLERANCE_S,
+        [oidc.clockSkew]: Math.round((this.deps.clock.now() - Date.now()) / 1000),
+      },
+      clientAuth,
+    );
+    config[oidc.customFetch] = idpFetch(sso.allow_private_issuer);
+    // The ID token's signature is checked against the provider's keys even though it comes straight from the
+    // token endpoint: an opted-in private issuer may speak plain http, and a stored token must stand on its own.
+    oidc.enableNonRepudiationChecks(config);
+    if (sso.allow_private_issuer) oidc.allowInsecureRequests(config);
+    const jwks = this.jwksCaches.get(this.jwksKey(sso, endpoints.jwksUrl));
+    if (jwks) oidc.setJwksCache(config, jwks);
+    return config;
+  }
+
+  private jwksKey(sso: SsoSettings, jwksUrl: string): string {
+    return `${sso.allow_private_issuer ? 'p' : 'n'}|${jwksUrl}`;
+  }
+
+  private keepJwks(sso: SsoSettings, config: oidc.Configuration): void {
+    const jwks = oidc.getJwksCache(config);
+    const jwksUrl = config.serverMetadata().jwks_uri;
+    if (jwks && jwksUrl) this.jwksCaches.set(this.jwksKey(sso, jwksUrl), jwks);
+  }
+
   async start(input: { redirect_to?: string | null | undefined; redirect_uri?: string | null | undefined }) {
     const sso = this.active();
     const redirectUri = ssoRedirectUri(this.deps.config);
     if (input.redirect_uri && input.redirect_uri !== redirectUri)
       throw fieldError('redirect_uri', 'INVALID_REDIRECT_URI', 'Must equal the configured redirect URI');
-    const endpoints = await this.endpoints(sso);
+    const config = await this.configuration(sso);
 
-    const nonce = randomBase62(43);
     const data: StateData = {
-      nonce_hash: digest(nonce),
       redirect_to: input.redirect_to || null,
       redirect_uri: redirectUri,
       issuer: sso.issuer as string,
       client_id: sso.client_id as string,
     };
     const state = await this.deps.tokens.issue('sso_state', null, SSO_STATE_TTL_MS, { ...data });
-
-    const url = new URL(endpoints.authorizationUrl);
-    const params: Record<string, string> = {
-      response_type: 'code',
-      client_id: data.client_id,
+    const url = oidc.buildAuthorizationUrl(config, {
       redirect_uri: redirectUri,
       scope: sso.scope,
       state,
-      nonce,
-      code_challenge: createHash('sha256').update(this.codeVerifier(state)).digest('base64url'),
+      nonce: this.derived('nonce', state),
+      code_challenge: await oidc.calculatePKCECodeChallenge(this.derived('pkce', state)),
       code_challenge_method: 'S256',
-    };
-    for (const [key, value] of Object.entries(params)) url.searchParams.set(key, value);
+    });
     return { authorization_url: url.toString(), state, redirect_uri: redirectUri };
   }
 
   /**
-   * The PKCE verifier is derived from the state with a server key instead of being stored: the database
-   * then holds no usable secret of an in-flight login (only digests), and the verifier never leaves the server.
+   * The PKCE verifier and the nonce are derived from the state with a server key instead of being stored: the
+   * database then holds no usable secret of an in-flight login (only the state's digest), and the verifier
+   * never leaves the server.
    */
-  private codeVerifier(state: string): string {
-    return hmacSha256(this.deps.secrets.sudo, `hearth-sso-pkce:${state}`).toString('base64url');
+  private derived(purpose: 'pkce' | 'nonce', state: string): string {
+    return hmacSha256(this.deps.secrets.sudo, `hearth-sso-${purpose}:${state}`).toString('base64url');
   }
 
   async complete(input: { code: string; state: string }, ctx: { ip: string; ipKey: string; now: number }) {
@@ -117,27 +165,29 @@ export class SsoFlow {
     )
       throw invalidState();
 
-    const endpoints = await this.endpoints(sso);
-    const tokens = await this.exchange(sso, endpoints, input.code, this.codeVerifier(input.state), data.redirect_uri);
-
-    let claims: Record<string, unknown>;
+    const config = await this.configuration(sso);
+    const callback = new URL(data.redirect_uri);
+    callback.searchParams.set('code', input.code);
+    callback.searchParams.set('state', input.state);
+    let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
     try {
-      claims = await this.verifier.verify({
-        idToken: tokens.idToken,
-        issuer: endpoints.issuer,
-        clientId: sso.client_id as string,
-        jwksUrl: endpoints.jwksUrl,
-        allowPrivate: sso.allow_private_issuer,
-        nonceHash: data.nonce_hash,
-        now: this.deps.clock.now(),
+      tokens = await oidc.authorizationCodeGrant(config, callback, {
+        pkceCodeVerifier: this.derived('pkce', input.state),
+        expectedNonce: this.derived('nonce', input.state),
+        expectedState: input.state,
+        idTokenExpected: true,
       });
     } catch (error) {
-      if (error instanceof InvalidIdToken) throw invalidToken();
-      this.logProviderFailure('jwks', error);
-      throw providerDown();
+      throw this.refusal('token', error);
+    } finally {
+      this.keepJwks(sso, config);
     }
-    const subject = claims.sub as string;
-    const profile = await this.emailClaims(claims, endpoints, tokens.accessToken, sso.allow_private_issuer, subject);
+    const claims = tokens.claims();
+    if (!claims) throw invalidToken();
+    const subject = claims.sub;
+    if (typeof subject !== 'string' || subject.length === 0 || subject.length > 255) throw invalidToken();
+    if (Array.isArray(claims.aud) && claims.aud.length > 1 && claims.azp !== sso.client_id) throw invalidToken();
+    const profile = await this.emailClaims(config, { ...claims }, tokens.access_token, subject);
 
     const email = typeof profile.email === 'string' ? profile.email.trim() : '';
     if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 254)
@@ -154,7 +204,7 @@ export class SsoFlow {
       this.identities,
       sso,
       {
-        issuer: endpoints.issuer,
+        issuer: config.serverMetadata().issuer,
         subject,
         email,
         name: text(profile.name),
@@ -167,75 +217,49 @@ export class SsoFlow {
     return { user, redirectTo: data.redirect_to };
   }
 
-  private async exchange(
-    sso: SsoSettings,
-    endpoints: ProviderEndpoints,
-    code: string,
-    verifier: string,
-    redirectUri: string,
-  ): Promise<{ idToken: string; accessToken: string | null }> {
-    const form = new URLSearchParams({
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: redirectUri,
-      code_verifier: verifier,
-    });
-    const headers: Record<string, string> = {};
-    const clientId = sso.client_id as string;
-    if (sso.client_secret && endpoints.tokenAuthMethods.includes('client_secret_basic')) {
-      // RFC 6749 §2.3.1: both parts are form-urlencoded before the Basic encoding.
-      const user = encodeURIComponent(clientId);
-      const pass = encodeURIComponent(sso.client_secret);
-      headers.authorization = `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
-    } else {
-      form.set('client_id', clientId);
-      if (sso.client_secret) form.set('client_secret', sso.client_secret);
-    }
-    let res: Awaited<ReturnType<typeof idpRequest>>;
+  /**
+   * Email claims come from the ID token when the provider puts them there, otherwise from userinfo
+   * (a conforming provider returns scope-requested claims only at userinfo in the code flow), which must be
+   * for the same subject (OpenID Connect Core §5.3.2; openid-client checks it).
+   */
+  private async emailClaims(
+    config: oidc.Configuration,
+    claims: Record<string, unknown>,
+    accessToken: string | undefined,
+    subject: string,
+  ): Promise<Record<string, unknown>> {
+    if (typeof claims.email === 'string' || !config.serverMetadata().userinfo_endpoint || !accessToken) return claims;
     try {
-      res = await idpRequest(endpoints.tokenUrl, { form, headers, allowPrivate: sso.allow_private_issuer });
+      const info = await oidc.fetchUserInfo(config, accessToken, subject);
+      return { ...claims, ...info, sub: subject };
     } catch (error) {
-      this.logProviderFailure('token', error);
-      throw providerDown();
+      throw this.refusal('userinfo', error);
     }
-    const body = (res.json ?? {}) as Record<string, unknown>;
-    // A refused code (invalid_grant, wrong verifier, replay) is the caller's problem; anything else is ours.
-    if (res.status !== 200) {
-      if (res.status >= 400 && res.status < 500) throw invalidToken();
-      this.logProviderFailure('token', new Error(`status ${res.status}`));
-      throw providerDown();
-    }
-    if (typeof body.id_token !== 'string') throw invalidToken();
-    return { idToken: body.id_token, accessToken: typeof body.access_token === 'string' ? body.access_token : null };
   }
 
   /**
-   * Email claims come from the ID token when the provider puts them there, otherwise from userinfo
-   * (a conforming provider returns scope-requested claims only at userinfo in the code flow).
+   * A refused code or token (the provider's 4xx, a token that fails validation) is the caller's problem:
+   * `INVALID_SSO_TOKEN`. A provider that cannot be reached or answers 5xx is ours: logged, 503.
    */
-  private async emailClaims(
-    claims: Record<string, unknown>,
-    endpoints: ProviderEndpoints,
-    accessToken: string | null,
-    allowPrivate: boolean,
-    subject: string,
-  ): Promise<Record<string, unknown>> {
-    if (typeof claims.email === 'string' || !endpoints.userinfoUrl || !accessToken) return claims;
-    let res: Awaited<ReturnType<typeof idpRequest>>;
-    try {
-      res = await idpRequest(endpoints.userinfoUrl, {
-        headers: { authorization: `Bearer ${accessToken}` },
-        allowPrivate,
-      });
-    } catch (error) {
-      this.logProviderFailure('userinfo', error);
-      throw providerDown();
+  private refusal(step: string, error: unknown): ApiError {
+    const unreachable = failureReason(error);
+    if (unreachable) {
+      this.logProviderFailure(step, new IdpUnreachable(unreachable));
+      return providerDown();
     }
-    const info = res.json as Record<string, unknown> | undefined;
-    if (res.status !== 200 || !info || typeof info !== 'object') throw invalidToken();
-    // OpenID Connect Core §5.3.2: userinfo for another subject must not be used.
-    if (info.sub !== subject) throw invalidToken();
-    return { ...claims, ...info, sub: subject };
+    const status =
+      error instanceof oidc.ResponseBodyError
+        ? error.status
+        : error instanceof oidc.ClientError && error.cause instanceof Response
+          ? error.cause.status
+          : undefined;
+    if (status !== undefined && status >= 500) {
+      this.logProviderFailure(step, new Error(`status ${status}`));
+      return providerDown();
+    }
+    if (error instanceof oidc.ClientError || error instanceof oidc.ResponseBodyError) return invalidToken();
+    this.logProviderFailure(step, error);
+    return providerDown();
   }
 
   private logProviderFailure(step: string, error: unknown): void {
