@@ -1,8 +1,12 @@
 import type { Config } from './config/config.ts';
+import type { AdminApiKeys } from './domains/admin/admin-api-keys.ts';
+import type { AuditLog } from './domains/admin/audit-log.ts';
 import type { ManualIpBans } from './domains/admin/manual-ip-bans.ts';
+import type { ApplicationsRepository } from './domains/applications/applications-repository.ts';
 import type { InteractionKeys } from './domains/applications/interaction-keys.ts';
 import type { InteractionsEndpoint } from './domains/applications/interactions-endpoint.ts';
 import type { AttachmentService } from './domains/attachments/attachment-service.ts';
+import type { IpAuthorization } from './domains/auth/ip-authorization.ts';
 import type { OneTimeTokens } from './domains/auth/one-time-tokens.ts';
 import type { SessionService } from './domains/auth/sessions.ts';
 import type { CaptchaVerifier } from './domains/captcha/captcha-verifier.ts';
@@ -18,6 +22,9 @@ import type { InteractionsModule } from './domains/interactions/module.ts';
 import type { Janitor } from './domains/maintenance/janitor.ts';
 import type { UserImages } from './domains/media/user-images.ts';
 import type { MfaStore } from './domains/mfa/mfa-store.ts';
+import type { GrantStore } from './domains/oauth2/grant-store.ts';
+import type { SigningKeys } from './domains/oauth2/signing-keys.ts';
+import type { ReportStore } from './domains/reports/report-store.ts';
 import type { SudoMode } from './domains/sudo/sudo-mode.ts';
 import type { MfaStatusView } from './domains/users/mfa-status-view.ts';
 import type { UserSettingsStore } from './domains/users/settings.ts';
@@ -45,8 +52,9 @@ import type { ObjectStore } from './platform/storage/object-store.ts';
 export type { Secrets };
 
 /**
- * Everything the composition root builds once at start-up. Modules take the few members they use;
- * nothing here is built per request.
+ * Everything the composition root builds once at start-up. Only the root (`app.ts`) and the route table
+ * (`routes.ts`) see the whole of it: each domain's route factory takes its own narrow `XDeps` (a `Pick` of
+ * the members it uses; docs/architecture.md#narrow-dependencies). Nothing here is built per request.
  */
 export interface AppServices {
   config: Config;
@@ -123,4 +131,18 @@ export interface AppServices {
   janitor: Janitor;
   /** Data exports: requests, the background builder and the one-time download (docs/accounts.md#your-data-data-export). */
   harvests: HarvestService;
+  /** Held sign-ins from new addresses and their emailed links (docs/accounts.md). */
+  ipAuthorization: IpAuthorization;
+  /** Applications (bots, OAuth2 clients) and their secrets' digests. */
+  applications: ApplicationsRepository;
+  /** The Admin API's audit log (admin routes and report moderation write to it). */
+  audit: AuditLog;
+  /** Admin API keys (docs/admin.md). */
+  adminKeys: AdminApiKeys;
+  /** The OAuth2 provider's ID-token signing keys, private keys sealed at rest (docs/oauth2.md). */
+  signingKeys: SigningKeys;
+  /** OAuth2 grants, codes and tokens (docs/oauth2.md). */
+  grants: GrantStore;
+  /** User reports and their moderation. */
+  reports: ReportStore;
 }

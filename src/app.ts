@@ -4,12 +4,15 @@ import type { FastifyInstance } from 'fastify';
 import type { AppServices, Secrets } from './app-services.ts';
 import type { Config } from './config/config.ts';
 import { DeletionSweeper } from './domains/account-lifecycle/deletion-sweeper.ts';
+import { AdminApiKeys } from './domains/admin/admin-api-keys.ts';
 import { ensureAdminApplication } from './domains/admin/admin-application.ts';
+import { AuditLog } from './domains/admin/audit-log.ts';
 import { ManualIpBans } from './domains/admin/manual-ip-bans.ts';
 import { ApplicationsRepository } from './domains/applications/applications-repository.ts';
 import { InteractionKeys } from './domains/applications/interaction-keys.ts';
 import { InteractionsEndpoint } from './domains/applications/interactions-endpoint.ts';
 import { AttachmentService } from './domains/attachments/attachment-service.ts';
+import { IpAuthorization } from './domains/auth/ip-authorization.ts';
 import { OneTimeTokens } from './domains/auth/one-time-tokens.ts';
 import { SessionService } from './domains/auth/sessions.ts';
 import { CaptchaVerifier } from './domains/captcha/captcha-verifier.ts';
@@ -23,6 +26,9 @@ import { createInteractionsModule } from './domains/interactions/module.ts';
 import { Janitor } from './domains/maintenance/janitor.ts';
 import { UserImages } from './domains/media/user-images.ts';
 import { MfaStore } from './domains/mfa/mfa-store.ts';
+import { GrantStore } from './domains/oauth2/grant-store.ts';
+import { SigningKeys } from './domains/oauth2/signing-keys.ts';
+import { ReportStore } from './domains/reports/report-store.ts';
 import { SudoMode } from './domains/sudo/sudo-mode.ts';
 import { MfaStatusView } from './domains/users/mfa-status-view.ts';
 import { presenceView } from './domains/users/presence-view.ts';
@@ -193,6 +199,9 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   const chat = createChatModule({ db, users, bus, dispatcher, ids, clock });
 
   const emails = new AccountEmails(mailer, config.webappUrl, clock, log);
+  const sessions = new SessionService(db, ids, clock, credentials, bus, tokenCheck);
+  const tokens = new OneTimeTokens(db, clock);
+  const applications = new ApplicationsRepository(db);
   const services = {
     config,
     readReplica: replica ?? db,
@@ -227,9 +236,9 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
       timeoutMs: config.captchaTimeoutMs,
       log,
     }),
-    sessions: new SessionService(db, ids, clock, credentials, bus, tokenCheck),
+    sessions,
     tokenCheck,
-    tokens: new OneTimeTokens(db, clock),
+    tokens,
     emails,
     objects,
     media: new UserImages(objects),
@@ -243,7 +252,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     interactions: createInteractionsModule({
       db,
       chat,
-      apps: new ApplicationsRepository(db),
+      apps: applications,
       users,
       dispatcher,
       ids,
@@ -276,6 +285,14 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
       },
       { intervalMs: config.testMode ? 1000 : 30_000 },
     ),
+    ipAuthorization: new IpAuthorization({ config, db, clock, emails, sessions, tokens }),
+    applications,
+    audit: new AuditLog(ids),
+    adminKeys: new AdminApiKeys(ids),
+    // One per process: it caches the current ID-token signing key.
+    signingKeys: new SigningKeys(db, secrets.mfa),
+    grants: new GrantStore(db, ids),
+    reports: new ReportStore(),
   } satisfies AppServices as AppServices;
 
   // Guild payloads (READY, GUILD_CREATE) list who is in voice, in Discord's shape without `guild_id`.

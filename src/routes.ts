@@ -1,7 +1,6 @@
 import type { AppServices } from './app-services.ts';
 import { emailTokenApplier } from './domains/account-lifecycle/email-change.ts';
 import { accountLifecycleRoutes } from './domains/account-lifecycle/routes.ts';
-import { AuditLog } from './domains/admin/audit-log.ts';
 import { adminRoutes } from './domains/admin/routes.ts';
 import { botRoutes } from './domains/applications/bot-routes.ts';
 import { applicationRoutes } from './domains/applications/routes.ts';
@@ -17,7 +16,6 @@ import { mfaRoutes } from './domains/mfa/routes.ts';
 import { oauth2Routes } from './domains/oauth2/routes.ts';
 import { adminReportRoutes } from './domains/reports/admin-report-routes.ts';
 import { reportFilingRoutes } from './domains/reports/filing-routes.ts';
-import { ReportStore } from './domains/reports/report-store.ts';
 import { ssoRoutes } from './domains/sso/routes.ts';
 import { chatTestRoutes } from './domains/test-harness/chat.ts';
 import { lifecycleTestRoutes } from './domains/test-harness/lifecycle.ts';
@@ -36,7 +34,6 @@ import type { AnyRoute } from './http/route.ts';
  */
 export function buildRoutes(services: AppServices): AnyRoute[] {
   const { roles } = services.config;
-  const reports = new ReportStore();
   // By role (docs/deployment.md#roles): discovery, health, readiness and metrics on every process; the media
   // proxy and upload relay with `media`; everything else below /v1 with `api`.
   const everywhere = discoveryRoutes(services);
@@ -53,12 +50,12 @@ export function buildRoutes(services: AppServices): AnyRoute[] {
     ...mfaLoginRoutes(services),
     ...mfaTestRoutes(services),
     ...adminRoutes(services),
-    ...adminReportRoutes(services, { store: reports, audit: new AuditLog(services.ids) }),
+    ...adminReportRoutes(services, { store: services.reports, audit: services.audit }),
     ...applicationRoutes(services),
     ...botRoutes(services),
     ...oauth2Routes(services),
     ...chatRoutes(services),
-    ...reportFilingRoutes(services, reports),
+    ...reportFilingRoutes(services, services.reports),
     ...callRoutes(services),
     ...interactionRoutes(services.interactions),
     ...userSettingsRoutes(services),

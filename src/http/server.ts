@@ -75,7 +75,23 @@ function isPublicCorsPath(url: string): boolean {
   );
 }
 
-export function createHttpServer(services: AppServices, routes: readonly AnyRoute[]): FastifyInstance {
+/** What `createHttpServer` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type HttpServerDeps = Pick<
+  AppServices,
+  | 'banCheck'
+  | 'captcha'
+  | 'clock'
+  | 'config'
+  | 'credentials'
+  | 'log'
+  | 'metrics'
+  | 'rateLimiter'
+  | 'recordAuthFailure'
+  | 'settings'
+  | 'sudo'
+>;
+
+export function createHttpServer(services: HttpServerDeps, routes: readonly AnyRoute[]): FastifyInstance {
   const { config, clock, log } = services;
   const app = Fastify({
     logger: false,

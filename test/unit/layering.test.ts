@@ -27,8 +27,9 @@ function layerOf(file: string): Layer {
 }
 
 /**
- * The one standing exception, until every domain has its own narrow deps interface: a type-only import of
- * the composition root's service registry (`AppServices`). It carries no code and no cycle at run time.
+ * The one standing exception: a type-only import of the composition root's service registry (`AppServices`),
+ * so a module can name the members it takes (`Pick<AppServices, …>`, docs/architecture.md#narrow-dependencies;
+ * test/unit/narrow-deps.test.ts keeps it from taking the whole). It carries no code and no cycle at run time.
  */
 function isAllowedException(importer: string, target: string, typeOnly: boolean): boolean {
   return typeOnly && target === 'src/app-services.ts' && importer !== 'src/app-services.ts';

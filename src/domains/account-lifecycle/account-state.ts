@@ -1,7 +1,6 @@
 import type { AppServices } from '../../app-services.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
 import { USER_FLAGS } from '../../identity/flags.ts';
-import { IpAuthorization } from '../auth/ip-authorization.ts';
 
 export const DELETION_GRACE_MS = 14 * 24 * 3600_000;
 /** Test mode shortens the grace period so suites can watch a deletion complete (docs/accounts.md#test-harness-test-mode-only). */
@@ -11,13 +10,16 @@ export function deletionGraceMs(services: Pick<AppServices, 'config'>): number {
   return services.config.testMode ? TEST_DELETION_GRACE_MS : DELETION_GRACE_MS;
 }
 
+/** What `accountStateRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type AccountStateRoutesDeps = Pick<AppServices, 'config' | 'db' | 'ipAuthorization' | 'sessions'>;
+
 /**
  * Self-service account state (docs/accounts.md): disable, delete (with a grace period that the next correct
  * password login cancels, see `reactivate`), and forgetting the authorised login addresses.
  */
-export function accountStateRoutes(services: AppServices): AnyRoute[] {
+export function accountStateRoutes(services: AccountStateRoutesDeps): AnyRoute[] {
   const { db, sessions } = services;
-  const ipAuthorization = new IpAuthorization(services);
+  const { ipAuthorization } = services;
   const stateLimit = { bucket: 'users:disable_delete', limit: 5, windowSeconds: 3600 };
 
   return [

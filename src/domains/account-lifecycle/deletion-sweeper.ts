@@ -1,7 +1,9 @@
 import type { AppServices } from '../../app-services.ts';
 import { USER_FLAGS } from '../../identity/flags.ts';
 import { PeriodicTask } from '../../platform/periodic-task.ts';
-import { IpAuthorization } from '../auth/ip-authorization.ts';
+
+/** What `DeletionSweeper` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type DeletionSweeperDeps = Pick<AppServices, 'clock' | 'db' | 'ipAuthorization' | 'log' | 'mfa' | 'sessions'>;
 
 /**
  * Finalises self-deletions whose grace period has run out: the account keeps its id and profile shell
@@ -12,7 +14,7 @@ export class DeletionSweeper {
   private readonly task: PeriodicTask;
 
   constructor(
-    private readonly services: AppServices,
+    private readonly services: DeletionSweeperDeps,
     intervalMs: number,
   ) {
     this.task = new PeriodicTask({
@@ -59,7 +61,7 @@ export class DeletionSweeper {
       );
       if (rows.length === 0) return false;
       await tx.query('DELETE FROM oauth2_grants WHERE user_id = $1', [userId]);
-      await new IpAuthorization(this.services).forgetAll(userId, tx);
+      await this.services.ipAuthorization.forgetAll(userId, tx);
       await tx.query('DELETE FROM one_time_tokens WHERE user_id = $1', [userId]);
       await mfa.removeAllFactors(userId, tx);
       return true;

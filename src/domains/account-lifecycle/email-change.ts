@@ -47,12 +47,15 @@ const invalidTicket = () =>
 const invalidCode = () => fieldError('code', 'INVALID_CODE', 'Invalid code');
 const invalidProof = () => fieldError('original_proof', 'INVALID_PROOF_TOKEN', 'Invalid proof token');
 
+/** What `emailChangeRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type EmailChangeRoutesDeps = Pick<AppServices, 'clock' | 'emails' | 'rateLimiter' | 'tokens' | 'users'>;
+
 /**
  * Email change (docs/accounts.md): start → (verify-original, when the current address is verified) →
  * request-new → verify-new → `PATCH /users/@me {email_token}`. Every step is sudo-gated and admits
  * suspicious accounts; the old address gets a revert link once the change is applied.
  */
-export function emailChangeRoutes(services: AppServices): AnyRoute[] {
+export function emailChangeRoutes(services: EmailChangeRoutesDeps): AnyRoute[] {
   const { tokens, emails, rateLimiter, clock } = services;
 
   async function loadTicket(ctx: RequestContext, ticket: string): Promise<OneTimeToken<ChangeTicket>> {
@@ -261,7 +264,9 @@ export function emailChangeRoutes(services: AppServices): AnyRoute[] {
  * Finishes an email change from `PATCH /users/@me {email_token}`: the new address becomes the account's
  * verified address and the old one gets a 24-hour revert link.
  */
-export function emailTokenApplier(services: AppServices): EmailTokenApplier {
+export function emailTokenApplier(
+  services: Pick<AppServices, 'credentials' | 'db' | 'emails' | 'tokens' | 'users'>,
+): EmailTokenApplier {
   const { tokens, db, emails, credentials } = services;
   const invalid = () => fieldError('email_token', 'INVALID_OR_EXPIRED_EMAIL_TOKEN', 'Invalid or expired email token');
   return async (userId, emailToken) => {

@@ -7,7 +7,6 @@ import { hashPassword } from '../../platform/crypto/passwords.ts';
 import { isUniqueViolation } from '../../platform/db/database.ts';
 import { isCommonPassword, passwordField } from '../auth/account-rules.ts';
 import { clientInfoOf } from '../auth/client-info.ts';
-import { IpAuthorization } from '../auth/ip-authorization.ts';
 import type { TokenPurpose } from '../auth/one-time-tokens.ts';
 import { tokenResponse } from '../users/views.ts';
 import { accountFor } from './account-guards.ts';
@@ -26,14 +25,20 @@ const TAKEOVER_TOKENS: readonly TokenPurpose[] = [
   'ip_authorization_token',
 ];
 
+/** What `emailRevertRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type EmailRevertRoutesDeps = Pick<
+  AppServices,
+  'db' | 'ipAuthorization' | 'mfa' | 'mfaView' | 'sessions' | 'tokens' | 'users'
+>;
+
 /**
  * `POST /auth/email-revert` (docs/accounts.md): the holder of the old address takes the account back. The
  * old address returns (verified), the password is replaced, every second factor and session is dropped
  * and only the requester's address stays authorised.
  */
-export function emailRevertRoutes(services: AppServices): AnyRoute[] {
+export function emailRevertRoutes(services: EmailRevertRoutesDeps): AnyRoute[] {
   const { tokens, db, sessions, mfa } = services;
-  const ipAuthorization = new IpAuthorization(services);
+  const { ipAuthorization } = services;
   return [
     route({
       method: 'POST',

@@ -17,7 +17,10 @@ export const VERIFICATION_TTL_MS = 24 * 3600_000;
  * A new verification link for the account's current address; earlier links stop working. The one sender
  * of verification links: registration and resend both come through here.
  */
-export async function sendVerification(services: AppServices, user: { id: string; email: string }): Promise<void> {
+export async function sendVerification(
+  services: Pick<AppServices, 'emails' | 'tokens'>,
+  user: { id: string; email: string },
+): Promise<void> {
   await services.tokens.revokeAll('email_verification', user.id);
   const token = await services.tokens.issue('email_verification', user.id, VERIFICATION_TTL_MS, { email: user.email });
   await services.emails.sendLink('email_verification', user.email, token, { user_id: user.id });
@@ -27,7 +30,11 @@ export async function sendVerification(services: AppServices, user: { id: string
  * Marks the address verified and drops every suspicious-activity requirement a verified (or freshly
  * re-verified) email meets, so the gate lets the account through on its next request.
  */
-export async function markEmailVerified(services: AppServices, userId: string, email: string): Promise<boolean> {
+export async function markEmailVerified(
+  services: Pick<AppServices, 'credentials' | 'db'>,
+  userId: string,
+  email: string,
+): Promise<boolean> {
   const rows = await services.db.query(
     `UPDATE users SET email_verified = true, suspicious_activity_flags = suspicious_activity_flags & ~($3::integer)
       WHERE id = $1 AND lower(email) = lower($2) RETURNING id`,
@@ -37,8 +44,14 @@ export async function markEmailVerified(services: AppServices, userId: string, e
   return rows.length > 0;
 }
 
+/** What `emailVerificationRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type EmailVerificationRoutesDeps = Pick<
+  AppServices,
+  'credentials' | 'db' | 'emails' | 'rateLimiter' | 'tokens' | 'users'
+>;
+
 /** `POST /auth/verify` and `POST /auth/verify/resend` (docs/accounts.md). */
-export function emailVerificationRoutes(services: AppServices): AnyRoute[] {
+export function emailVerificationRoutes(services: EmailVerificationRoutesDeps): AnyRoute[] {
   const { tokens, rateLimiter } = services;
   return [
     route({

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
-import { IP_AUTHORIZATION_RESEND_AFTER_S, IpAuthorization } from '../auth/ip-authorization.ts';
+import { IP_AUTHORIZATION_RESEND_AFTER_S } from '../auth/ip-authorization.ts';
 import { tokenResponse } from '../users/views.ts';
 import { accountFor } from './account-guards.ts';
 
@@ -13,10 +13,13 @@ const invalidTicket = () =>
 
 const ticketField = z.string().max(256);
 
+/** What `ipAuthorizationRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type IpAuthorizationRoutesDeps = Pick<AppServices, 'clock' | 'ipAuthorization' | 'mfaView' | 'users'>;
+
 /** `POST /auth/authorize-ip`, `POST /auth/ip-authorization/resend`, `GET /auth/ip-authorization/poll` (docs/accounts.md). */
-export function ipAuthorizationRoutes(services: AppServices): AnyRoute[] {
+export function ipAuthorizationRoutes(services: IpAuthorizationRoutesDeps): AnyRoute[] {
   const { clock } = services;
-  const ipAuthorization = new IpAuthorization(services);
+  const { ipAuthorization } = services;
 
   return [
     route({

@@ -13,7 +13,6 @@ import {
   passwordField,
 } from '../auth/account-rules.ts';
 import { clientInfoOf } from '../auth/client-info.ts';
-import { IpAuthorization } from '../auth/ip-authorization.ts';
 import { reactivate } from '../auth/reactivation.ts';
 import { accountFor } from './account-guards.ts';
 import { signIn } from './sign-in.ts';
@@ -22,10 +21,25 @@ export const PASSWORD_RESET_TTL_MS = 3600_000;
 
 const invalidToken = () => fieldError('token', 'INVALID_OR_EXPIRED_RESET_TOKEN', 'Invalid or expired reset token');
 
+/** What `passwordRecoveryRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type PasswordRecoveryRoutesDeps = Pick<
+  AppServices,
+  | 'credentials'
+  | 'db'
+  | 'emails'
+  | 'ipAuthorization'
+  | 'mfa'
+  | 'mfaView'
+  | 'rateLimiter'
+  | 'sessions'
+  | 'tokens'
+  | 'users'
+>;
+
 /** `POST /auth/forgot`, `GET /auth/reset/{token}`, `POST /auth/reset` (docs/accounts.md). */
-export function passwordRecoveryRoutes(services: AppServices): AnyRoute[] {
+export function passwordRecoveryRoutes(services: PasswordRecoveryRoutesDeps): AnyRoute[] {
   const { tokens, rateLimiter, db, sessions, emails, credentials } = services;
-  const ipAuthorization = new IpAuthorization(services);
+  const { ipAuthorization } = services;
 
   return [
     route({

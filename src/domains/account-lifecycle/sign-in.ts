@@ -9,7 +9,7 @@ import { tokenResponse } from '../users/views.ts';
  * a second factor, otherwise a new session and TR. Same shape as `POST /auth/login`.
  */
 export async function signIn(
-  services: AppServices,
+  services: Pick<AppServices, 'mfa' | 'mfaView' | 'sessions'>,
   user: UserRecord,
   ip: string,
   client: ClientInfo = {},

@@ -32,8 +32,11 @@ function isSingleAddress(canonical: string): boolean {
   return !canonical.includes('/');
 }
 
+/** What `banRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type BanRoutesDeps = Pick<AppServices, 'db' | 'ipBans'>;
+
 /** IP bans (docs/admin.md#ip-bans, docs/conventions.md#ip-bans): manual bans by address or range, and the automatic ones from shared state. */
-export function banRoutes(services: AppServices, deps: { manualBans: ManualIpBans; audit: AuditLog }): AnyRoute[] {
+export function banRoutes(services: BanRoutesDeps, deps: { manualBans: ManualIpBans; audit: AuditLog }): AnyRoute[] {
   const { db, ipBans } = services;
   const { manualBans, audit } = deps;
 

@@ -43,8 +43,11 @@ function withoutStatus(value: unknown): unknown {
   return rest;
 }
 
+/** What `configRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type ConfigRoutesDeps = Pick<AppServices, 'config' | 'db' | 'emails' | 'mailer' | 'settings'>;
+
 /** Instance settings and the audit log (docs/admin.md). */
-export function configRoutes(services: AppServices, deps: { audit: AuditLog }): AnyRoute[] {
+export function configRoutes(services: ConfigRoutesDeps, deps: { audit: AuditLog }): AnyRoute[] {
   const { db, config, settings } = services;
   const { audit } = deps;
 

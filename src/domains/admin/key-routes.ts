@@ -36,8 +36,11 @@ function keyIdParam(raw: string | undefined): string {
   return pathId(raw, 'ADMIN_API_KEY_NOT_FOUND');
 }
 
+/** What `keyRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type KeyRoutesDeps = Pick<AppServices, 'credentials' | 'db'>;
+
 /** Admin API keys (docs/admin.md): the caller manages only their own keys. */
-export function keyRoutes(services: AppServices, deps: { keys: AdminApiKeys; audit: AuditLog }): AnyRoute[] {
+export function keyRoutes(services: KeyRoutesDeps, deps: { keys: AdminApiKeys; audit: AuditLog }): AnyRoute[] {
   const { db, credentials } = services;
   const { keys, audit } = deps;
 

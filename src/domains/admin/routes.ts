@@ -2,19 +2,24 @@ import type { AppServices } from '../../app-services.ts';
 import { ADMIN_AUTHENTICATE_ACL } from '../../http/auth/acl-names.ts';
 import { ApiError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
-import { AdminApiKeys } from './admin-api-keys.ts';
-import { AuditLog } from './audit-log.ts';
-import { banRoutes } from './ban-routes.ts';
-import { configRoutes } from './config-routes.ts';
-import { keyRoutes } from './key-routes.ts';
-import { userRoutes } from './user-routes.ts';
+import { type BanRoutesDeps, banRoutes } from './ban-routes.ts';
+import { type ConfigRoutesDeps, configRoutes } from './config-routes.ts';
+import { type KeyRoutesDeps, keyRoutes } from './key-routes.ts';
+import { type UserRoutesDeps, userRoutes } from './user-routes.ts';
+
+/** What `adminRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type AdminRoutesDeps = UserRoutesDeps &
+  KeyRoutesDeps &
+  BanRoutesDeps &
+  ConfigRoutesDeps &
+  Pick<AppServices, 'adminKeys' | 'audit' | 'manualIpBans'>;
 
 /** The Admin API (docs/admin.md): every route has policy `admin`, an ACL, and audits its writes. */
-export function adminRoutes(services: AppServices): AnyRoute[] {
-  const audit = new AuditLog(services.ids);
+export function adminRoutes(services: AdminRoutesDeps): AnyRoute[] {
+  const { audit } = services;
   return [
     ...userRoutes(services, { audit }),
-    ...keyRoutes(services, { keys: new AdminApiKeys(services.ids), audit }),
+    ...keyRoutes(services, { keys: services.adminKeys, audit }),
     ...banRoutes(services, { manualBans: services.manualIpBans, audit }),
     ...configRoutes(services, { audit }),
     ...unknownAdminPaths(),

@@ -39,8 +39,11 @@ async function lockedUser(tx: Queryable, userId: string): Promise<UserRecord> {
   return toUserRecord(row);
 }
 
+/** What `userRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type UserRoutesDeps = Pick<AppServices, 'credentials' | 'db' | 'mfa' | 'sessions' | 'users'>;
+
 /** Admin operations on accounts (docs/admin.md). Each write is audited in its own transaction. */
-export function userRoutes(services: AppServices, deps: { audit: AuditLog }): AnyRoute[] {
+export function userRoutes(services: UserRoutesDeps, deps: { audit: AuditLog }): AnyRoute[] {
   const { db, credentials, sessions } = services;
   const { audit } = deps;
 

@@ -5,7 +5,6 @@ import { ApiError } from '../../http/errors.ts';
 import { nullableText } from '../../http/fields.ts';
 import { type AnyRoute, type RequestContext, route } from '../../http/route.ts';
 import { gatewayUrl } from '../discovery/urls.ts';
-import { ApplicationsRepository } from './applications-repository.ts';
 import { MAX_ENDPOINT_URL_LENGTH } from './interactions-endpoint.ts';
 import { applyApplicationPatch, withVerifyKey } from './routes.ts';
 import { currentBotApplicationView } from './views.ts';
@@ -50,9 +49,22 @@ export function readBotHeader(header: string | undefined): BotHeaderRead {
   return match ? { kind: 'bot', token, applicationId: match[1] as string } : { kind: 'malformed' };
 }
 
-export function botRoutes(services: AppServices): AnyRoute[] {
+/** What `botRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type BotRoutesDeps = Pick<
+  AppServices,
+  | 'applications'
+  | 'config'
+  | 'credentials'
+  | 'ids'
+  | 'interactionKeys'
+  | 'interactionsEndpoint'
+  | 'recordAuthFailure'
+  | 'users'
+>;
+
+export function botRoutes(services: BotRoutesDeps): AnyRoute[] {
   const { config, credentials, users } = services;
-  const apps = new ApplicationsRepository(services.db);
+  const apps = services.applications;
 
   /** Self-parsed routes count their own unresolved credentials toward the IP-ban trigger (docs/conventions.md#ip-bans). */
   async function refuse(ctx: RequestContext, code: 'UNAUTHORIZED' | 'INVALID_TOKEN'): Promise<never> {

@@ -11,7 +11,7 @@ import { pathId } from '../chat/access.ts';
 import { OAUTH_SCOPES } from '../oauth2/scopes.ts';
 import { USER_UPDATED_TOPIC } from '../users/mfa-status-view.ts';
 import { applyProfileChanges } from '../users/profile-changes.ts';
-import { type ApplicationRecord, ApplicationsRepository } from './applications-repository.ts';
+import type { ApplicationRecord } from './applications-repository.ts';
 import { announceBotRevoked, newClientSecret } from './credentials.ts';
 import { MAX_ENDPOINT_URL_LENGTH } from './interactions-endpoint.ts';
 import { redirectUrisField } from './redirect-uris.ts';
@@ -75,7 +75,7 @@ function botUsernameFrom(name: string): string {
  * `null` or `""` clears it and interactions go back to the gateway.
  */
 export async function applyApplicationPatch(
-  services: Pick<AppServices, 'db' | 'ids' | 'interactionsEndpoint'>,
+  services: Pick<AppServices, 'applications' | 'ids' | 'interactionsEndpoint'>,
   app: ApplicationRecord,
   body: ApplicationPatch,
 ): Promise<void> {
@@ -85,7 +85,7 @@ export async function applyApplicationPatch(
     await services.interactionsEndpoint.verify(app.id, url, services.ids.next());
     endpoint = url.href;
   }
-  await new ApplicationsRepository(services.db).update(app.id, {
+  await services.applications.update(app.id, {
     ...(body.name !== undefined ? { name: body.name } : {}),
     ...(body.description !== undefined ? { description: body.description } : {}),
     // `null` clears the list (docs/conventions.md#requests).
@@ -102,17 +102,32 @@ export async function applyApplicationPatch(
  * clear the endpoint URL), the application is read again so the view shows what is stored.
  */
 export async function withVerifyKey(
-  services: Pick<AppServices, 'db' | 'interactionKeys'>,
+  services: Pick<AppServices, 'applications' | 'interactionKeys'>,
   app: ApplicationRecord,
 ): Promise<{ app: ApplicationRecord; verifyKey: string }> {
   const verifyKey = await services.interactionKeys.verifyKey(app.id);
   if (verifyKey === app.verifyKey) return { app, verifyKey };
-  return { app: (await new ApplicationsRepository(services.db).findById(app.id)) ?? app, verifyKey };
+  return { app: (await services.applications.findById(app.id)) ?? app, verifyKey };
 }
 
-export function applicationRoutes(services: AppServices): AnyRoute[] {
+/** What `applicationRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type ApplicationRoutesDeps = Pick<
+  AppServices,
+  | 'applications'
+  | 'bus'
+  | 'credentials'
+  | 'db'
+  | 'ids'
+  | 'interactionKeys'
+  | 'interactionsEndpoint'
+  | 'media'
+  | 'tokenCheck'
+  | 'users'
+>;
+
+export function applicationRoutes(services: ApplicationRoutesDeps): AnyRoute[] {
   const { db, ids, users, credentials, interactionKeys } = services;
-  const apps = new ApplicationsRepository(db);
+  const apps = services.applications;
 
   /** The owner's view, with the application's `verify_key` (made now for an application that has none). */
   async function ownerView(

@@ -19,8 +19,11 @@ const planBody = z.object({
     .max(10),
 });
 
+/** What `attachmentRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type AttachmentRoutesDeps = Pick<AppServices, 'attachments' | 'chatCore'>;
+
 /** Pre-uploads (docs/media.md): plan relay uploads for a channel the caller may post files in. */
-export function attachmentRoutes(services: AppServices): AnyRoute[] {
+export function attachmentRoutes(services: AttachmentRoutesDeps): AnyRoute[] {
   const { chatCore, attachments } = services;
   return [
     route({

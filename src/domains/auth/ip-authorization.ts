@@ -50,6 +50,9 @@ export interface IpAuthorizationSeed {
   client?: ClientInfo;
 }
 
+/** What `IpAuthorization` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type IpAuthorizationDeps = Pick<AppServices, 'clock' | 'config' | 'db' | 'emails' | 'sessions' | 'tokens'>;
+
 /**
  * IP authorisation (docs/accounts.md): a correct password from an address the account has not used before is
  * held until the emailed link is followed. Active only when enabled and email can be delivered (or test mode).
@@ -59,7 +62,7 @@ export interface IpAuthorizationSeed {
  * database alone never yields a usable session token.
  */
 export class IpAuthorization {
-  constructor(private readonly services: AppServices) {}
+  constructor(private readonly services: IpAuthorizationDeps) {}
 
   get active(): boolean {
     const { config, emails } = this.services;

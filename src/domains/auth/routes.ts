@@ -23,7 +23,6 @@ import {
 } from './account-rules.ts';
 import { clientInfoOf } from './client-info.ts';
 import { joinThroughInviteCode } from './invite-join.ts';
-import { IpAuthorization } from './ip-authorization.ts';
 import { reactivate } from './reactivation.ts';
 
 const registerBody = z.object({
@@ -53,9 +52,28 @@ function usernameFrom(email: string | undefined, globalName: string | null | und
   return base || `user${fallback.slice(-6)}`;
 }
 
-export function authRoutes(services: AppServices): AnyRoute[] {
+/** What `authRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type AuthRoutesDeps = Pick<
+  AppServices,
+  | 'chatCore'
+  | 'credentials'
+  | 'db'
+  | 'emails'
+  | 'ids'
+  | 'ipAuthorization'
+  | 'mfa'
+  | 'mfaView'
+  | 'rateLimiter'
+  | 'recordAuthFailure'
+  | 'sessions'
+  | 'settings'
+  | 'tokens'
+  | 'users'
+>;
+
+export function authRoutes(services: AuthRoutesDeps): AnyRoute[] {
   const { db, ids, sessions, rateLimiter, settings, mfa } = services;
-  const ipAuthorization = new IpAuthorization(services);
+  const { ipAuthorization } = services;
 
   return [
     route({

@@ -8,9 +8,18 @@ import type { AuditRecorder } from './guild-audit.ts';
 import type { MessageService } from './message-service.ts';
 import type { ChatStore } from './store.ts';
 
+/**
+ * The composition root's services the chat routes use beyond the chat core itself
+ * (docs/architecture.md#narrow-dependencies).
+ */
+export type ChatServices = Pick<
+  AppServices,
+  'attachments' | 'chatCore' | 'db' | 'ids' | 'media' | 'objects' | 'rateLimiter' | 'readReplica' | 'voice'
+>;
+
 /** What every chat route factory uses; built once by `chatRoutes`. */
 export interface ChatDeps {
-  services: AppServices;
+  services: ChatServices;
   store: ChatStore;
   access: Access;
   events: ChatEvents;

@@ -1,9 +1,8 @@
-import type { AppServices } from '../../app-services.ts';
 import type { AnyRoute } from '../../http/route.ts';
 import { auditLogRoutes } from './audit-logs.ts';
 import { banRoutes } from './bans.ts';
 import { channelRoutes } from './channels.ts';
-import type { ChatDeps } from './deps.ts';
+import type { ChatDeps, ChatServices } from './deps.ts';
 import { dmRoutes } from './dms.ts';
 import { emojiRoutes } from './emojis.ts';
 import { guildRoutes } from './guilds.ts';
@@ -22,7 +21,7 @@ import { threadRoutes } from './threads.ts';
 import { typingRoutes } from './typing.ts';
 
 /** Every chat-core route of docs/chat.md, with the chat rows of the users' routes. */
-export function chatRoutes(services: AppServices): AnyRoute[] {
+export function chatRoutes(services: ChatServices): AnyRoute[] {
   const { store, access, events, messages, audit } = services.chatCore;
   const deps: ChatDeps = { services, store, access, events, messages, audit };
   return [

@@ -83,7 +83,13 @@ export function discoveryDocument(
   };
 }
 
-export function discoveryRoutes(services: AppServices): AnyRoute[] {
+/** What `discoveryRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type DiscoveryRoutesDeps = Pick<
+  AppServices,
+  'clock' | 'config' | 'db' | 'emails' | 'mailer' | 'metrics' | 'objects' | 'rateLimiter' | 'readReplica' | 'settings'
+>;
+
+export function discoveryRoutes(services: DiscoveryRoutesDeps): AnyRoute[] {
   const { config, settings, emails } = services;
 
   /** One readiness probe: `ok`, or `failed` when it throws or takes longer than 2 s (no detail leaves). */

@@ -73,11 +73,14 @@ function checkSegments(...segments: (string | undefined)[]): void {
   }
 }
 
+/** What `mediaRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type MediaRoutesDeps = Pick<AppServices, 'config' | 'objects' | 'secrets'>;
+
 /**
  * The media proxy (docs/media.md). Every route is credential-free: the Authorization header is never read,
  * so a credential neither helps nor hurts. Errors use the standard body.
  */
-export function mediaRoutes(services: AppServices): AnyRoute[] {
+export function mediaRoutes(services: MediaRoutesDeps): AnyRoute[] {
   const { objects, secrets, config } = services;
   // Each fetch holds up to EXTERNAL_MAX_BYTES in memory: 16 at once per process, 4 per client address.
   const externalFetches = new ConcurrencyGate(16, 4);

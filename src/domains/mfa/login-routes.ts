@@ -15,11 +15,17 @@ const WEBAUTHN: RateLimitSpec = { bucket: 'auth:webauthn', limit: 20, windowSeco
 const ticketField = z.string().max(256);
 const webauthnResponse = z.record(z.string(), z.unknown());
 
+/** What `mfaLoginRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type MfaLoginRoutesDeps = Pick<
+  AppServices,
+  'chatCore' | 'credentials' | 'db' | 'mfa' | 'mfaView' | 'recordAuthFailure' | 'sessions' | 'users'
+>;
+
 /**
  * The second step of a password login, and passkey sign-in (docs/accounts.md). All `none·L`. The MFA ticket
  * is charged one attempt per try (5 at most) and used up only by a successful step.
  */
-export function mfaLoginRoutes(services: AppServices): AnyRoute[] {
+export function mfaLoginRoutes(services: MfaLoginRoutesDeps): AnyRoute[] {
   const { mfa, users, sessions } = services;
 
   const sessionTimeout = () => fieldError('ticket', 'SESSION_TIMEOUT', 'The login session has expired');

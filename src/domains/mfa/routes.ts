@@ -31,8 +31,11 @@ function credentialRef(param: string | undefined): string {
   throw new ApiError('UNKNOWN_WEBAUTHN_CREDENTIAL');
 }
 
+/** What `mfaRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type MfaRoutesDeps = Pick<AppServices, 'bus' | 'db' | 'mfa' | 'recordAuthFailure' | 'sudo'>;
+
 /** Multi-factor management (docs/mfa-and-sudo.md): `user-only`, not `+S`; sudo as each route declares. */
-export function mfaRoutes(services: AppServices): AnyRoute[] {
+export function mfaRoutes(services: MfaRoutesDeps): AnyRoute[] {
   const { db, mfa, bus } = services;
   const userChanged = (userId: string) => bus.publish(USER_UPDATED_TOPIC, { userId });
 

@@ -4,10 +4,8 @@ import { ApiError, fieldError } from '../../http/errors.ts';
 import { type AnyRoute, type RateLimitSpec, route } from '../../http/route.ts';
 import { partialUser, publicFlags } from '../../identity/user-record.ts';
 import { parseSnowflake } from '../../platform/crypto/snowflake.ts';
-import { ApplicationsRepository } from '../applications/applications-repository.ts';
 import { applicationSummary } from '../applications/views.ts';
 import { pathId } from '../chat/access.ts';
-import { GrantStore } from './grant-store.ts';
 import { userClaims } from './oidc-claims.ts';
 
 const READ: RateLimitSpec = { bucket: 'oauth2:me', limit: 100, windowSeconds: 10 };
@@ -16,11 +14,12 @@ const WRITE: RateLimitSpec = { bucket: 'oauth2:authorizations:write', limit: 20,
 const snowflakeText = z.union([z.string().max(32), z.number().int().min(0)]).transform(String);
 const revokeBody = z.object({ application_ids: z.array(snowflakeText).min(1).max(100) });
 
+/** What `oauth2MeRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type Oauth2MeRoutesDeps = Pick<AppServices, 'applications' | 'credentials' | 'grants'>;
+
 /** What an access token can read about itself and what a user can see and revoke of their grants. */
-export function oauth2MeRoutes(services: AppServices): AnyRoute[] {
-  const { db, credentials } = services;
-  const apps = new ApplicationsRepository(db);
-  const grants = new GrantStore(db, services.ids);
+export function oauth2MeRoutes(services: Oauth2MeRoutesDeps): AnyRoute[] {
+  const { credentials, grants, applications: apps } = services;
 
   /** Revoked grants take their tokens with them; the cached bearer bindings must go too. */
   async function revoke(userId: string, applicationIds: string[]): Promise<void> {

@@ -4,7 +4,6 @@ import { ApiError } from '../../http/errors.ts';
 import { type AnyRoute, REPLY_SENT, type RequestContext, route } from '../../http/route.ts';
 import { effectiveSuspiciousFlags } from '../../identity/flags.ts';
 import type { ApplicationRecord } from '../applications/applications-repository.ts';
-import { ApplicationsRepository } from '../applications/applications-repository.ts';
 import {
   type AuthorizationInput,
   type AuthorizationRequest,
@@ -20,7 +19,7 @@ import {
   parseClientParams,
 } from './client-request.ts';
 import { validateLogout } from './end-session.ts';
-import { ACCESS_TOKEN_TTL_MS, GrantStore, type IssuedTokens } from './grant-store.ts';
+import { ACCESS_TOKEN_TTL_MS, type IssuedTokens } from './grant-store.ts';
 import { issuerOf } from './metadata.ts';
 import { isInvalidClient, oauthError } from './oauth-errors.ts';
 import { issueIdToken } from './oidc-claims.ts';
@@ -75,10 +74,24 @@ export const LOGIN_PROMPT_WINDOW_MS = 60_000;
 
 const CLIENT_ENDPOINT_LIMIT = 120;
 
-export function oauth2ProviderRoutes(services: AppServices, signingKeys: SigningKeys): AnyRoute[] {
+/** What `oauth2ProviderRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type Oauth2ProviderRoutesDeps = Pick<
+  AppServices,
+  | 'applications'
+  | 'botInstaller'
+  | 'config'
+  | 'credentials'
+  | 'db'
+  | 'grants'
+  | 'recordAuthFailure'
+  | 'sessions'
+  | 'users'
+>;
+
+export function oauth2ProviderRoutes(services: Oauth2ProviderRoutesDeps, signingKeys: SigningKeys): AnyRoute[] {
   const { config, db, credentials } = services;
-  const apps = new ApplicationsRepository(db);
-  const grants = new GrantStore(db, services.ids);
+  const apps = services.applications;
+  const { grants } = services;
   // Read per request: configuration is the source of truth, and tests settle the public URLs after start.
   const webapp = () => new URL(config.webappUrl).origin;
 

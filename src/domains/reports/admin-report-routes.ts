@@ -33,11 +33,17 @@ const closeBody = z.object({
     .transform((v) => (v === '' || v === undefined ? null : v)),
 });
 
+/** What `adminReportRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type AdminReportRoutesDeps = Pick<AppServices, 'chatCore' | 'db'>;
+
 /**
  * The admins' review queue (docs/admin.md "Reports"): list and read with `report:view`, resolve or dismiss
  * an open report with `report:resolve`. Each close is one audit entry written with the change.
  */
-export function adminReportRoutes(services: AppServices, deps: { store: ReportStore; audit: AuditLog }): AnyRoute[] {
+export function adminReportRoutes(
+  services: AdminReportRoutesDeps,
+  deps: { store: ReportStore; audit: AuditLog },
+): AnyRoute[] {
   const { db, chatCore } = services;
   const { store, audit } = deps;
 

@@ -21,12 +21,15 @@ const common = {
     .transform((v) => (v === '' || v === undefined ? null : v)),
 };
 
+/** What `reportFilingRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type ReportFilingRoutesDeps = Pick<AppServices, 'chatCore' | 'db' | 'ids' | 'users'>;
+
 /**
  * Reports to the instance's admins (issue 16, docs/safety.md): a message the reporter can read, another
  * user, or a guild the reporter belongs to. The target is snapshotted now, so deleting it later keeps the
  * evidence. A second report on a target the reporter already has an open report on answers that one.
  */
-export function reportFilingRoutes(services: AppServices, store: ReportStore): AnyRoute[] {
+export function reportFilingRoutes(services: ReportFilingRoutesDeps, store: ReportStore): AnyRoute[] {
   const { db, ids, users } = services;
   const { access, messages } = services.chatCore;
 

@@ -25,11 +25,28 @@ const completeBody = z.object({
   state: z.string().max(512),
 });
 
+/** What `ssoRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type SsoRoutesDeps = Pick<
+  AppServices,
+  | 'clock'
+  | 'config'
+  | 'credentials'
+  | 'db'
+  | 'ids'
+  | 'log'
+  | 'mfaView'
+  | 'secrets'
+  | 'sessions'
+  | 'settings'
+  | 'tokens'
+  | 'users'
+>;
+
 /**
  * Single sign-on routes (docs/accounts.md). None of them is `·L`: they are the way in while SSO is enforced.
  * Rate-limit buckets: `auth:sso:status`, `auth:sso:start` (10/10 s each), `auth:sso:complete` (15/10 s).
  */
-export function ssoRoutes(services: AppServices): AnyRoute[] {
+export function ssoRoutes(services: SsoRoutesDeps): AnyRoute[] {
   const flow = new SsoFlow(services);
 
   return [

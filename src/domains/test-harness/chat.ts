@@ -24,12 +24,15 @@ const memberSeedBody = z.object({ count: z.number().int().min(1).max(10_000) });
 /** Spreads seeds that share a millisecond over the sequence bits so their ids stay unique. */
 let seedSequence = 0;
 
+/** What `chatTestRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type ChatTestRoutesDeps = Pick<AppServices, 'bus' | 'db' | 'ids' | 'users'>;
+
 /**
  * `POST /test/messages/seed` (docs/accounts.md#test-harness-test-mode-only): back-dated messages whose ids encode
  * the given timestamps. `POST /test/guilds/{id}/members/seed`: `count` new accounts that cannot sign in (no email,
  * no password) join the guild, for the web client's scale benchmark (a real sign-up costs an argon2 hash each).
  */
-export function chatTestRoutes(services: AppServices): AnyRoute[] {
+export function chatTestRoutes(services: ChatTestRoutesDeps): AnyRoute[] {
   const { db } = services;
   return [
     testRoute({

@@ -5,7 +5,6 @@ import type { AnyRoute } from '../../http/route.ts';
 import { hasFlag, USER_FLAGS } from '../../identity/flags.ts';
 import type { Queryable } from '../../platform/db/database.ts';
 import { ipKey as toIpKey } from '../../platform/net/cidr.ts';
-import { IpAuthorization } from '../auth/ip-authorization.ts';
 import { requireUser, testRoute } from './routes.ts';
 
 const seedBody = z.object({
@@ -46,10 +45,13 @@ async function dataCounts(db: Queryable, userId: string) {
   };
 }
 
+/** What `lifecycleTestRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type LifecycleTestRoutesDeps = Pick<AppServices, 'credentials' | 'db' | 'ipAuthorization' | 'mfa'>;
+
 /** Test-harness routes of the account lifecycle (docs/accounts.md#test-harness-test-mode-only). */
-export function lifecycleTestRoutes(services: AppServices): AnyRoute[] {
+export function lifecycleTestRoutes(services: LifecycleTestRoutesDeps): AnyRoute[] {
   const { db, credentials } = services;
-  const ipAuthorization = new IpAuthorization(services);
+  const { ipAuthorization } = services;
 
   return [
     testRoute({

@@ -4,8 +4,11 @@ import type { AnyRoute } from '../../http/route.ts';
 import { MFA_TICKET_TTL_MS } from '../auth/login-mfa.ts';
 import { requireUser, testRoute } from './routes.ts';
 
+/** What `mfaTestRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type MfaTestRoutesDeps = Pick<AppServices, 'db' | 'mfa'>;
+
 /** `POST /test/auth/mfa-ticket` (docs/accounts.md#test-harness-test-mode-only): plants an MFA login ticket chosen by the caller. */
-export function mfaTestRoutes(services: AppServices): AnyRoute[] {
+export function mfaTestRoutes(services: MfaTestRoutesDeps): AnyRoute[] {
   return [
     testRoute({
       method: 'POST',

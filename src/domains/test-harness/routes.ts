@@ -16,7 +16,7 @@ export function testRoute<B = unknown, Q = unknown>(spec: Omit<RouteSpec<B, Q>, 
   return route<B, Q>({ ...spec, policy: 'test', alsoAtRoot: true });
 }
 
-export async function requireUser(services: AppServices, rawId: string | undefined): Promise<string> {
+export async function requireUser(services: Pick<AppServices, 'db'>, rawId: string | undefined): Promise<string> {
   const id = parseSnowflake(rawId);
   if (!id.ok) throw new ApiError('UNKNOWN_USER');
   const rows = await services.db.query('SELECT 1 FROM users WHERE id = $1', [id.value]);
@@ -55,7 +55,13 @@ function suspiciousBits(names: readonly string[]): number {
   return bits;
 }
 
-export function coreTestRoutes(services: AppServices): AnyRoute[] {
+/** What `coreTestRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type CoreTestRoutesDeps = Pick<
+  AppServices,
+  'clock' | 'credentials' | 'db' | 'ipBans' | 'mfa' | 'outbox' | 'rateLimiter'
+>;
+
+export function coreTestRoutes(services: CoreTestRoutesDeps): AnyRoute[] {
   const { db, credentials, outbox, clock } = services;
   const changed = (userId: string) => credentials.invalidate({ userId });
 

@@ -35,7 +35,13 @@ const patchMeBody = z.object({
 
 export type PatchMeBody = z.infer<typeof patchMeBody>;
 
-export function userRoutes(services: AppServices, applyEmailToken: EmailTokenApplier): AnyRoute[] {
+/** What `userRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type UserRoutesDeps = Pick<
+  AppServices,
+  'bus' | 'credentials' | 'db' | 'media' | 'mfaView' | 'sessions' | 'users'
+>;
+
+export function userRoutes(services: UserRoutesDeps, applyEmailToken: EmailTokenApplier): AnyRoute[] {
   const { users, sessions } = services;
   return [
     route({

@@ -66,8 +66,14 @@ function actorOf(ctx: RequestContext): WebhookActor {
   return { userId: ctx.user.id, reason: auditReason(ctx.request.headers) };
 }
 
+/** What `webhookRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type WebhookRoutesDeps = Pick<
+  AppServices,
+  'attachments' | 'chatCore' | 'config' | 'db' | 'ids' | 'interactions' | 'media' | 'messages' | 'objects' | 'users'
+>;
+
 /** Webhooks (docs/media.md#webhooks-srcdomainswebhooks): management with MANAGE_WEBHOOKS; execution by the token in the URL only. */
-export function webhookRoutes(services: AppServices): AnyRoute[] {
+export function webhookRoutes(services: WebhookRoutesDeps): AnyRoute[] {
   const { db, ids, chatCore, messages, attachments, media } = services;
   const interactionTokens = new InteractionWebhooks(services.interactions);
   const { access, events, store: chatStore, audit } = chatCore;
