@@ -30,6 +30,9 @@ await db.query(
   [userIds],
 );
 await db.query('INSERT INTO members (guild_id, user_id) SELECT $1, unnest($2::bigint[])', [guild.body.id, userIds]);
+// Rows written behind the API's back: tell the read model, as the member routes do for each join (its member
+// map, loaded when the guild was created, would otherwise leave them out of the fan-out).
+for (const userId of userIds) await services.bus.publish(CHAT_INVALIDATE_TOPIC, { guildId: guild.body.id, userId });
 // Sessions inserted in bulk, exactly as SessionService stores them (token digest only).
 const tokens: string[][] = userIds.map(() =>
   Array.from({ length: sessionsPerMember }, () => services.tokenCheck.newSessionToken()),
