@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isPrivateAddress } from '../../src/platform/net/ssrf-guard.ts';
+import { isNonPublicAddress as isPrivateAddress } from '../../src/platform/net/non-public.ts';
 
 test('IPv6 forms that embed an IPv4 address are refused', () => {
   for (const address of [

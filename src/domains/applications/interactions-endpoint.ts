@@ -1,12 +1,9 @@
-import type { ClientRequest } from 'node:http';
-import http from 'node:http';
-import https from 'node:https';
 import { BlockList, isIP } from 'node:net';
 import { ApiError } from '../../http/errors.ts';
 import { ConcurrencyGate } from '../../platform/concurrency-gate.ts';
 import { randomBase64Url } from '../../platform/crypto/tokens.ts';
 import { isNonPublicAddress } from '../../platform/net/non-public.ts';
-import { refusingLookup } from '../../platform/net/ssrf-guard.ts';
+import { OutboundClient, OutboundFailure } from '../../platform/net/outbound.ts';
 import type { InteractionKeys } from './interaction-keys.ts';
 
 /** Discord's window: the endpoint answers within 3 s, or the interaction fails. */
@@ -60,8 +57,7 @@ function isLoopback(address: string): boolean {
 export class InteractionsEndpoint {
   private readonly gate: ConcurrencyGate;
   private readonly refuses: (address: string) => boolean;
-  private readonly agents: { http: http.Agent; https: https.Agent };
-  private readonly inFlight = new Map<ClientRequest, () => void>();
+  private readonly client: OutboundClient;
   private closed = false;
 
   constructor(
@@ -70,10 +66,7 @@ export class InteractionsEndpoint {
   ) {
     this.gate = new ConcurrencyGate(TOTAL_IN_FLIGHT, options.perApplication);
     this.refuses = (address) => isNonPublicAddress(address) && !(options.allowLoopback && isLoopback(address));
-    this.agents = {
-      http: new http.Agent({ keepAlive: true, maxSockets: 256 }),
-      https: new https.Agent({ keepAlive: true, maxSockets: 256 }),
-    };
+    this.client = new OutboundClient({ refuses: this.refuses });
   }
 
   /** The URL as stored, or 400 `INVALID_INTERACTIONS_ENDPOINT_URL` saying what is wrong with it. */
@@ -149,7 +142,6 @@ export class InteractionsEndpoint {
       const { signature } = await this.keys.sign(applicationId, timestamp, options.tamper ? `${body} ` : body);
       return await this.send(url, body, {
         'content-type': 'application/json',
-        'content-length': String(Buffer.byteLength(body)),
         'user-agent': 'Hearth-Interactions/1.0',
         'x-signature-ed25519': signature,
         'x-signature-timestamp': timestamp,
@@ -159,71 +151,32 @@ export class InteractionsEndpoint {
     }
   }
 
-  private send(url: URL, body: string, headers: Record<string, string>): Promise<EndpointResponse> {
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    // Literal addresses never reach the lookup function, so they are checked here (again: the rule may differ
-    // from when the URL was stored, e.g. after leaving test mode).
-    if (isIP(host) !== 0 && this.refuses(host)) return Promise.reject(new EndpointFailure('refused_address'));
-    const secure = url.protocol === 'https:';
-    if (!secure && !this.options.allowLoopback) return Promise.reject(new EndpointFailure('refused_address'));
-    const transport = secure ? https : http;
-    return new Promise<EndpointResponse>((resolve, reject) => {
-      const req = transport.request(url, {
-        method: 'POST',
-        headers,
-        agent: secure ? this.agents.https : this.agents.http,
-        lookup: refusingLookup(this.refuses, () => new EndpointFailure('refused_address')),
-      });
-      const fail = (error: unknown) => {
-        const cause = (error as { cause?: unknown }).cause;
-        reject(
-          error instanceof EndpointFailure
-            ? error
-            : cause instanceof EndpointFailure
-              ? cause
-              : new EndpointFailure('network'),
-        );
+  private async send(url: URL, body: string, headers: Record<string, string>): Promise<EndpointResponse> {
+    // Checked again at every request: the rule may differ from when the URL was stored (e.g. after leaving test mode).
+    if (url.protocol !== 'https:' && !this.options.allowLoopback) throw new EndpointFailure('refused_address');
+    try {
+      const response = await this.client.fetch(
+        url,
+        { method: 'POST', headers, body },
+        { timeoutMs: ENDPOINT_TIMEOUT_MS, maxBytes: ENDPOINT_MAX_RESPONSE_BYTES },
+      );
+      return {
+        status: response.status,
+        contentType: response.headers.get('content-type') ?? undefined,
+        text: await response.text(),
       };
-      const cut = (reason: 'timeout' | 'too_large' | 'closed') => {
-        fail(new EndpointFailure(reason));
-        req.destroy();
-      };
-      const deadline = setTimeout(() => cut('timeout'), ENDPOINT_TIMEOUT_MS);
-      this.inFlight.set(req, () => cut('closed'));
-      req.on('close', () => {
-        clearTimeout(deadline);
-        this.inFlight.delete(req);
-      });
-      req.on('error', fail);
-      req.on('response', (res) => {
-        const declared = Number(res.headers['content-length'] ?? '0');
-        if (declared > ENDPOINT_MAX_RESPONSE_BYTES) return cut('too_large');
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > ENDPOINT_MAX_RESPONSE_BYTES) return cut('too_large');
-          chunks.push(chunk);
-        });
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            contentType: res.headers['content-type'],
-            text: Buffer.concat(chunks).toString('utf8'),
-          }),
-        );
-        res.on('error', fail);
-        res.on('aborted', () => fail(new EndpointFailure('network')));
-      });
-      req.end(body);
-    });
+    } catch (error) {
+      if (!(error instanceof OutboundFailure)) throw new EndpointFailure('network');
+      const reason = error.reason;
+      throw new EndpointFailure(
+        reason === 'private_address' ? 'refused_address' : reason === 'bad_url' ? 'network' : reason,
+      );
+    }
   }
 
   /** Shutdown: requests in flight are cut (their interactions fail) and the kept-alive sockets closed. */
   close(): void {
     this.closed = true;
-    for (const cut of this.inFlight.values()) cut();
-    this.agents.http.destroy();
-    this.agents.https.destroy();
+    void this.client.close();
   }
 }

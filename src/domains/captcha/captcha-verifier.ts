@@ -1,6 +1,7 @@
 import type { CaptchaProvider } from '../../config/config.ts';
 import { ApiError } from '../../http/errors.ts';
 import type { Logger } from '../../platform/log.ts';
+import { OutboundFailure, outboundClient } from '../../platform/net/outbound.ts';
 
 /** Longest token sent to the provider; real hCaptcha and Turnstile tokens are a few KiB at most. */
 const MAX_TOKEN_LENGTH = 8192;
@@ -50,13 +51,12 @@ export class CaptchaVerifier {
     if (!secret || !verifyUrl) return false;
     const form = new URLSearchParams({ secret, response: token, remoteip: remoteIp });
     try {
-      const response = await fetch(verifyUrl, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: form.toString(),
-        redirect: 'error',
-        signal: AbortSignal.timeout(timeoutMs),
-      });
+      // The operator's URL (any address): the one outbound client, bounded in time and size, no redirect.
+      const response = await outboundClient(true).fetch(
+        verifyUrl,
+        { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() },
+        { timeoutMs, maxBytes: 64 * 1024 },
+      );
       if (!response.ok) {
         log.warn('captcha verification failed', { provider, status: response.status });
         return false;
@@ -66,7 +66,10 @@ export class CaptchaVerifier {
     } catch (error) {
       // The provider is down, slow or answered garbage: the token cannot be trusted. No URL in the log
       // (an operator may put credentials in it).
-      log.warn('captcha verification failed', { provider, error: (error as Error).name });
+      log.warn('captcha verification failed', {
+        provider,
+        error: error instanceof OutboundFailure ? error.reason : (error as Error).name,
+      });
       return false;
     }
   }

@@ -5,7 +5,7 @@ import type { AppServices } from '../../app-services.ts';
 import { ApiError, rateLimited } from '../../http/errors.ts';
 import { type AnyRoute, REPLY_SENT, type RequestContext, route, type StreamedBody } from '../../http/route.ts';
 import { ConcurrencyGate } from '../../platform/concurrency-gate.ts';
-import { OutboundRefused, safeFetch } from '../../platform/net/ssrf-guard.ts';
+import { fetchMedia, OutboundFailure } from '../../platform/net/outbound.ts';
 import { isSafeKey, ObjectTooLargeError } from '../../platform/storage/object-store.ts';
 import { UPLOAD_BUCKET } from './buckets.ts';
 import { parseByteRange } from './byte-range.ts';
@@ -261,16 +261,16 @@ export function mediaRoutes(services: MediaRoutesDeps): AnyRoute[] {
         const release = externalFetches.tryEnter(ctx.ipKey);
         // As for uploads (docs/media.md#uploads-in-flight): `shared` when the process is full, else `user`.
         if (!release) throw rateLimited(1000, false, { 'X-RateLimit-Scope': processFull ? 'shared' : 'user' });
-        let fetched: Awaited<ReturnType<typeof safeFetch>>;
+        let fetched: Awaited<ReturnType<typeof fetchMedia>>;
         try {
-          fetched = await safeFetch(url, {
+          fetched = await fetchMedia(url, {
             allowPrivate: config.mediaAllowPrivateTargets,
             maxBytes: EXTERNAL_MAX_BYTES,
             timeoutMs: EXTERNAL_TIMEOUT_MS,
             maxRedirects: 5,
           });
         } catch (error) {
-          if (error instanceof OutboundRefused) {
+          if (error instanceof OutboundFailure) {
             if (error.reason === 'private_address' || error.reason === 'bad_url')
               throw new ApiError('FORBIDDEN', { message: 'Target not allowed' });
             if (error.reason === 'too_large') throw new ApiError('PAYLOAD_TOO_LARGE');

@@ -1,8 +1,8 @@
 import type { CustomFetch } from 'openid-client';
-import { OutboundFailure, outboundFetch } from '../../platform/net/outbound.ts';
+import { OutboundFailure, type OutboundInit, outboundClient } from '../../platform/net/outbound.ts';
 
 /** Why a call to the identity provider did not produce a usable answer. Never carries URLs or secrets. */
-export type IdpFailureReason = OutboundFailure['reason'] | 'not_json';
+export type IdpFailureReason = Exclude<OutboundFailure['reason'], 'closed'> | 'not_json';
 
 export class IdpUnreachable extends Error {
   constructor(readonly reason: IdpFailureReason) {
@@ -10,12 +10,13 @@ export class IdpUnreachable extends Error {
   }
 }
 
-const idpPolicy = (allowPrivate: boolean) => ({
-  allowPrivate,
-  httpsOnly: !allowPrivate,
-  timeoutMs: 10_000,
-  maxBytes: 512 * 1024,
-});
+const IDP_LIMITS = { timeoutMs: 10_000, maxBytes: 512 * 1024 };
+
+/** Without the private-issuer opt-in, only https is spoken (a refusal of the same kind as a private address). */
+function idpGet(allowPrivate: boolean, url: string, init: OutboundInit) {
+  if (!allowPrivate && !url.startsWith('https:')) return Promise.reject(new OutboundFailure('private_address'));
+  return outboundClient(allowPrivate).fetch(url, init, IDP_LIMITS);
+}
 
 /**
  * The fetch that openid-client uses for every call to the provider (discovery, JWKS, token, userinfo): the
@@ -25,21 +26,17 @@ const idpPolicy = (allowPrivate: boolean) => ({
  */
 export function idpFetch(allowPrivate: boolean): CustomFetch {
   return (url, options) =>
-    outboundFetch(
-      url,
-      {
-        method: options.method,
-        headers: options.headers,
-        ...(options.body === undefined || options.body === null ? {} : { body: options.body as string }),
-        ...(options.signal ? { signal: options.signal } : {}),
-      },
-      idpPolicy(allowPrivate),
-    );
+    idpGet(allowPrivate, url, {
+      method: options.method,
+      headers: options.headers,
+      ...(options.body === undefined || options.body === null ? {} : { body: options.body as string }),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
 }
 
 /** A GET of a JSON document (the connection test's JWKS), with the same rules. */
 export async function idpJson(url: string, allowPrivate: boolean): Promise<{ status: number; json: unknown }> {
-  const response = await outboundFetch(url, { headers: { accept: 'application/json' } }, idpPolicy(allowPrivate));
+  const response = await idpGet(allowPrivate, url, { headers: { accept: 'application/json' } });
   try {
     const text = await response.text();
     return { status: response.status, json: text.length > 0 ? JSON.parse(text) : undefined };
@@ -51,7 +48,8 @@ export async function idpJson(url: string, allowPrivate: boolean): Promise<{ sta
 /** The outbound failure somewhere in an error's cause chain (openid-client wraps what its fetch throws). */
 export function failureReason(error: unknown): IdpFailureReason | undefined {
   for (let current = error, depth = 0; current && depth < 5; depth++) {
-    if (current instanceof IdpUnreachable || current instanceof OutboundFailure) return current.reason;
+    if (current instanceof IdpUnreachable) return current.reason;
+    if (current instanceof OutboundFailure) return current.reason === 'closed' ? 'network' : current.reason;
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;

@@ -1,121 +1,191 @@
-import { isIP } from 'node:net';
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { isIP, type LookupFunction } from 'node:net';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { isNonPublicAddress } from './non-public.ts';
-import { refusingLookup } from './ssrf-guard.ts';
 
 /**
- * The one outbound HTTP client (undici) for requests made on a user's or an administrator's behalf: identity
- * providers, interaction endpoints, the media proxy. Every connection resolves its host through the refusing
- * lookup, so the address check and the connection use the same DNS answer (no rebinding window), and literal
- * addresses are checked before any connection. Bodies are read up to a bound, within a deadline.
+ * The one outbound HTTP client (undici) for requests the server makes to addresses it does not own: identity
+ * providers, interaction endpoints, the media proxy, the CAPTCHA provider. A client has an address rule; every
+ * connection resolves its host through a lookup that drops the answers the rule refuses, so the check and the
+ * connection use the same DNS answer (no rebinding window), and literal addresses are checked before any
+ * connection. Redirects are never followed here; bodies are read up to a bound, within a deadline.
  */
 export class OutboundFailure extends Error {
-  constructor(readonly reason: 'private_address' | 'bad_url' | 'network' | 'timeout' | 'too_large') {
+  constructor(readonly reason: 'private_address' | 'bad_url' | 'network' | 'timeout' | 'too_large' | 'closed') {
     super(`outbound request failed: ${reason}`);
   }
 }
 
-export interface OutboundPolicy {
-  /** Let the request reach loopback, private and other non-public addresses (an operator's explicit opt-in). */
-  allowPrivate: boolean;
-  /** Refuse plain http (identity providers without the opt-in). */
-  httpsOnly?: boolean;
+export interface AddressRule {
+  /** True for an address the client must not connect to. */
+  refuses: (address: string) => boolean;
+}
+
+export interface Limits {
   timeoutMs: number;
   maxBytes: number;
 }
 
-const agents = new Map<boolean, Agent>();
-
-/** A dispatcher whose connections refuse non-public addresses at resolution time (unless allowed). */
-function dispatcher(allowPrivate: boolean): Agent {
-  let agent = agents.get(allowPrivate);
-  if (!agent) {
-    const refuses = allowPrivate ? () => false : isNonPublicAddress;
-    agent = new Agent({
-      connect: { lookup: refusingLookup(refuses, () => new OutboundFailure('private_address')) },
-      keepAliveTimeout: 4000,
-    });
-    agents.set(allowPrivate, agent);
-  }
-  return agent;
+export interface OutboundInit {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string | URLSearchParams | Uint8Array;
+  signal?: AbortSignal;
 }
 
-/** Checks what can be checked before connecting: the scheme and a literal address. */
-export function checkTarget(rawUrl: string | URL, policy: Pick<OutboundPolicy, 'allowPrivate' | 'httpsOnly'>): URL {
-  let url: URL;
-  try {
-    url = new URL(rawUrl);
-  } catch {
-    throw new OutboundFailure('bad_url');
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new OutboundFailure('bad_url');
-  if (policy.httpsOnly && url.protocol !== 'https:') throw new OutboundFailure('private_address');
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  // A literal address never reaches the lookup, so it is checked here.
-  if (!policy.allowPrivate && isIP(host) !== 0 && isNonPublicAddress(host))
-    throw new OutboundFailure('private_address');
-  return url;
+/**
+ * A DNS lookup that drops the answers `refuses` names and fails with `refusal()` when none is left. It runs
+ * inside the connection's own resolution, so a DNS answer cannot change between the check and the connection.
+ */
+export function refusingLookup(refuses: (address: string) => boolean, refusal: () => Error): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, '', 4);
+      const usable = (addresses as unknown as LookupAddress[]).filter((a) => !refuses(a.address));
+      const first = usable[0];
+      if (!first) return callback(refusal() as NodeJS.ErrnoException, '', 4);
+      if ((options as { all?: boolean }).all)
+        return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, usable);
+      callback(null, first.address, first.family);
+    });
+  };
 }
 
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 
-/**
- * One request, redirects never followed (a redirect would be a second, unchecked destination: callers that
- * follow one call again with the new URL). Answers a standard `Response` whose body is already read (at most
- * `maxBytes`), so it also serves as the custom fetch of openid-client.
- */
-export async function outboundFetch(
-  rawUrl: string | URL,
-  init: { method?: string; headers?: HeadersInit; body?: string | URLSearchParams | Uint8Array; signal?: AbortSignal },
-  policy: OutboundPolicy,
-): Promise<Response> {
-  const url = checkTarget(rawUrl, policy);
-  const deadline = AbortSignal.timeout(policy.timeoutMs);
-  const signal = init.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
-  try {
-    const response = await undiciFetch(url, {
-      method: init.method ?? 'GET',
-      headers: init.headers as Record<string, string> | undefined,
-      body: init.body,
-      redirect: 'manual',
-      signal,
-      dispatcher: dispatcher(policy.allowPrivate),
+export class OutboundClient {
+  private readonly agent: Agent;
+  private closed = false;
+
+  constructor(private readonly rule: AddressRule) {
+    this.agent = new Agent({
+      connect: { lookup: refusingLookup(rule.refuses, () => new OutboundFailure('private_address')) },
+      keepAliveTimeout: 4000,
     });
-    const declared = Number(response.headers.get('content-length') ?? '0');
-    if (declared > policy.maxBytes) {
-      await response.body?.cancel();
-      throw new OutboundFailure('too_large');
+  }
+
+  /** Checks what can be checked before connecting: the scheme and a literal address. */
+  target(rawUrl: string | URL): URL {
+    let url: URL;
+    try {
+      url = new URL(rawUrl);
+    } catch {
+      throw new OutboundFailure('bad_url');
     }
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    if (response.body) {
-      for await (const chunk of response.body) {
-        size += chunk.byteLength;
-        if (size > policy.maxBytes) {
-          await response.body.cancel().catch(() => {});
-          throw new OutboundFailure('too_large');
-        }
-        chunks.push(chunk);
-      }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new OutboundFailure('bad_url');
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    // A literal address never reaches the lookup, so it is checked here.
+    if (isIP(host) !== 0 && this.rule.refuses(host)) throw new OutboundFailure('private_address');
+    return url;
+  }
+
+  /**
+   * One request, redirects not followed (a redirect is a second destination: a caller that follows it asks
+   * again with the new URL). Answers a standard `Response` whose body is already read (at most `maxBytes`),
+   * so it also serves as openid-client's custom fetch.
+   */
+  async fetch(rawUrl: string | URL, init: OutboundInit, limits: Limits): Promise<Response> {
+    if (this.closed) throw new OutboundFailure('closed');
+    const url = this.target(rawUrl);
+    const deadline = AbortSignal.timeout(limits.timeoutMs);
+    const signal = init.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
+    try {
+      const response = await undiciFetch(url, {
+        method: init.method ?? 'GET',
+        ...(init.headers ? { headers: init.headers } : {}),
+        ...(init.body === undefined ? {} : { body: init.body }),
+        redirect: 'manual',
+        signal,
+        dispatcher: this.agent,
+      });
+      const bytes = await readBounded(response, limits.maxBytes);
+      const headers = new Headers();
+      for (const [name, value] of response.headers) headers.append(name, value);
+      return new Response(NULL_BODY_STATUSES.has(response.status) ? null : bytes, {
+        status: response.status,
+        statusText: response.statusText,
+        headers,
+      });
+    } catch (error) {
+      throw this.failure(error, deadline);
     }
-    const headers = new Headers();
-    for (const [name, value] of response.headers) headers.append(name, value);
-    return new Response(NULL_BODY_STATUSES.has(response.status) ? null : Buffer.concat(chunks), {
-      status: response.status,
-      statusText: response.statusText,
-      headers,
-    });
-  } catch (error) {
-    throw asOutboundFailure(error, deadline);
+  }
+
+  /** Shutdown: requests in flight fail with `closed` and the kept-alive sockets are closed. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.agent.destroy().catch(() => {});
+  }
+
+  private failure(error: unknown, deadline: AbortSignal): Error {
+    if (error instanceof OutboundFailure) return error;
+    const cause = (error as { cause?: unknown }).cause;
+    if (cause instanceof OutboundFailure) return cause;
+    if (this.closed) return new OutboundFailure('closed');
+    if (deadline.aborted) return new OutboundFailure('timeout');
+    // The caller's own abort travels as it is.
+    if ((error as { name?: string }).name === 'AbortError') return error as Error;
+    return new OutboundFailure('network');
   }
 }
 
-function asOutboundFailure(error: unknown, deadline: AbortSignal): Error {
-  if (error instanceof OutboundFailure) return error;
-  const cause = (error as { cause?: unknown }).cause;
-  if (cause instanceof OutboundFailure) return cause;
-  if (deadline.aborted) return new OutboundFailure('timeout');
-  // The caller's own abort travels as it is.
-  if ((error as { name?: string }).name === 'AbortError') return error as Error;
-  return new OutboundFailure('network');
+async function readBounded(
+  response: Awaited<ReturnType<typeof undiciFetch>>,
+  maxBytes: number,
+): Promise<ReturnType<typeof Buffer.concat>> {
+  const declared = Number(response.headers.get('content-length') ?? '0');
+  if (declared > maxBytes) {
+    await response.body?.cancel().catch(() => {});
+    throw new OutboundFailure('too_large');
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (response.body) {
+    for await (const chunk of response.body) {
+      size += chunk.byteLength;
+      if (size > maxBytes) {
+        await response.body.cancel().catch(() => {});
+        throw new OutboundFailure('too_large');
+      }
+      chunks.push(chunk);
+    }
+  }
+  return Buffer.concat(chunks);
+}
+
+const publicOnly = new OutboundClient({ refuses: isNonPublicAddress });
+const anyAddress = new OutboundClient({ refuses: () => false });
+
+/** The shared client for targets that must be public (unless the operator allowed private ones for this use). */
+export function outboundClient(allowPrivate: boolean): OutboundClient {
+  return allowPrivate ? anyAddress : publicOnly;
+}
+
+export interface FetchedMedia {
+  status: number;
+  contentType: string | undefined;
+  bytes: Buffer;
+}
+
+/** GETs an http(s) URL for the media proxy, following at most `maxRedirects` redirects, each checked again. */
+export async function fetchMedia(
+  rawUrl: string,
+  options: Limits & { allowPrivate: boolean; maxRedirects: number },
+): Promise<FetchedMedia> {
+  const client = outboundClient(options.allowPrivate);
+  let url = client.target(rawUrl);
+  for (let hop = 0; hop <= options.maxRedirects; hop++) {
+    const response = await client.fetch(url, { headers: { 'user-agent': 'HearthMediaProxy/1.0' } }, options);
+    const location = response.headers.get('location');
+    if (response.status >= 300 && response.status < 400 && location) {
+      url = client.target(new URL(location, url));
+      continue;
+    }
+    return {
+      status: response.status,
+      contentType: response.headers.get('content-type') ?? undefined,
+      bytes: Buffer.from(await response.arrayBuffer()),
+    };
+  }
+  throw new OutboundFailure('network');
 }
