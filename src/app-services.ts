@@ -46,6 +46,7 @@ import type { IpBan, IpBanStore } from './platform/state/ip-bans.ts';
 import type { PresenceStore } from './platform/state/presences.ts';
 import type { RateLimiter } from './platform/state/rate-limiter.ts';
 import type { SlotStore } from './platform/state/slots.ts';
+import type { VoiceNodeStore } from './platform/state/voice-nodes.ts';
 import type { ObjectStore } from './platform/storage/object-store.ts';
 
 /** Signing and sealing keys (`platform/secrets.ts`); `mfa` keys TOTP secrets at rest: losing it disables them. */
@@ -125,6 +126,8 @@ export interface AppServices {
   slots: SlotStore;
   /** Voice states, their permissions and the media tokens of VOICE_SERVER_UPDATE (docs/voice.md). */
   voice: VoiceService;
+  /** Announced voice nodes and the node of each room (docs/voice.md#room-placement). */
+  voiceNodes: VoiceNodeStore;
   /** DM and group-DM calls: ringing, CALL_CREATE/UPDATE/DELETE, the call message (docs/voice.md). */
   calls: CallService;
   /** Deletes expired tokens, codes, MFA attempts and abandoned uploads (with their bytes) periodically. */

@@ -37,6 +37,8 @@ import { UsersRepository } from './domains/users/users-repository.ts';
 import { CallService } from './domains/voice/call-service.ts';
 import { sfuNetwork } from './domains/voice/sfu/network-settings.ts';
 import { VoiceSignallingServer } from './domains/voice/sfu/signalling-server.ts';
+import { VoiceNode } from './domains/voice/sfu/voice-node.ts';
+import { VoicePlacement, voiceEndpoint } from './domains/voice/voice-placement.ts';
 import { VoiceService } from './domains/voice/voice-service.ts';
 import { type GatewayOptions, GatewayServer } from './gateway/gateway-server.ts';
 import { authFailureRecorder } from './http/auth/auth-failures.ts';
@@ -64,6 +66,7 @@ import { InProcessPresenceStore, type PresenceStore } from './platform/state/pre
 import { InProcessRateLimiter, type RateLimiter } from './platform/state/rate-limiter.ts';
 import { openRedisClusterState, openRedisState } from './platform/state/redis.ts';
 import { InProcessSlotStore, type SlotStore } from './platform/state/slots.ts';
+import { InProcessVoiceNodeStore, type VoiceNodeStore } from './platform/state/voice-nodes.ts';
 import { InProcessVoiceStateStore, type VoiceStateStore } from './platform/state/voice-states.ts';
 import { openObjectStore } from './platform/storage/open-object-store.ts';
 import { buildRoutes } from './routes.ts';
@@ -86,8 +89,10 @@ export interface RunningApp {
   port: number;
   /** Present when this process serves the `gateway` role. */
   gateway: GatewayServer | undefined;
-  /** The embedded voice SFU's signalling endpoint (with the gateway role). */
+  /** The embedded voice SFU's signalling endpoint (with the `voice` role). */
   sfu: VoiceSignallingServer | undefined;
+  /** This process as a voice node (with the `voice` role; docs/voice.md#the-voice-role). */
+  voiceNode: VoiceNode | undefined;
   /** The private metrics port, when HEARTH_METRICS_PORT is set. */
   metricsPort: number | undefined;
   close(): Promise<void>;
@@ -116,6 +121,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   let rateLimiter: RateLimiter = new InProcessRateLimiter();
   let ipBans: IpBanStore = new InProcessIpBanStore();
   let voiceStates: VoiceStateStore = new InProcessVoiceStateStore();
+  let voiceNodes: VoiceNodeStore = new InProcessVoiceNodeStore();
   let presences: PresenceStore = new InProcessPresenceStore();
   let slots: SlotStore = new InProcessSlotStore();
   let closeState = async () => {};
@@ -127,6 +133,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     rateLimiter = state.rateLimiter;
     ipBans = state.ipBans;
     voiceStates = state.voiceStates;
+    voiceNodes = state.voiceNodes;
     presences = state.presences;
     slots = state.slots;
     closeState = state.close;
@@ -202,6 +209,17 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   const sessions = new SessionService(db, ids, clock, credentials, bus, tokenCheck);
   const tokens = new OneTimeTokens(db, clock);
   const applications = new ApplicationsRepository(db);
+  // Set below when this process is a voice node: placement counts it live whatever the shared store says.
+  let voiceNode: VoiceNode | undefined;
+  const placement = new VoicePlacement({
+    nodes: voiceNodes,
+    store: voiceStates,
+    bus,
+    clock,
+    config,
+    log,
+    localNode: () => voiceNode?.current(),
+  });
   const services = {
     config,
     readReplica: replica ?? db,
@@ -268,8 +286,9 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     presences,
     slots,
     metrics,
-    voice: new VoiceService({ store: voiceStates, chat, dispatcher, bus, clock, config, log }),
-    calls: new CallService({ store: voiceStates, chat, dispatcher, clock, config, ids }),
+    voice: new VoiceService({ store: voiceStates, chat, dispatcher, bus, clock, log, placement }),
+    voiceNodes,
+    calls: new CallService({ store: voiceStates, chat, dispatcher, clock, config, ids, placement }),
     // Test mode sweeps often; automatic sweeps skip while the test clock runs ahead (see Janitor).
     janitor: new Janitor({ db, clock, objects, log }, { intervalMs: config.testMode ? 1000 : 60_000 }),
     harvests: new HarvestService(
@@ -310,9 +329,12 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   const http = createHttpServer(services, routes);
   // The web client comes with the API (docs/deployment.md#roles).
   if (config.roles.has('api')) registerWebClient(http, { config, log });
-  const gateway = config.roles.has('gateway') ? new GatewayServer(services, options.gateway) : undefined;
+  const gateway = config.roles.has('gateway')
+    ? new GatewayServer(services, { ...options.gateway, voiceServedHere: config.roles.has('voice') })
+    : undefined;
   gateway?.attach(http.server);
-  const sfu = gateway
+  // The SFU and its signalling socket come with the `voice` role (docs/deployment.md#roles).
+  const sfu = config.roles.has('voice')
     ? new VoiceSignallingServer({
         store: voiceStates,
         bus,
@@ -331,7 +353,18 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
         },
       })
     : undefined;
-  sfu?.attach(http.server);
+  sfu?.attach(http.server, { alone: !gateway });
+  if (sfu)
+    voiceNode = new VoiceNode({
+      nodes: voiceNodes,
+      endpoint: () => config.voiceEndpoint ?? voiceEndpoint(config),
+      ttlMs: config.voiceNodeTtlSeconds * 1000,
+      load: () => {
+        const { rooms, participants } = sfu.stats();
+        return { rooms, participants };
+      },
+      log,
+    });
   // Finalises self-deletions whose grace period ended; test mode sweeps often (36 s grace).
   const deletionSweeper = new DeletionSweeper(services, config.testMode ? 500 : 60_000);
   deletionSweeper.start();
@@ -360,6 +393,15 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     onError: (error) => log.error('call ringing sweep failed', { error: (error as Error).message }),
   });
   ringSweeper.start();
+  // Rooms of voice nodes that stopped announcing themselves move to live ones (docs/voice.md#failover).
+  const voiceRoomSweeper = new PeriodicTask({
+    intervalMs: config.testMode ? 500 : 2_000,
+    run: async () => {
+      await placement.sweep();
+    },
+    onError: (error) => log.error('voice room sweep failed', { error: (error as Error).message }),
+  });
+  voiceRoomSweeper.start();
   // Each change reloads both at once everywhere; this catches a change whose bus message never arrived.
   const settingsReloader = new PeriodicTask({
     intervalMs: config.settingsReloadSeconds * 1000,
@@ -383,6 +425,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
       ? await listenForMetrics(metrics, config.metricsPort, config.metricsHost)
       : undefined;
   if (metricsListener) log.info('metrics listening', { port: metricsListener.port, host: config.metricsHost });
+  await voiceNode?.start();
 
   return {
     services,
@@ -391,6 +434,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     url: `http://127.0.0.1:${port}`,
     gateway,
     sfu,
+    voiceNode,
     metricsPort: metricsListener?.port,
     async close() {
       await metricsListener?.close();
@@ -400,6 +444,8 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
       await threadArchiver.stop();
       await afkSweeper.stop();
       await ringSweeper.stop();
+      await voiceRoomSweeper.stop();
+      await voiceNode?.stop();
       await settingsReloader.stop();
       await gateway?.drain();
       await sfu?.close();

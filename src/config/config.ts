@@ -116,13 +116,21 @@ const CAPTCHA_VERIFY_URLS: Record<Exclude<CaptchaProvider, 'none'>, string> = {
   turnstile: 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
 };
 
-const ROLES = ['api', 'gateway', 'media'] as const;
+const ROLES = ['api', 'gateway', 'media', 'voice'] as const;
 const roles: FromText<Set<(typeof ROLES)[number]>> = list.pipe(
   z
-    .array(oneOf(ROLES, (role) => `unknown role "${role}" (api, gateway, media)`))
+    .array(oneOf(ROLES, (role) => `unknown role "${role}" (api, gateway, media, voice)`))
     .min(1, 'needs at least one role')
     .transform((values) => new Set(values)),
 );
+
+const voiceEndpointUrl: FromText<string | undefined> = z.string().transform((raw, ctx) => {
+  if (raw === '') return undefined;
+  if (!URL.canParse(raw)) return invalid(ctx, 'must be a ws:// or wss:// URL');
+  const protocol = new URL(raw).protocol;
+  if (protocol !== 'ws:' && protocol !== 'wss:') return invalid(ctx, 'must be a ws:// or wss:// URL');
+  return raw.replace(/\/+$/, '');
+});
 
 const portRange: FromText<[number, number] | undefined> = z.string().transform((raw, ctx) => {
   if (raw === '') return undefined;
@@ -238,6 +246,10 @@ export const CONFIG_SCHEMA = z.object({
   voiceTurnUrls: turnUrls,
   voiceTurnUsername: optionalText,
   voiceTurnCredential: optionalText,
+  /** The signalling WebSocket URL this voice node announces (docs/voice.md#the-voice-role); unset: public URL + /voice. */
+  voiceEndpoint: voiceEndpointUrl,
+  /** How long a voice node's announcement lives without a heartbeat (docs/voice.md#the-voice-role). */
+  voiceNodeTtlSeconds: integer(3, 300),
   /** How long a DM or group-DM call rings someone who neither accepts nor declines (docs/voice.md). */
   voiceRingTimeoutMs: integer(1000, 600_000),
   workerId: integer(0, 1023),
@@ -650,8 +662,8 @@ export const SETTINGS = [
     key: 'roles',
     env: 'HEARTH_ROLES',
     flag: '--roles',
-    describe: 'Comma-separated roles this process serves: api, gateway, media (default: all)',
-    fallback: () => new Set(['api', 'gateway', 'media'] as const),
+    describe: 'Comma-separated roles this process serves: api, gateway, media, voice (default: all)',
+    fallback: () => new Set(['api', 'gateway', 'media', 'voice'] as const),
   }),
   setting({
     key: 'voiceAnnouncedAddresses',
@@ -687,6 +699,20 @@ export const SETTINGS = [
     flag: '--voice-turn-credential',
     describe: 'Credential (password) for the TURN servers',
     fallback: () => undefined,
+  }),
+  setting({
+    key: 'voiceEndpoint',
+    env: 'HEARTH_VOICE_ENDPOINT',
+    flag: '--voice-endpoint',
+    describe: "Public ws:// or wss:// URL of this voice node's signalling socket (default: the public URL + /voice)",
+    fallback: () => undefined,
+  }),
+  setting({
+    key: 'voiceNodeTtlSeconds',
+    env: 'HEARTH_VOICE_NODE_TTL_S',
+    flag: '--voice-node-ttl-s',
+    describe: 'Seconds a voice node stays announced without a heartbeat (sent every third of it); default 15',
+    fallback: () => 15,
   }),
   setting({
     key: 'voiceRingTimeoutMs',

@@ -63,6 +63,11 @@ export interface GatewayOptions {
   maxSocketsPerIp?: number;
   maxSessionsPerUser?: number;
   maxGuildsPerShard?: number;
+  /**
+   * Whether this process also runs the SFU (the `voice` role), whose own listener answers `/voice`; without it
+   * the gateway refuses `/voice` upgrades with 404 (docs/deployment.md#roles). Default true.
+   */
+  voiceServedHere?: boolean;
 }
 
 export type GatewayDeps = IdentifyDeps &
@@ -106,6 +111,7 @@ export class GatewayServer implements ConnectionHandlers {
   private sweepTimer: NodeJS.Timeout | undefined;
   private draining = false;
   private readonly maxSocketsPerIp: number;
+  private readonly voiceServedHere: boolean;
 
   constructor(
     private readonly deps: GatewayDeps,
@@ -113,6 +119,7 @@ export class GatewayServer implements ConnectionHandlers {
   ) {
     this.timings = { ...DEFAULT_TIMINGS, ...options.timings };
     this.maxSocketsPerIp = options.maxSocketsPerIp ?? 256;
+    this.voiceServedHere = options.voiceServedHere ?? true;
     this.voice = new VoiceGateway(deps.voice, deps.calls, this.registry, deps.log);
     this.presences = new PresenceTracker(deps, this.registry);
     this.registry.onRemoved = (session, guildIds) => {
@@ -212,7 +219,8 @@ export class GatewayServer implements ConnectionHandlers {
     socket.on('error', () => {});
     const url = new URL(request.url ?? '/', 'http://gateway.invalid');
     // The voice signalling endpoint has its own upgrade listener (src/domains/voice/sfu).
-    if (url.pathname === '/voice' || url.pathname === '/voice/') return;
+    if (url.pathname === '/voice' || url.pathname === '/voice/')
+      return this.voiceServedHere ? undefined : rejectUpgrade(socket, new ApiError('NOT_FOUND'));
     if (url.pathname !== '/gateway' && url.pathname !== '/gateway/')
       return rejectUpgrade(socket, new ApiError('NOT_FOUND'));
     if (this.draining) return rejectUpgrade(socket, new ApiError('SERVICE_UNAVAILABLE', { message: 'Draining' }));

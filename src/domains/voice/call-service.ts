@@ -17,10 +17,10 @@ export type CallOutcome =
   | { ok: true; server: Record<string, unknown> | undefined }
   | { ok: false; refusal: CallRefusal };
 
-export interface CallServiceDeps extends Omit<VoiceServiceDeps, 'chat' | 'bus' | 'log' | 'config'> {
+export interface CallServiceDeps extends Omit<VoiceServiceDeps, 'chat' | 'bus' | 'log'> {
   chat: Pick<ChatModule, 'access' | 'store' | 'messages'>;
   ids: SnowflakeGenerator;
-  config: Pick<Config, 'publicUrl' | 'voiceRingTimeoutMs'>;
+  config: Pick<Config, 'voiceRingTimeoutMs'>;
 }
 
 /** Calls looked at per ring sweep (the rest are taken at the next one). */

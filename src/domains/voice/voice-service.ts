@@ -1,7 +1,5 @@
-import type { Config } from '../../config/config.ts';
 import { ApiError } from '../../http/errors.ts';
 import type { Clock } from '../../platform/clock.ts';
-import { digest, randomBase62 } from '../../platform/crypto/tokens.ts';
 import type { Logger } from '../../platform/log.ts';
 import type { EventBus } from '../../platform/state/event-bus.ts';
 import { type StoredVoiceState, type VoiceStateStore, voiceScope } from '../../platform/state/voice-states.ts';
@@ -11,15 +9,9 @@ import { has, PERMISSIONS } from '../chat/permissions.ts';
 import { CHANNEL_TYPES, type ChannelRow, type GuildRow, type MemberRow } from '../chat/rows.ts';
 import { memberView } from '../chat/views.ts';
 import type { Dispatcher } from '../events/dispatch.ts';
+import { VOICE_SESSION_TOPIC, type VoicePlacement, type VoiceSessionMessage } from './voice-placement.ts';
 
-/** Bus topic carrying a frame for one gateway session (VOICE_SERVER_UPDATE after a moderator's move). */
-export const VOICE_SESSION_TOPIC = 'voice.session';
-
-export interface VoiceSessionMessage {
-  sessionId: string;
-  event: string;
-  payload: Record<string, unknown>;
-}
+export { VOICE_SESSION_TOPIC, type VoiceSessionMessage } from './voice-placement.ts';
 
 /** Op 4 as the gateway parsed it; `guildId: null` is a DM or group-DM call (CallService). */
 export interface VoiceStateRequest {
@@ -49,43 +41,23 @@ export const AFK_MIN_TIMEOUT_MS = 60_000;
 /** Members looked at per AFK sweep (the rest are taken at the next one). */
 const AFK_SWEEP_LIMIT = 200;
 
-/** How long the VOICE_SERVER_UPDATE token opens the media endpoint. */
-export const VOICE_GRANT_TTL_MS = 120_000;
-
 export interface VoiceServiceDeps {
   store: VoiceStateStore;
   chat: Pick<ChatModule, 'access' | 'store'>;
   dispatcher: Dispatcher;
   bus: EventBus;
   clock: Clock;
-  config: Pick<Config, 'publicUrl'>;
   log: Logger;
+  /** Which voice node a room is on (docs/voice.md#room-placement). */
+  placement: VoicePlacement;
 }
 
-/** The media endpoint announced in VOICE_SERVER_UPDATE: the signalling WebSocket on the public origin. */
-export function voiceEndpoint(config: Pick<Config, 'publicUrl'>): string {
-  return `${config.publicUrl.replace(/^http/, 'ws')}/voice`;
-}
-
-/**
- * VOICE_SERVER_UPDATE for a state that just joined a room: a fresh single-room token (only its digest is
- * stored). `{token, guild_id, endpoint}` for a guild channel, `{token, channel_id, endpoint}` for a DM call.
- */
-export async function mintVoiceServer(
-  deps: Pick<VoiceServiceDeps, 'store' | 'clock' | 'config'>,
+/** VOICE_SERVER_UPDATE for a state that just joined a room: its node's endpoint and a fresh token. */
+export function mintVoiceServer(
+  deps: Pick<VoiceServiceDeps, 'placement'>,
   state: StoredVoiceState,
 ): Promise<Record<string, unknown>> {
-  const token = randomBase62(40);
-  await deps.store.putGrant(digest(token), {
-    guildId: state.guild_id,
-    channelId: state.channel_id,
-    userId: state.user_id,
-    sessionId: state.session_id,
-    expiresAt: deps.clock.now() + VOICE_GRANT_TTL_MS,
-  });
-  return state.guild_id === null
-    ? { token, channel_id: state.channel_id, endpoint: voiceEndpoint(deps.config) }
-    : { token, guild_id: state.guild_id, endpoint: voiceEndpoint(deps.config) };
+  return deps.placement.serverFor(state);
 }
 
 /**

@@ -16,8 +16,10 @@ import {
   singleServer,
 } from './redis-keyspace.ts';
 import { RedisPresenceStore } from './redis-presences.ts';
+import { RedisVoiceNodeStore } from './redis-voice-nodes.ts';
 import { RedisVoiceStateStore } from './redis-voice-states.ts';
 import type { SlotDecision, SlotOptions, SlotRef, SlotStore } from './slots.ts';
+import type { VoiceNodeStore } from './voice-nodes.ts';
 import type { VoiceStateStore } from './voice-states.ts';
 
 export interface RedisEventBusLike extends EventBus {
@@ -30,6 +32,7 @@ export interface RedisState {
   rateLimiter: RateLimiter;
   ipBans: IpBanStore;
   voiceStates: VoiceStateStore;
+  voiceNodes: VoiceNodeStore;
   presences: PresenceStore;
   slots: SlotStore;
   close(): Promise<void>;
@@ -44,7 +47,7 @@ export interface RedisState {
  *   <p>bus:<topic>          pub/sub channel (cluster: sharded channels, see RedisShardedEventBus)
  *   <p>slot:{<key>}         sorted set of slot holders, score = lease expiry (ms); expires with the last lease
  *   <p>slotidle:{<key>}     hash holder → idle since (same hash slot as the set, for a Redis cluster)
- *   <p>voice:…, <p>presence:… see redis-voice-states.ts and redis-presences.ts
+ *   <p>voice:…, <p>presence:… see redis-voice-states.ts, redis-voice-nodes.ts and redis-presences.ts
  */
 
 /** `gcra()` in Lua: one script run is one atomic read-modify-write, so parallel consumers never overshoot. */
@@ -770,6 +773,7 @@ function stores(keyspace: RedisKeyspace, prefix: string): Omit<RedisState, 'bus'
     rateLimiter: new RedisRateLimiter(keyspace, prefix),
     ipBans: new RedisIpBanStore(keyspace, prefix),
     voiceStates: new RedisVoiceStateStore(keyspace, prefix),
+    voiceNodes: new RedisVoiceNodeStore(keyspace, prefix),
     presences: new RedisPresenceStore(keyspace, prefix),
     slots: new RedisSlotStore(keyspace, prefix),
   };

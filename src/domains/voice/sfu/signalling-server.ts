@@ -63,10 +63,18 @@ export class VoiceSignallingServer {
     });
   }
 
-  attach(server: Server): void {
+  /**
+   * Listens for `/voice` upgrades. `alone`: no other upgrade listener (a voice-only process), so any other path
+   * is answered 404 here rather than left hanging.
+   */
+  attach(server: Server, options: { alone?: boolean } = {}): void {
     server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
       const path = new URL(request.url ?? '/', 'http://voice.invalid').pathname;
-      if (path !== VOICE_PATH && path !== `${VOICE_PATH}/`) return;
+      if (path !== VOICE_PATH && path !== `${VOICE_PATH}/`) {
+        if (options.alone && socket.writable)
+          socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+        return;
+      }
       socket.on('error', () => {});
       const admitted = this.deps.admit ? this.deps.admit(request) : Promise.resolve(true);
       admitted

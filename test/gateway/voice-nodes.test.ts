@@ -1,0 +1,239 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Redis } from 'ioredis';
+import WebSocket from 'ws';
+import { registerUser, request, type TestUser } from '../support/client.ts';
+import { createTestDatabase } from '../support/pg-database.ts';
+import { newTestSecrets, TEST_TOKEN } from '../support/server.ts';
+import { freePort, type Spawned, spawnEntrypoint, waitForHealth } from '../support/spawn.ts';
+import { VoiceTestClient } from '../support/voice-client.ts';
+import { type Frame, type GatewayClient, readyClient } from './gateway-client.ts';
+
+/**
+ * The `voice` role across processes (docs/voice.md#the-voice-role): one API + gateway process and two
+ * voice-only processes on one PostgreSQL and one Redis, started like `npm start`. Both members of a channel are
+ * sent to the same voice node, hear each other through it, and when that node is killed both get a
+ * VOICE_SERVER_UPDATE for the other node and connect there. Needs TEST_DATABASE_URL and TEST_REDIS_URL (the
+ * PostgreSQL and Redis run of CI).
+ */
+const adminUrl = process.env.TEST_DATABASE_URL;
+const redisUrl = process.env.TEST_REDIS_URL;
+const skip = adminUrl && redisUrl ? false : 'needs TEST_DATABASE_URL and TEST_REDIS_URL (the PostgreSQL + Redis leg)';
+
+/** Short heartbeats, so a dead node's announcement expires within seconds. */
+const NODE_TTL_S = 3;
+
+interface Node {
+  name: string;
+  url: string;
+  port: number;
+  endpoint: string;
+  spawned: Spawned;
+}
+
+interface ServerUpdate extends Frame {
+  d: { token: string; guild_id: string; endpoint: string };
+}
+
+describe('voice nodes: two voice-only processes behind one gateway', { skip, timeout: 240_000 }, () => {
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const voices: VoiceTestClient[] = [];
+  const gateways: GatewayClient[] = [];
+  let gateway: Node;
+  let voiceNodes: Node[];
+  let alice: TestUser;
+  let bob: TestUser;
+  let guildId: string;
+  let roomId: string;
+  let inviteCode: string;
+  const prefix = `hearth-voicenodes-${randomBytes(6).toString('hex')}:`;
+
+  async function startNode(name: string, roles: string, shared: Record<string, string>): Promise<Node> {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const spawned = spawnEntrypoint({
+      ...shared,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      HEARTH_PUBLIC_URL: url,
+      HEARTH_ROLES: roles,
+    });
+    cleanups.push(async () => {
+      spawned.child.kill('SIGKILL');
+      await spawned.exited;
+    });
+    return { name, url, port, endpoint: `ws://127.0.0.1:${port}/voice`, spawned };
+  }
+
+  before(async () => {
+    const database = await createTestDatabase(adminUrl as string, 'voicenodes');
+    cleanups.push(() => database.drop());
+    // One data directory declared shared: the processes store no object in this test.
+    const dataDir = await mkdtemp(join(tmpdir(), 'hearth-voicenodes-'));
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    const secrets = newTestSecrets();
+    const shared: Record<string, string> = {
+      DATABASE_URL: database.url,
+      REDIS_URL: redisUrl as string,
+      HEARTH_REDIS_PREFIX: prefix,
+      HEARTH_DATA_DIR: dataDir,
+      HEARTH_SHARED_OBJECT_DIR: 'true',
+      HEARTH_SUDO_SECRET: secrets.sudo,
+      HEARTH_MEDIA_PROXY_SECRET: secrets.mediaProxy,
+      HEARTH_RELAY_SECRET: secrets.relay,
+      HEARTH_MFA_SECRET: secrets.mfa,
+      HEARTH_TEST_MODE: '1',
+      HEARTH_TEST_TOKEN: TEST_TOKEN,
+      HEARTH_LOG_LEVEL: 'warn',
+      HEARTH_VOICE_NODE_TTL_S: String(NODE_TTL_S),
+    };
+    // The first start migrates; the voice nodes then find the schema ready.
+    gateway = await startNode('gateway', 'api,gateway,media', shared);
+    await waitForHealth(gateway.url, gateway.spawned);
+    voiceNodes = await Promise.all([startNode('v1', 'voice', shared), startNode('v2', 'voice', shared)]);
+    await Promise.all(voiceNodes.map((node) => waitForHealth(node.url, node.spawned)));
+
+    alice = await registerUser(gateway);
+    bob = await registerUser(gateway);
+    const guild = await request(gateway, 'POST', '/v1/guilds', { auth: alice.token, body: { name: 'voice nodes' } });
+    assert.equal(guild.status, 200, guild.text);
+    guildId = guild.body.id;
+    const invite = await request(gateway, 'POST', `/v1/channels/${guild.body.system_channel_id}/invites`, {
+      auth: alice.token,
+      body: {},
+    });
+    inviteCode = invite.body.code;
+    assert.equal((await request(gateway, 'POST', `/v1/invites/${inviteCode}`, { auth: bob.token })).status, 200);
+    const channel = await request(gateway, 'POST', `/v1/guilds/${guildId}/channels`, {
+      auth: alice.token,
+      body: { name: 'talk', type: 2 },
+    });
+    assert.equal(channel.status, 200, channel.text);
+    roomId = channel.body.id;
+  });
+
+  after(async () => {
+    await Promise.all(voices.map((voice) => voice.close().catch(() => {})));
+    await Promise.all(gateways.map((client) => client.close().catch(() => {})));
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+  });
+
+  async function until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!check()) {
+      if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
+  /** Keeps `voice` talking until `check` holds. */
+  async function speakUntil(voice: VoiceTestClient, check: () => boolean, what: string): Promise<void> {
+    let done = false;
+    const talking = (async () => {
+      while (!done) await voice.speak(1);
+    })();
+    try {
+      await until(check, what);
+    } finally {
+      done = true;
+      await talking;
+    }
+  }
+
+  function connect(update: ServerUpdate): VoiceTestClient {
+    const voice = new VoiceTestClient(update.d.endpoint, update.d.token);
+    voices.push(voice);
+    return voice;
+  }
+
+  /** Each hears the other: RTP from one reaches the other through their node. */
+  async function hearEachOther(a: VoiceTestClient, b: VoiceTestClient): Promise<void> {
+    await Promise.all([a.negotiations(1), b.negotiations(1)]);
+    await speakUntil(a, () => (b.received.get(alice.id) ?? 0) >= 10, 'bob hears alice');
+    await speakUntil(b, () => (a.received.get(bob.id) ?? 0) >= 10, 'alice hears bob');
+  }
+
+  it('a gateway-only process runs no SFU; both voice nodes announce themselves', async () => {
+    const refused = await new Promise<number | 'open'>((resolve) => {
+      const socket = new WebSocket(`ws://127.0.0.1:${gateway.port}/voice`);
+      socket.once('open', () => {
+        resolve('open');
+        socket.close();
+      });
+      socket.once('unexpected-response', (_request, response) => resolve(response.statusCode ?? 0));
+      socket.once('error', () => resolve(0));
+    });
+    assert.equal(refused, 404);
+    // The announcements in Redis (docs/voice.md#the-voice-role): each node's endpoint and load.
+    const redis = new Redis(redisUrl as string);
+    try {
+      const ids = await redis.smembers(`${prefix}voice:nodes`);
+      const announced = await Promise.all(
+        ids.map(async (id) => JSON.parse((await redis.get(`${prefix}voice:node:${id}`)) ?? 'null')),
+      );
+      assert.deepEqual(
+        announced
+          .map((node) => ({ endpoint: node?.endpoint, rooms: node?.rooms, participants: node?.participants }))
+          .sort((x, y) => (x.endpoint < y.endpoint ? -1 : 1)),
+        voiceNodes
+          .map((node) => ({ endpoint: node.endpoint, rooms: 0, participants: 0 }))
+          .sort((x, y) => (x.endpoint < y.endpoint ? -1 : 1)),
+      );
+      const ttl = await redis.pttl(`${prefix}voice:node:${ids[0]}`);
+      assert.ok(ttl > 0 && ttl <= NODE_TTL_S * 1000, `announcement expires (${ttl} ms)`);
+    } finally {
+      redis.disconnect();
+    }
+    for (const node of voiceNodes) {
+      const api = await request(node, 'GET', '/v1/users/@me', { auth: alice.token });
+      assert.deepEqual(api.body, { code: 'NOT_FOUND', message: 'Not found' }, `${node.name} serves no API`);
+    }
+  });
+
+  it('two members of one channel are sent to the same voice node and hear each other there; when it dies both move to the other node', async () => {
+    const [onAlice, onBob] = await Promise.all([readyClient(gateway, alice.token), readyClient(gateway, bob.token)]);
+    gateways.push(onAlice.client, onBob.client);
+    const join = { op: 4, d: { guild_id: guildId, channel_id: roomId, self_mute: false, self_deaf: false } };
+    onAlice.client.send(join);
+    const aliceUpdate = (await onAlice.client.dispatch('VOICE_SERVER_UPDATE')) as ServerUpdate;
+    onBob.client.send(join);
+    const bobUpdate = (await onBob.client.dispatch('VOICE_SERVER_UPDATE')) as ServerUpdate;
+    assert.equal(bobUpdate.d.endpoint, aliceUpdate.d.endpoint, 'one room, one node');
+    const host = voiceNodes.find((node) => node.endpoint === aliceUpdate.d.endpoint);
+    assert.ok(host, `${aliceUpdate.d.endpoint} is one of the voice nodes`);
+    const other = voiceNodes.find((node) => node !== host) as Node;
+
+    const aliceVoice = connect(aliceUpdate);
+    const bobVoice = connect(bobUpdate);
+    await hearEachOther(aliceVoice, bobVoice);
+
+    // The node hosting the room dies without a word; its announcement expires and the room moves.
+    host.spawned.child.kill('SIGKILL');
+    await host.spawned.exited;
+    const waitMs = NODE_TTL_S * 1000 + 10_000;
+    const [aliceMoved, bobMoved] = (await Promise.all([
+      onAlice.client.dispatch('VOICE_SERVER_UPDATE', waitMs),
+      onBob.client.dispatch('VOICE_SERVER_UPDATE', waitMs),
+    ])) as ServerUpdate[];
+    assert.equal(aliceMoved?.d.endpoint, other.endpoint);
+    assert.equal(bobMoved?.d.endpoint, other.endpoint);
+    assert.equal(aliceMoved?.d.guild_id, guildId);
+    assert.notEqual(aliceMoved?.d.token, aliceUpdate.d.token, 'a fresh token');
+    await Promise.all([aliceVoice.close(), bobVoice.close()]);
+
+    await hearEachOther(connect(aliceMoved as ServerUpdate), connect(bobMoved as ServerUpdate));
+
+    // Who joins the channel now is sent to the same, live node.
+    const carol = await registerUser(gateway);
+    assert.equal((await request(gateway, 'POST', `/v1/invites/${inviteCode}`, { auth: carol.token })).status, 200);
+    const onCarol = await readyClient(gateway, carol.token);
+    gateways.push(onCarol.client);
+    onCarol.client.send(join);
+    const carolUpdate = (await onCarol.client.dispatch('VOICE_SERVER_UPDATE')) as ServerUpdate;
+    assert.equal(carolUpdate.d.endpoint, other.endpoint);
+  });
+});
