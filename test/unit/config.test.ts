@@ -176,7 +176,7 @@ describe('loadConfig', () => {
       [{ HEARTH_LOG_LEVEL: 'loud' }, [], /^HEARTH_LOG_LEVEL: must be one of/],
       [{ HEARTH_IP_BAN_FAILURES: '-1' }, [], /^HEARTH_IP_BAN_FAILURES: must be between/],
       [{ HEARTH_LOG_FORMAT: 'xml' }, [], /^HEARTH_LOG_FORMAT: must be json or pretty$/],
-      [{ HEARTH_ROLES: 'api,bogus' }, [], /^HEARTH_ROLES: unknown role "bogus" \(api, gateway, media\)$/],
+      [{ HEARTH_ROLES: 'api,bogus' }, [], /^HEARTH_ROLES: unknown role "bogus" \(api, gateway, media, voice\)$/],
       [{ HEARTH_ROLES: ' , ' }, [], /^HEARTH_ROLES: needs at least one role$/],
       [
         { HEARTH_CAPTCHA_PROVIDER: 'recaptcha' },
@@ -188,6 +188,12 @@ describe('loadConfig', () => {
         [],
         /^HEARTH_VOICE_TURN_URLS: "http:\/\/x" is not a stun:, turn: or turns: URL$/,
       ],
+      [
+        { HEARTH_VOICE_ENDPOINT: 'https://voice.example.org/voice' },
+        [],
+        /^HEARTH_VOICE_ENDPOINT: must be a ws:\/\/ or wss:\/\/ URL$/,
+      ],
+      [{ HEARTH_VOICE_NODE_TTL_S: '1' }, [], /^HEARTH_VOICE_NODE_TTL_S: must be between 3 and 300, got 1$/],
       [{ HEARTH_VOICE_PORT_RANGE: '5-6' }, [], /^HEARTH_VOICE_PORT_RANGE: must be "min-max" within 1024-65535$/],
       [{ HEARTH_S3_REGION: '  ' }, [], /^HEARTH_S3_REGION: must not be empty$/],
       [{ HEARTH_S3_ENDPOINT: 'http://u:p@s3.example' }, [], /^HEARTH_S3_ENDPOINT: must not contain credentials/],

@@ -1,10 +1,19 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { openRedisState } from '../../src/platform/state/redis.ts';
+import { openRedisClusterState, openRedisState } from '../../src/platform/state/redis.ts';
 import { InProcessVoiceNodeStore, type VoiceNodeStore } from '../../src/platform/state/voice-nodes.ts';
+import {
+  closeSharedRedisCluster,
+  clusterSeeds,
+  sharedRedisCluster,
+  TEST_REDIS_CLUSTER,
+} from '../support/redis-cluster.ts';
 
-/** The voice-node contract (docs/voice.md#room-placement), in process always and on Redis when TEST_REDIS_URL is set. */
+/**
+ * The voice-node contract (docs/voice.md#room-placement), in process always, on Redis when TEST_REDIS_URL is set,
+ * and in that leg on a three-master Redis cluster too (test/support/redis-cluster.ts).
+ */
 const backends: { name: string; open(): Promise<{ store: VoiceNodeStore; close(): Promise<void> }> }[] = [
   { name: 'in-process', open: async () => ({ store: new InProcessVoiceNodeStore(), close: async () => {} }) },
 ];
@@ -17,6 +26,20 @@ if (redisUrl)
       return { store: state.voiceNodes, close: state.close };
     },
   });
+if (TEST_REDIS_CLUSTER) {
+  after(closeSharedRedisCluster);
+  backends.push({
+    name: 'redis cluster',
+    async open() {
+      const cluster = await sharedRedisCluster();
+      const state = await openRedisClusterState(
+        clusterSeeds(cluster),
+        `hearth-unit-${randomBytes(6).toString('hex')}:`,
+      );
+      return { store: state.voiceNodes, close: state.close };
+    },
+  });
+}
 
 const node = (id: string, participants = 0) => ({
   id,
