@@ -17,7 +17,7 @@ import { chromium } from 'playwright-core';
  * and for the chat view (issue 18):
  *   - message round trip: Enter in context A → the message rendered in context B, p95 over 40 messages  ≤ 150 ms
  *   - JavaScript transferred to open a channel (gzip, cold)                                             ≤ 300 KiB
- *   - Lighthouse on the chat view (desktop and mobile), signed in                          targets ≥ 90 / ≥ 95
+ *   - Lighthouse on the chat view and the settings page (desktop and mobile), signed in   targets ≥ 90 / ≥ 95
  * `npm run bench:web` prints them; `npm run bench -- --write` also writes them into docs/performance.md.
  */
 
@@ -205,7 +205,8 @@ export async function startHearth(
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-  for (let attempt = 0; attempt < 200; attempt++) {
+  // Up to 60 s: a first start on a busy machine compiles the TypeScript and creates the database.
+  for (let attempt = 0; attempt < 600; attempt++) {
     const ok = await fetch(`${origin}/_health`).then(
       (res) => res.ok,
       () => false,
@@ -275,7 +276,7 @@ async function runLighthouse(origin: string, chat?: ChatFixture): Promise<WebBen
       await page.evaluate(sessionScript(chat.b));
       await page.close();
       await cdp.close();
-      pages.push(['chat view', chat.path]);
+      pages.push(['chat view', chat.path], ['settings', '/settings']);
     }
     for (const [page, path] of pages) {
       for (const preset of ['desktop', 'mobile'] as const) {
@@ -284,7 +285,7 @@ async function runLighthouse(origin: string, chat?: ChatFixture): Promise<WebBen
           output: 'json' as const,
           logLevel: 'error' as const,
           onlyCategories: ['performance', 'accessibility', 'best-practices'],
-          disableStorageReset: page === 'chat view',
+          disableStorageReset: page === 'chat view' || page === 'settings',
         };
         const run = await lighthouse(`${origin}${path}`, flags, preset === 'desktop' ? desktopConfig : undefined);
         const categories = run?.lhr.categories;
