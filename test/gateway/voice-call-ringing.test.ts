@@ -4,6 +4,7 @@ import { as, befriend, ok } from '../support/chat.ts';
 import { registerUser, type TestUser } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { VoiceTestClient } from '../support/voice-client.ts';
+import { call, dmState, event } from './dm-call-frames.ts';
 import { type Frame, type GatewayClient, readyClient } from './gateway-client.ts';
 
 // The ringing timeout (docs/voice.md#ringing-timeout), shortened to one second for these tests.
@@ -20,33 +21,6 @@ async function gateway(user: TestUser): Promise<{ client: GatewayClient; session
   const { client, ready } = await readyClient(server, user.token);
   clients.push(client);
   return { client, session: (ready.d as any).session_id };
-}
-
-function call(client: GatewayClient, channelId: string | null): void {
-  client.send({ op: 4, d: { guild_id: null, channel_id: channelId, self_mute: false, self_deaf: false } });
-}
-
-const event =
-  (t: string, extra: (d: any) => boolean = () => true) =>
-  (f: Frame) =>
-    f.t === t && extra(f.d);
-
-function dmState(channelId: string, userId: string, session: string, extra: Record<string, unknown> = {}) {
-  return {
-    guild_id: null,
-    channel_id: channelId,
-    user_id: userId,
-    session_id: session,
-    deaf: false,
-    mute: false,
-    self_deaf: false,
-    self_mute: false,
-    self_video: false,
-    self_stream: false,
-    suppress: false,
-    request_to_speak_timestamp: null,
-    ...extra,
-  };
 }
 
 before(async () => {

@@ -4,6 +4,7 @@ import { as, befriend, newGuild, ok } from '../support/chat.ts';
 import { registerUser, type TestUser } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { VoiceTestClient } from '../support/voice-client.ts';
+import { call, dmState, event } from './dm-call-frames.ts';
 import { type Frame, GatewayClient, readyClient } from './gateway-client.ts';
 
 let server: TestServer;
@@ -23,34 +24,8 @@ async function dm(from: TestUser, to: TestUser): Promise<string> {
   return (await ok(as(server, from, 'POST', '/users/@me/channels', { recipient_id: to.id }))).id;
 }
 
-function call(client: GatewayClient, channelId: string | null, flags: Record<string, unknown> = {}): void {
-  client.send({ op: 4, d: { guild_id: null, channel_id: channelId, self_mute: false, self_deaf: false, ...flags } });
-}
-
-const event =
-  (t: string, extra: (d: any) => boolean = () => true) =>
-  (f: Frame) =>
-    f.t === t && extra(f.d);
 const voiceOf = (userId: string, channelId: string | null) =>
   event('VOICE_STATE_UPDATE', (d) => d.user_id === userId && d.channel_id === channelId);
-
-function dmState(channelId: string, userId: string, session: string, extra: Record<string, unknown> = {}) {
-  return {
-    guild_id: null,
-    channel_id: channelId,
-    user_id: userId,
-    session_id: session,
-    deaf: false,
-    mute: false,
-    self_deaf: false,
-    self_mute: false,
-    self_video: false,
-    self_stream: false,
-    suppress: false,
-    request_to_speak_timestamp: null,
-    ...extra,
-  };
-}
 
 before(async () => {
   server = await startTestServer();
