@@ -3,10 +3,27 @@ import { currentLocale } from './index.ts';
 /** Dates, numbers and lists through Intl in the current locale; plurals go through i18next (Intl.PluralRules). */
 export function formatDate(value: string | number | Date, style: 'date' | 'dateTime' = 'date'): string {
   const date = value instanceof Date ? value : new Date(value);
-  return new Intl.DateTimeFormat(
-    currentLocale(),
-    style === 'date' ? { dateStyle: 'long' } : { dateStyle: 'medium', timeStyle: 'short' },
-  ).format(date);
+  return dateFormat(style).format(date);
+}
+
+/**
+ * Formatters by locale and style: building an Intl.DateTimeFormat costs far more than using one, and a page of
+ * history formats a time per message.
+ */
+const dateFormats = new Map<string, Intl.DateTimeFormat>();
+
+function dateFormat(style: 'date' | 'dateTime'): Intl.DateTimeFormat {
+  const locale = currentLocale();
+  const key = `${locale}|${style}`;
+  let format = dateFormats.get(key);
+  if (!format) {
+    format = new Intl.DateTimeFormat(
+      locale,
+      style === 'date' ? { dateStyle: 'long' } : { dateStyle: 'medium', timeStyle: 'short' },
+    );
+    dateFormats.set(key, format);
+  }
+  return format;
 }
 
 export function formatNumber(value: number): string {

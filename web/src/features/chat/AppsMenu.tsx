@@ -1,7 +1,7 @@
 import { type KeyboardEvent, useEffect, useId, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { ApplicationCommand, Channel } from '../../api/chat-types.ts';
-import { useChat } from './context.ts';
+import { useChatStore } from './context.ts';
 
 /** Discord's command types for the two context menus: 2 on a person, 3 on a message. */
 export const USER_COMMAND = 2;
@@ -33,7 +33,8 @@ export function AppsMenu({
   onError: (error: unknown) => void;
 }) {
   const { t } = useTranslation();
-  const store = useChat();
+  // Only the API is used: no subscription, so the menu in every message row does not re-render on each change.
+  const store = useChatStore();
   const menuId = useId();
   const [open, setOpen] = useState(false);
   const [entries, setEntries] = useState<AppEntry[] | null>(null);
