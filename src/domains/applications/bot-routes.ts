@@ -5,8 +5,8 @@ import { ApiError } from '../../http/errors.ts';
 import { nullableText } from '../../http/fields.ts';
 import { type AnyRoute, type RequestContext, route } from '../../http/route.ts';
 import { gatewayUrl } from '../discovery/urls.ts';
+import { applyApplicationPatch, withVerifyKey } from './application-updates.ts';
 import { MAX_ENDPOINT_URL_LENGTH } from './interactions-endpoint.ts';
-import { applyApplicationPatch, withVerifyKey } from './routes.ts';
 import { currentBotApplicationView } from './views.ts';
 
 /**

@@ -11,9 +11,10 @@ import { pathId } from '../chat/access.ts';
 import { OAUTH_SCOPES } from '../oauth2/scopes.ts';
 import { USER_UPDATED_TOPIC } from '../users/mfa-status-view.ts';
 import { applyProfileChanges } from '../users/profile-changes.ts';
+import { applyApplicationPatch, nameField, patchBody, withVerifyKey } from './application-updates.ts';
 import type { ApplicationRecord } from './applications-repository.ts';
+import { type BotRoutesDeps, botRoutes } from './bot-routes.ts';
 import { announceBotRevoked, newClientSecret } from './credentials.ts';
-import { MAX_ENDPOINT_URL_LENGTH } from './interactions-endpoint.ts';
 import { redirectUrisField } from './redirect-uris.ts';
 import { applicationView, botView, currentBotApplicationView } from './views.ts';
 
@@ -25,8 +26,6 @@ const RESET: RateLimitSpec = { bucket: 'applications:reset', limit: 10, windowSe
 /** The bot flags an owner may set (docs/oauth2.md#applications): FRIENDLY_BOT and FRIENDLY_BOT_MANUAL_APPROVAL. */
 const SETTABLE_BOT_FLAGS = USER_FLAGS.FRIENDLY_BOT | USER_FLAGS.FRIENDLY_BOT_MANUAL_APPROVAL;
 
-const nameField = z.string().trim().min(1).max(100);
-
 const createBody = z.object({
   name: nameField,
   redirect_uris: redirectUrisField.nullish(),
@@ -34,18 +33,6 @@ const createBody = z.object({
   bot_require_code_grant: z.boolean().nullish(),
   public_client: z.boolean().nullish(),
 });
-
-/** Discord's application fields an owner edits; `interactions_endpoint_url` is verified before it is kept. */
-const patchBody = z.object({
-  name: nameField.optional(),
-  description: nullableText(400),
-  redirect_uris: redirectUrisField.nullish(),
-  bot_public: z.boolean().optional(),
-  bot_require_code_grant: z.boolean().optional(),
-  public_client: z.boolean().optional(),
-  interactions_endpoint_url: nullableText(4 * MAX_ENDPOINT_URL_LENGTH),
-});
-export type ApplicationPatch = z.infer<typeof patchBody>;
 
 const imageField = z
   .string()
@@ -70,60 +57,23 @@ function botUsernameFrom(name: string): string {
 }
 
 /**
- * Applies an owner's (or the bot's own) edit. A new `interactions_endpoint_url` is checked and verified first
- * (a signed PING, and a wrongly signed one that must be refused), so a URL that fails is never stored;
- * `null` or `""` clears it and interactions go back to the gateway.
+ * What the applications domain's routes use of the composition root's services, the bot's own routes included
+ * (docs/architecture.md#narrow-dependencies).
  */
-export async function applyApplicationPatch(
-  services: Pick<AppServices, 'applications' | 'ids' | 'interactionsEndpoint'>,
-  app: ApplicationRecord,
-  body: ApplicationPatch,
-): Promise<void> {
-  let endpoint: string | null | undefined = body.interactions_endpoint_url;
-  if (endpoint !== undefined && endpoint !== null && endpoint !== app.interactionsEndpointUrl) {
-    const url = services.interactionsEndpoint.check(endpoint);
-    await services.interactionsEndpoint.verify(app.id, url, services.ids.next());
-    endpoint = url.href;
-  }
-  await services.applications.update(app.id, {
-    ...(body.name !== undefined ? { name: body.name } : {}),
-    ...(body.description !== undefined ? { description: body.description } : {}),
-    // `null` clears the list (docs/conventions.md#requests).
-    ...(body.redirect_uris !== undefined ? { redirectUris: body.redirect_uris ?? [] } : {}),
-    ...(body.bot_public !== undefined ? { botPublic: body.bot_public } : {}),
-    ...(body.bot_require_code_grant !== undefined ? { botRequireCodeGrant: body.bot_require_code_grant } : {}),
-    ...(body.public_client !== undefined ? { publicClient: body.public_client } : {}),
-    ...(endpoint !== undefined ? { interactionsEndpointUrl: endpoint } : {}),
-  });
-}
-
-/**
- * The application with its `verify_key`. When the key pair had to be made or replaced just now (which may
- * clear the endpoint URL), the application is read again so the view shows what is stored.
- */
-export async function withVerifyKey(
-  services: Pick<AppServices, 'applications' | 'interactionKeys'>,
-  app: ApplicationRecord,
-): Promise<{ app: ApplicationRecord; verifyKey: string }> {
-  const verifyKey = await services.interactionKeys.verifyKey(app.id);
-  if (verifyKey === app.verifyKey) return { app, verifyKey };
-  return { app: (await services.applications.findById(app.id)) ?? app, verifyKey };
-}
-
-/** What `applicationRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
-export type ApplicationRoutesDeps = Pick<
-  AppServices,
-  | 'applications'
-  | 'bus'
-  | 'credentials'
-  | 'db'
-  | 'ids'
-  | 'interactionKeys'
-  | 'interactionsEndpoint'
-  | 'media'
-  | 'tokenCheck'
-  | 'users'
->;
+export type ApplicationRoutesDeps = BotRoutesDeps &
+  Pick<
+    AppServices,
+    | 'applications'
+    | 'bus'
+    | 'credentials'
+    | 'db'
+    | 'ids'
+    | 'interactionKeys'
+    | 'interactionsEndpoint'
+    | 'media'
+    | 'tokenCheck'
+    | 'users'
+  >;
 
 export function applicationRoutes(services: ApplicationRoutesDeps): AnyRoute[] {
   const { db, ids, users, credentials, interactionKeys } = services;
@@ -363,5 +313,7 @@ export function applicationRoutes(services: ApplicationRoutesDeps): AnyRoute[] {
         return view;
       },
     }),
+    // The bot's own view of its application (`/applications/@me`, `/gateway/bot`).
+    ...botRoutes(services),
   ];
 }

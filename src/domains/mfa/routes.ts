@@ -4,6 +4,7 @@ import { ApiError, fieldError } from '../../http/errors.ts';
 import { type AnyRoute, type RateLimitSpec, type RequestContext, route } from '../../http/route.ts';
 import { SUDO_HEADER } from '../sudo/sudo-mode.ts';
 import { USER_UPDATED_TOPIC } from '../users/mfa-status-view.ts';
+import { type MfaLoginRoutesDeps, mfaLoginRoutes } from './login-routes.ts';
 import { hasMfa } from './mfa-factors.ts';
 import { matchTotp, normaliseBase32 } from './totp.ts';
 import { parseTotpSecret } from './totp-factor.ts';
@@ -31,10 +32,16 @@ function credentialRef(param: string | undefined): string {
   throw new ApiError('UNKNOWN_WEBAUTHN_CREDENTIAL');
 }
 
-/** What `mfaRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
-export type MfaRoutesDeps = Pick<AppServices, 'bus' | 'db' | 'mfa' | 'recordAuthFailure' | 'sudo'>;
+/**
+ * What the MFA domain's routes use of the composition root's services, MFA sign-in included
+ * (docs/architecture.md#narrow-dependencies).
+ */
+export type MfaRoutesDeps = MfaLoginRoutesDeps & Pick<AppServices, 'bus' | 'db' | 'mfa' | 'recordAuthFailure' | 'sudo'>;
 
-/** Multi-factor management (docs/mfa-and-sudo.md): `user-only`, not `+S`; sudo as each route declares. */
+/**
+ * Multi-factor management (docs/mfa-and-sudo.md): `user-only`, not `+S`; sudo as each route declares. With it
+ * the MFA sign-in step (login-routes.ts).
+ */
 export function mfaRoutes(services: MfaRoutesDeps): AnyRoute[] {
   const { db, mfa, bus } = services;
   const userChanged = (userId: string) => bus.publish(USER_UPDATED_TOPIC, { userId });
@@ -216,5 +223,7 @@ export function mfaRoutes(services: MfaRoutesDeps): AnyRoute[] {
       rateLimit: WRITES,
       handler: (ctx) => mfa.webauthn.authenticationOptions(ctx.user.id, 'sudo'),
     }),
+    // The second step of a sign-in that needs a factor (docs/mfa-and-sudo.md).
+    ...mfaLoginRoutes(services),
   ];
 }

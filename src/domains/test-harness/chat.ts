@@ -4,7 +4,7 @@ import { ApiError } from '../../http/errors.ts';
 import type { AnyRoute } from '../../http/route.ts';
 import { parseSnowflake, SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
 import { CHAT_INVALIDATE_TOPIC, type ChatInvalidation } from '../chat/events.ts';
-import { testRoute } from './routes.ts';
+import { testRoute } from './test-route.ts';
 
 const seedBody = z.object({
   channel_id: z.union([z.string(), z.number()]).transform(String),

@@ -5,7 +5,7 @@ import type { AnyRoute } from '../../http/route.ts';
 import { hasFlag, USER_FLAGS } from '../../identity/flags.ts';
 import type { Queryable } from '../../platform/db/database.ts';
 import { ipKey as toIpKey } from '../../platform/net/cidr.ts';
-import { requireUser, testRoute } from './routes.ts';
+import { requireUser, testRoute } from './test-route.ts';
 
 const seedBody = z.object({
   ticket: z.string().min(1).max(256),

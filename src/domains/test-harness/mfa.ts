@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
 import type { AnyRoute } from '../../http/route.ts';
 import { MFA_TICKET_TTL_MS } from '../auth/login-mfa.ts';
-import { requireUser, testRoute } from './routes.ts';
+import { requireUser, testRoute } from './test-route.ts';
 
 /** What `mfaTestRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
 export type MfaTestRoutesDeps = Pick<AppServices, 'db' | 'mfa'>;

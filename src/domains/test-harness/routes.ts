@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AppServices } from '../../app-services.ts';
 import { ApiError } from '../../http/errors.ts';
-import { type AnyRoute, type RouteSpec, route } from '../../http/route.ts';
+import type { AnyRoute } from '../../http/route.ts';
 import {
   ALL_SUSPICIOUS_FLAGS,
   SUSPICIOUS_FLAGS,
@@ -9,20 +9,10 @@ import {
   USER_FLAGS,
   type UserFlagName,
 } from '../../identity/flags.ts';
-import { parseSnowflake } from '../../platform/crypto/snowflake.ts';
-
-/** Test-harness routes (docs/accounts.md#test-harness-test-mode-only): policy `test` = test mode on and the right `X-Test-Token`. */
-export function testRoute<B = unknown, Q = unknown>(spec: Omit<RouteSpec<B, Q>, 'policy' | 'alsoAtRoot'>): AnyRoute {
-  return route<B, Q>({ ...spec, policy: 'test', alsoAtRoot: true });
-}
-
-export async function requireUser(services: Pick<AppServices, 'db'>, rawId: string | undefined): Promise<string> {
-  const id = parseSnowflake(rawId);
-  if (!id.ok) throw new ApiError('UNKNOWN_USER');
-  const rows = await services.db.query('SELECT 1 FROM users WHERE id = $1', [id.value]);
-  if (rows.length === 0) throw new ApiError('UNKNOWN_USER');
-  return id.value;
-}
+import { type ChatTestRoutesDeps, chatTestRoutes } from './chat.ts';
+import { type LifecycleTestRoutesDeps, lifecycleTestRoutes } from './lifecycle.ts';
+import { type MfaTestRoutesDeps, mfaTestRoutes } from './mfa.ts';
+import { requireUser, testRoute } from './test-route.ts';
 
 const securityFlagsBody = z.object({
   set_flags: z.array(z.string()).optional(),
@@ -53,6 +43,27 @@ function suspiciousBits(names: readonly string[]): number {
     bits |= bit;
   }
   return bits;
+}
+
+/**
+ * What the test harness uses of the composition root's services (docs/architecture.md#narrow-dependencies).
+ */
+export type TestHarnessRoutesDeps = CoreTestRoutesDeps &
+  LifecycleTestRoutesDeps &
+  MfaTestRoutesDeps &
+  ChatTestRoutesDeps;
+
+/**
+ * The test harness under /v1/test and /test (docs/accounts.md#test-harness-test-mode-only): every route has
+ * policy `test`, so it answers only in test mode with the right `X-Test-Token`.
+ */
+export function testHarnessRoutes(services: TestHarnessRoutesDeps): AnyRoute[] {
+  return [
+    ...lifecycleTestRoutes(services),
+    ...mfaTestRoutes(services),
+    ...chatTestRoutes(services),
+    ...coreTestRoutes(services),
+  ];
 }
 
 /** What `coreTestRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */

@@ -11,6 +11,7 @@ import { clientInfoOf } from '../auth/client-info.ts';
 import type { EmailTokenApplier } from './email-token.ts';
 import { USER_UPDATED_TOPIC } from './mfa-status-view.ts';
 import { applyProfileChanges } from './profile-changes.ts';
+import { type UserSettingsRoutesDeps, userSettingsRoutes } from './settings-routes.ts';
 import { privateUserJson, privateUserView } from './views.ts';
 
 const patchMeBody = z.object({
@@ -35,11 +36,12 @@ const patchMeBody = z.object({
 
 export type PatchMeBody = z.infer<typeof patchMeBody>;
 
-/** What `userRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
-export type UserRoutesDeps = Pick<
-  AppServices,
-  'bus' | 'credentials' | 'db' | 'media' | 'mfaView' | 'sessions' | 'users'
->;
+/**
+ * What the users domain's routes use of the composition root's services, settings and notes included
+ * (docs/architecture.md#narrow-dependencies).
+ */
+export type UserRoutesDeps = UserSettingsRoutesDeps &
+  Pick<AppServices, 'bus' | 'credentials' | 'db' | 'media' | 'mfaView' | 'sessions' | 'users'>;
 
 export function userRoutes(services: UserRoutesDeps, applyEmailToken: EmailTokenApplier): AnyRoute[] {
   const { users, sessions } = services;
@@ -115,5 +117,6 @@ export function userRoutes(services: UserRoutesDeps, applyEmailToken: EmailToken
         return partialUser(user);
       },
     }),
+    ...userSettingsRoutes(services),
   ];
 }

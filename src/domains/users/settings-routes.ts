@@ -8,10 +8,11 @@ import { settingsPatchSchema } from './settings.ts';
 const noteBody = z.object({ note: z.string().max(256).nullish() });
 const SETTINGS_LIMIT = { bucket: 'users:settings', limit: 40, windowSeconds: 10 };
 
+/** What `userSettingsRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
+export type UserSettingsRoutesDeps = Pick<AppServices, 'credentials' | 'db' | 'dispatcher' | 'userSettings' | 'users'>;
+
 /** `/users/@me/settings` and `/users/@me/notes/{id}` (docs/accounts.md, "Settings and notes"). */
-export function userSettingsRoutes(
-  services: Pick<AppServices, 'db' | 'userSettings' | 'dispatcher' | 'credentials' | 'users'>,
-): AnyRoute[] {
+export function userSettingsRoutes(services: UserSettingsRoutesDeps): AnyRoute[] {
   const { userSettings, dispatcher, db, credentials } = services;
   const toUser = (userId: string, event: string, payload: Record<string, unknown>) =>
     dispatcher.dispatch(event, payload, { kind: 'users', userIds: [userId] });
