@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { readyClient } from '../gateway/gateway-client.ts';
 import { befriend } from '../support/chat.ts';
 import { registerUser, request, type TestUser } from '../support/client.ts';
@@ -14,6 +14,7 @@ import {
   startWebServer,
   warnNoChromium,
 } from './support/browser.ts';
+import { audioGrowing } from './support/voice-stats.ts';
 
 /** A DM call in Chromium with fake devices: one starts it from the DM header, the other accepts the incoming call. */
 if (!CHROMIUM_PATH) {
@@ -30,35 +31,6 @@ if (!CHROMIUM_PATH) {
   });
 
   const signedIn = (user: TestUser): Promise<BrowserContext> => signedInWithMedia(browser, server.origin, user);
-
-  /** Inbound audio bytes of the page's call, summed over its inbound-rtp audio streams. */
-  async function inboundAudioBytes(page: Page): Promise<number> {
-    return page.evaluate(async () => {
-      const hooks = window as unknown as {
-        hearthVoiceStats?: () => Promise<{
-          forEach(visit: (s: { type: string; kind?: string; bytesReceived?: number }) => void): void;
-        }>;
-      };
-      const report = await hooks.hearthVoiceStats?.();
-      let bytes = 0;
-      report?.forEach((s: { type: string; kind?: string; bytesReceived?: number }) => {
-        if (s.type === 'inbound-rtp' && s.kind === 'audio') bytes += s.bytesReceived ?? 0;
-      });
-      return bytes;
-    });
-  }
-
-  async function growing(page: Page, what: string): Promise<void> {
-    const deadline = Date.now() + 15_000;
-    let first = -1;
-    for (;;) {
-      const bytes = await inboundAudioBytes(page);
-      if (first < 0 && bytes > 0) first = bytes;
-      if (first > 0 && bytes > first + 2000) return;
-      if (Date.now() > deadline) throw new Error(`${what}: inbound audio bytes did not grow (${first} → ${bytes})`);
-      await page.waitForTimeout(250);
-    }
-  }
 
   describe('DM calls in the browser', () => {
     it('Alice starts a call in a DM, Bob accepts from the incoming-call notice, each receives the other’s audio', async () => {
@@ -90,8 +62,8 @@ if (!CHROMIUM_PATH) {
       for (const page of [a, b])
         for (const user of [alice, bob])
           await page.locator(`.dm-call .voice-member[data-user-id="${user.id}"]`).waitFor({ timeout: 10_000 });
-      await growing(a, 'alice hears bob');
-      await growing(b, 'bob hears alice');
+      await audioGrowing(a, 'alice hears bob');
+      await audioGrowing(b, 'bob hears alice');
       // Each has a volume slider for the other, and none for themselves.
       const volume = a.locator('.dm-call').getByRole('slider', { name: /^Volume of / });
       assert.equal(await volume.count(), 1);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { registerUser, request, type TestUser } from '../support/client.ts';
 import type { TestServer } from '../support/server.ts';
 import {
@@ -11,6 +11,7 @@ import {
   signedInWithMedia,
   warnNoChromium,
 } from './support/browser.ts';
+import { audioGrowing, framesDecoded, inboundAudioBytes } from './support/voice-stats.ts';
 
 /** Voice in Chromium with fake devices: two people join one voice channel from the UI and hear each other. */
 if (!CHROMIUM_PATH) {
@@ -22,52 +23,6 @@ if (!CHROMIUM_PATH) {
     chromiumArgs: FAKE_MEDIA_ARGS,
   });
   const signedIn = (user: TestUser) => signedInWithMedia(browser, server.origin, user);
-
-  /** Inbound audio bytes of the page's call, summed over its inbound-rtp audio streams. */
-  async function inboundAudioBytes(page: Page): Promise<number> {
-    return page.evaluate(async () => {
-      const hooks = window as unknown as {
-        hearthVoiceStats?: () => Promise<{
-          forEach(visit: (s: { type: string; kind?: string; bytesReceived?: number }) => void): void;
-        }>;
-      };
-      const report = await hooks.hearthVoiceStats?.();
-      let bytes = 0;
-      report?.forEach((s: { type: string; kind?: string; bytesReceived?: number }) => {
-        if (s.type === 'inbound-rtp' && s.kind === 'audio') bytes += s.bytesReceived ?? 0;
-      });
-      return bytes;
-    });
-  }
-
-  /** Frames decoded from inbound video (camera or screen) of the page's call. */
-  async function framesDecoded(page: Page): Promise<number> {
-    return page.evaluate(async () => {
-      const hooks = window as unknown as {
-        hearthVoiceStats?: () => Promise<{
-          forEach(visit: (s: { type: string; kind?: string; framesDecoded?: number }) => void): void;
-        }>;
-      };
-      const report = await hooks.hearthVoiceStats?.();
-      let frames = 0;
-      report?.forEach((s) => {
-        if (s.type === 'inbound-rtp' && s.kind === 'video') frames += s.framesDecoded ?? 0;
-      });
-      return frames;
-    });
-  }
-
-  async function growing(page: Page, what: string): Promise<void> {
-    const deadline = Date.now() + 15_000;
-    let first = -1;
-    for (;;) {
-      const bytes = await inboundAudioBytes(page);
-      if (first < 0 && bytes > 0) first = bytes;
-      if (first > 0 && bytes > first + 2000) return;
-      if (Date.now() > deadline) throw new Error(`${what}: inbound audio bytes did not grow (${first} → ${bytes})`);
-      await page.waitForTimeout(250);
-    }
-  }
 
   describe('voice in the browser', () => {
     it('two people join a voice channel from the UI, each receives the other’s audio, and leaving clears the list', async () => {
@@ -101,8 +56,8 @@ if (!CHROMIUM_PATH) {
         for (const user of [alice, bob])
           await page.locator(`.voice-member[data-user-id="${user.id}"]`).waitFor({ timeout: 10_000 });
 
-      await growing(a, 'alice hears bob');
-      await growing(b, 'bob hears alice');
+      await audioGrowing(a, 'alice hears bob');
+      await audioGrowing(b, 'bob hears alice');
       // The fake microphone beeps: the SFU's audio-level events mark the other person as speaking.
       await a.locator(`.voice-member.speaking[data-user-id="${bob.id}"]`).waitFor({ timeout: 10_000 });
 
@@ -153,7 +108,7 @@ if (!CHROMIUM_PATH) {
       await b.waitForTimeout(1500);
       assert.ok((await inboundAudioBytes(b)) - frozen < 500, 'no audio flows from a muted member');
       await a.locator('.voice-controls').getByRole('button', { name: 'Unmute' }).click();
-      await growing(b, 'bob hears alice again');
+      await audioGrowing(b, 'bob hears alice again');
 
       // Leaving from the UI clears Alice from Bob's list; closing Bob's tab clears him for the server.
       await a.locator('.voice-controls').getByRole('button', { name: 'Leave' }).click();
