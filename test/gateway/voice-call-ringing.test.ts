@@ -5,7 +5,7 @@ import { registerUser, type TestUser } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { VoiceTestClient } from '../support/voice-client.ts';
 import { call, dmState, event } from './dm-call-frames.ts';
-import { type Frame, type GatewayClient, readyClient } from './gateway-client.ts';
+import { type GatewayClient, readyClient } from './gateway-client.ts';
 
 // The ringing timeout (docs/voice.md#ringing-timeout), shortened to one second for these tests.
 const RING_TIMEOUT_MS = 1000;

@@ -5,7 +5,7 @@ import { registerUser, type TestUser } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { VoiceTestClient } from '../support/voice-client.ts';
 import { call, dmState, event } from './dm-call-frames.ts';
-import { type Frame, GatewayClient, readyClient } from './gateway-client.ts';
+import { GatewayClient, readyClient } from './gateway-client.ts';
 
 let server: TestServer;
 let alice: TestUser;
