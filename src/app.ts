@@ -363,6 +363,8 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
         const { rooms, participants } = sfu.stats();
         return { rooms, participants };
       },
+      rooms: () => sfu.roomKeys(),
+      evict: (roomKey) => sfu.evict(roomKey),
       log,
     });
   // Finalises self-deletions whose grace period ended; test mode sweeps often (36 s grace).

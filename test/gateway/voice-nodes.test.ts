@@ -25,7 +25,7 @@ const redisUrl = process.env.TEST_REDIS_URL;
 const skip = adminUrl && redisUrl ? false : 'needs TEST_DATABASE_URL and TEST_REDIS_URL (the PostgreSQL + Redis leg)';
 
 /** Short heartbeats, so a dead node's announcement expires within seconds. */
-const NODE_TTL_S = 3;
+const NODE_TTL_S = 5;
 
 interface Node {
   name: string;
@@ -194,46 +194,85 @@ describe('voice nodes: two voice-only processes behind one gateway', { skip, tim
     }
   });
 
-  it('two members of one channel are sent to the same voice node and hear each other there; when it dies both move to the other node', async () => {
-    const [onAlice, onBob] = await Promise.all([readyClient(gateway, alice.token), readyClient(gateway, bob.token)]);
-    gateways.push(onAlice.client, onBob.client);
-    const join = { op: 4, d: { guild_id: guildId, channel_id: roomId, self_mute: false, self_deaf: false } };
-    onAlice.client.send(join);
-    const aliceUpdate = (await onAlice.client.dispatch('VOICE_SERVER_UPDATE')) as ServerUpdate;
-    onBob.client.send(join);
-    const bobUpdate = (await onBob.client.dispatch('VOICE_SERVER_UPDATE')) as ServerUpdate;
+  /** Within `ms`, or an error naming `what`. */
+  function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`timed out: ${what}`)), ms);
+    });
+    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  }
+
+  const moveWaitMs = NODE_TTL_S * 1000 + 10_000;
+  const joinRoom = () => ({ op: 4, d: { guild_id: guildId, channel_id: roomId, self_mute: false, self_deaf: false } });
+  let onAlice: GatewayClient;
+  let onBob: GatewayClient;
+
+  /** Both members' next VOICE_SERVER_UPDATE (after a move): fresh tokens for `to`. */
+  async function bothMovedTo(to: Node, before: ServerUpdate[]): Promise<ServerUpdate[]> {
+    const moved = (await Promise.all([
+      onAlice.dispatch('VOICE_SERVER_UPDATE', moveWaitMs),
+      onBob.dispatch('VOICE_SERVER_UPDATE', moveWaitMs),
+    ])) as ServerUpdate[];
+    moved.forEach((update, index) => {
+      assert.equal(update.d.endpoint, to.endpoint);
+      assert.equal(update.d.guild_id, guildId);
+      assert.notEqual(update.d.token, before[index]?.d.token, 'a fresh token');
+    });
+    return moved;
+  }
+
+  let movedOnce: ServerUpdate[];
+  let stalled: Node;
+  let secondHost: Node;
+
+  it('two members of one channel are sent to the same voice node and hear each other there; when it stalls both move to the other node, and when it comes back its members there are closed', async () => {
+    const clients = await Promise.all([readyClient(gateway, alice.token), readyClient(gateway, bob.token)]);
+    [onAlice, onBob] = clients.map((c) => c.client) as [GatewayClient, GatewayClient];
+    gateways.push(onAlice, onBob);
+    onAlice.send(joinRoom());
+    const aliceUpdate = (await onAlice.dispatch('VOICE_SERVER_UPDATE')) as ServerUpdate;
+    onBob.send(joinRoom());
+    const bobUpdate = (await onBob.dispatch('VOICE_SERVER_UPDATE')) as ServerUpdate;
     assert.equal(bobUpdate.d.endpoint, aliceUpdate.d.endpoint, 'one room, one node');
     const host = voiceNodes.find((node) => node.endpoint === aliceUpdate.d.endpoint);
     assert.ok(host, `${aliceUpdate.d.endpoint} is one of the voice nodes`);
-    const other = voiceNodes.find((node) => node !== host) as Node;
+    stalled = host;
+    secondHost = voiceNodes.find((node) => node !== host) as Node;
 
     const aliceVoice = connect(aliceUpdate);
     const bobVoice = connect(bobUpdate);
     await hearEachOther(aliceVoice, bobVoice);
 
-    // The node hosting the room dies without a word; its announcement expires and the room moves.
-    host.spawned.child.kill('SIGKILL');
-    await host.spawned.exited;
-    const waitMs = NODE_TTL_S * 1000 + 10_000;
-    const [aliceMoved, bobMoved] = (await Promise.all([
-      onAlice.client.dispatch('VOICE_SERVER_UPDATE', waitMs),
-      onBob.client.dispatch('VOICE_SERVER_UPDATE', waitMs),
-    ])) as ServerUpdate[];
-    assert.equal(aliceMoved?.d.endpoint, other.endpoint);
-    assert.equal(bobMoved?.d.endpoint, other.endpoint);
-    assert.equal(aliceMoved?.d.guild_id, guildId);
-    assert.notEqual(aliceMoved?.d.token, aliceUpdate.d.token, 'a fresh token');
-    await Promise.all([aliceVoice.close(), bobVoice.close()]);
+    // The hosting node stalls (SIGSTOP): its announcement expires, so to everyone else it is dead.
+    host.spawned.child.kill('SIGSTOP');
+    try {
+      movedOnce = await bothMovedTo(secondHost, [aliceUpdate, bobUpdate]);
+      await hearEachOther(connect(movedOnce[0] as ServerUpdate), connect(movedOnce[1] as ServerUpdate));
+    } finally {
+      host.spawned.child.kill('SIGCONT');
+    }
+    // Back, it finds its room assigned elsewhere and closes its members there: no half of a split room.
+    const closed = { code: 4006, reason: 'Room moved to another voice node' };
+    assert.deepEqual(await within(aliceVoice.closed, 10_000, 'alice closed on the stalled node'), closed);
+    assert.deepEqual(await within(bobVoice.closed, 10_000, 'bob closed on the stalled node'), closed);
+    assert.ok(aliceVoice.messages.some((m) => m.op === 'closed' && m.d.reason === 'moved'));
+  });
 
-    await hearEachOther(connect(aliceMoved as ServerUpdate), connect(bobMoved as ServerUpdate));
+  it('when the node hosting the room is killed, both members move to a live node and hear each other there; a newcomer is sent there too', async () => {
+    assert.ok(movedOnce, 'the previous test moved the room');
+    // The node the room moved to dies without a word; the room goes to the one left (back from its stall).
+    secondHost.spawned.child.kill('SIGKILL');
+    await secondHost.spawned.exited;
+    const moved = await bothMovedTo(stalled, movedOnce);
+    await hearEachOther(connect(moved[0] as ServerUpdate), connect(moved[1] as ServerUpdate));
 
-    // Who joins the channel now is sent to the same, live node.
     const carol = await registerUser(gateway);
     assert.equal((await request(gateway, 'POST', `/v1/invites/${inviteCode}`, { auth: carol.token })).status, 200);
     const onCarol = await readyClient(gateway, carol.token);
     gateways.push(onCarol.client);
-    onCarol.client.send(join);
+    onCarol.client.send(joinRoom());
     const carolUpdate = (await onCarol.client.dispatch('VOICE_SERVER_UPDATE')) as ServerUpdate;
-    assert.equal(carolUpdate.d.endpoint, other.endpoint);
+    assert.equal(carolUpdate.d.endpoint, stalled.endpoint);
   });
 });

@@ -86,6 +86,8 @@ for (const backend of backends)
       assert.equal(await store.reassign('g:1', { node: 'b', at: 2000 }, { node: 'c', at: 4000 }), false, 'stale');
       assert.equal(await store.reassign('g:1', { node: 'b', at: 3000 }, { node: 'c', at: 4000 }), true);
       assert.deepEqual(await store.assignments(), new Map([['g:1', { node: 'c', at: 4000 }]]));
+      assert.deepEqual(await store.assignmentsOf(['g:2', 'g:1']), [undefined, { node: 'c', at: 4000 }]);
+      assert.deepEqual(await store.assignmentsOf([]), []);
       assert.equal(await store.reassign('g:1', { node: 'c', at: 4000 }, null), true);
       assert.deepEqual(await store.assignments(), new Map());
     });

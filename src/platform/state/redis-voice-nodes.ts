@@ -119,6 +119,12 @@ export class RedisVoiceNodeStore implements VoiceNodeStore {
     return new Map(Object.entries(all).map(([key, raw]) => [key, decode(raw)]));
   }
 
+  async assignmentsOf(roomKeys: readonly string[]): Promise<(RoomAssignment | undefined)[]> {
+    if (roomKeys.length === 0) return [];
+    const values = await this.client.hmget(this.roomsKey, ...roomKeys);
+    return values.map((raw) => (raw ? decode(raw) : undefined));
+  }
+
   async reassign(roomKey: string, expected: RoomAssignment, next: RoomAssignment | null): Promise<boolean> {
     const done = await this.client.hearthVoiceReassign(
       this.roomsKey,

@@ -43,6 +43,8 @@ export interface VoiceNodeStore {
   ): Promise<{ assignment: RoomAssignment; previous: RoomAssignment | undefined }>;
   /** Every room assignment. */
   assignments(): Promise<Map<string, RoomAssignment>>;
+  /** The assignments of these rooms, in order (undefined: not assigned). */
+  assignmentsOf(roomKeys: readonly string[]): Promise<(RoomAssignment | undefined)[]>;
   /** Replaces `expected` by `next` (or deletes it when `next` is null) only if it is still in force; true if so. */
   reassign(roomKey: string, expected: RoomAssignment, next: RoomAssignment | null): Promise<boolean>;
   /** Clears everything (test harness). */
@@ -86,6 +88,13 @@ export class InProcessVoiceNodeStore implements VoiceNodeStore {
 
   async assignments(): Promise<Map<string, RoomAssignment>> {
     return new Map([...this.rooms].map(([key, value]) => [key, { ...value }]));
+  }
+
+  async assignmentsOf(roomKeys: readonly string[]): Promise<(RoomAssignment | undefined)[]> {
+    return roomKeys.map((key) => {
+      const assignment = this.rooms.get(key);
+      return assignment ? { ...assignment } : undefined;
+    });
   }
 
   async reassign(roomKey: string, expected: RoomAssignment, next: RoomAssignment | null): Promise<boolean> {

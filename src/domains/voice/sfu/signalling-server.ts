@@ -21,6 +21,8 @@ export const VOICE_CLOSE = {
   DECODE_ERROR: { code: 4002, reason: 'Failed to decode payload' },
   DISCONNECTED: { code: 4014, reason: 'Disconnected' },
   SESSION_REPLACED: { code: 4006, reason: 'Session no longer valid' },
+  /** The room was moved to another voice node (docs/voice.md#failover); the member has a token for it. */
+  ROOM_MOVED: { code: 4006, reason: 'Room moved to another voice node' },
 } as const;
 
 const IDENTIFY_TIMEOUT_MS = 10_000;
@@ -99,6 +101,27 @@ export class VoiceSignallingServer {
       dropped += room.stats.dropped;
     }
     return { rooms: this.rooms.size, participants, forwarded, dropped };
+  }
+
+  /** The rooms with someone connected, by room key (`<guild id>:<channel id>`, `call:<channel id>`). */
+  roomKeys(): string[] {
+    return [...this.rooms.keys()];
+  }
+
+  /**
+   * The room now lives on another node (this one was taken for dead and came back): its members here are
+   * closed (`closed {reason: "moved"}`, 4006), so nobody stays in a half of a split room.
+   */
+  evict(key: string): number {
+    const room = this.rooms.get(key);
+    if (!room) return 0;
+    const members = [...room.participants.values()];
+    for (const participant of members) {
+      participant.send('closed', { reason: 'moved' });
+      this.leave(room, participant);
+      participant.closeSocket(VOICE_CLOSE.ROOM_MOVED);
+    }
+    return members.length;
   }
 
   async close(): Promise<void> {

@@ -11,6 +11,9 @@ export interface VoiceNodeOptions {
   ttlMs: number;
   /** The SFU's current load. */
   load: () => { rooms: number; participants: number };
+  /** The SFU's rooms with someone connected (room keys), and closing one's members here. */
+  rooms: () => string[];
+  evict: (roomKey: string) => number;
   log: Logger;
 }
 
@@ -49,7 +52,25 @@ export class VoiceNode {
     if (this.started) await this.options.nodes.withdraw(this.id).catch(() => {});
   }
 
-  private announce(): Promise<void> {
-    return this.options.nodes.announce(this.current(), this.options.ttlMs);
+  /**
+   * Renews the announcement, then closes the members of any room here that is now assigned to another node: a
+   * node that stalled past its TTL was taken for dead and its rooms moved (docs/voice.md#failover).
+   */
+  private async announce(): Promise<void> {
+    const { nodes } = this.options;
+    await nodes.announce(this.current(), this.options.ttlMs);
+    const keys = this.options.rooms();
+    if (keys.length === 0) return;
+    const held = await nodes.assignmentsOf(keys);
+    keys.forEach((key, index) => {
+      const assignment = held[index];
+      if (!assignment || assignment.node === this.id) return;
+      const evicted = this.options.evict(key);
+      this.options.log.warn('voice room moved to another node; closed its members here', {
+        room: key,
+        to: assignment.node,
+        members: evicted,
+      });
+    });
   }
 }
