@@ -1,15 +1,14 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { registerUser, request, type TestUser } from '../support/client.ts';
 import type { TestServer } from '../support/server.ts';
 import {
   assertAccessible,
   CHROMIUM_PATH,
-  launchChromium,
+  serverAndChromium,
   guildWith as sharedGuildWith,
   signedInContext,
-  startWebServer,
   warnNoChromium,
   watchConsole,
 } from './support/browser.ts';
@@ -20,13 +19,7 @@ if (!CHROMIUM_PATH) {
 } else {
   let server: TestServer & { origin: string };
   let browser: Browser;
-  before(async () => {
-    [server, browser] = await Promise.all([startWebServer(), launchChromium()]);
-  });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  serverAndChromium((started) => ({ server, browser } = started));
 
   const signedIn = (user: TestUser): Promise<BrowserContext> => signedInContext(browser, user);
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { befriend } from '../support/chat.ts';
 import { harness, registerUser, request, type TestUser } from '../support/client.ts';
@@ -7,10 +7,9 @@ import type { TestServer } from '../support/server.ts';
 import {
   assertAccessible,
   CHROMIUM_PATH,
-  launchChromium,
+  serverAndChromium,
   guildWith as sharedGuildWith,
   signedInContext,
-  startWebServer,
   warnNoChromium,
   watchConsole,
 } from './support/browser.ts';
@@ -21,13 +20,7 @@ if (!CHROMIUM_PATH) {
 } else {
   let server: TestServer & { origin: string };
   let browser: Browser;
-  before(async () => {
-    [server, browser] = await Promise.all([startWebServer(), launchChromium()]);
-  });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  serverAndChromium((started) => ({ server, browser } = started));
 
   const signedIn = (user: TestUser): Promise<BrowserContext> => signedInContext(browser, user);
 

@@ -1,17 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
+import { it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { befriend } from '../support/chat.ts';
 import { registerUser, request } from '../support/client.ts';
 import type { TestServer } from '../support/server.ts';
-import {
-  assertAccessible,
-  CHROMIUM_PATH,
-  launchChromium,
-  newContext,
-  startWebServer,
-  warnNoChromium,
-} from './support/browser.ts';
+import { assertAccessible, CHROMIUM_PATH, newContext, serverAndChromium, warnNoChromium } from './support/browser.ts';
 
 /** A group conversation's RECIPIENT_ADD / RECIPIENT_REMOVE system messages (issue 16) as the web client shows them. */
 if (!CHROMIUM_PATH) {
@@ -19,13 +12,7 @@ if (!CHROMIUM_PATH) {
 } else {
   let server: TestServer & { origin: string };
   let browser: Browser;
-  before(async () => {
-    [server, browser] = await Promise.all([startWebServer(), launchChromium()]);
-  });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  serverAndChromium((started) => ({ server, browser } = started));
 
   it('shows who added, removed and left, by name', async () => {
     const [owner, x, y, z] = await Promise.all([1, 2, 3, 4].map(() => registerUser(server)));

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { registerUser, request, type TestUser } from '../support/client.ts';
 import type { TestServer } from '../support/server.ts';
@@ -7,9 +7,8 @@ import {
   assertAccessible,
   CHROMIUM_PATH,
   lastMail,
-  launchChromium,
   newContext,
-  startWebServer,
+  serverAndChromium,
   warnNoChromium,
 } from './support/browser.ts';
 
@@ -23,13 +22,7 @@ if (!CHROMIUM_PATH) {
 } else {
   let server: TestServer & { origin: string };
   let browser: Browser;
-  before(async () => {
-    [server, browser] = await Promise.all([startWebServer(), launchChromium()]);
-  });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  serverAndChromium((started) => ({ server, browser } = started));
 
   async function verified(): Promise<TestUser> {
     const user = await registerUser(server);

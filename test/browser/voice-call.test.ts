@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { readyClient } from '../gateway/gateway-client.ts';
 import { befriend } from '../support/chat.ts';
@@ -9,9 +9,8 @@ import {
   assertAccessible,
   CHROMIUM_PATH,
   FAKE_MEDIA_ARGS,
-  launchChromium,
+  serverAndChromium,
   signedInWithMedia,
-  startWebServer,
   warnNoChromium,
 } from './support/browser.ts';
 import { audioGrowing } from './support/voice-stats.ts';
@@ -22,13 +21,7 @@ if (!CHROMIUM_PATH) {
 } else {
   let server: TestServer & { origin: string };
   let browser: Browser;
-  before(async () => {
-    [server, browser] = await Promise.all([startWebServer(), launchChromium(FAKE_MEDIA_ARGS)]);
-  });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  serverAndChromium((started) => ({ server, browser } = started), { chromiumArgs: FAKE_MEDIA_ARGS });
 
   const signedIn = (user: TestUser): Promise<BrowserContext> => signedInWithMedia(browser, server.origin, user);
 
