@@ -1,5 +1,6 @@
 import { RTCPeerConnection, type RTCRtpTransceiver, RTP_EXTENSION_URI, type RtpPacket } from 'werift';
 import type WebSocket from 'ws';
+import type { HandshakeGate } from './handshake-gate.ts';
 import { announceAddresses, audioLevel, peerConfig, type SfuNetworkSettings } from './media-config.ts';
 
 /** What a client publishes, one upstream transceiver each, in this order (mids 0, 1, 2). */
@@ -47,14 +48,21 @@ export class Participant {
   }
   private lastSpeech = 0;
   private closed = false;
+  /** Gives back this member's join-admission slot (docs/voice.md#join-admission); set while it holds one. */
+  private releaseHandshake: (() => void) | undefined;
+  private admitted = false;
 
   constructor(
     readonly userId: string,
     readonly sessionId: string,
     private readonly ws: WebSocket,
     private readonly network: SfuNetworkSettings,
+    private readonly handshakes?: HandshakeGate,
   ) {
     this.pc = new RTCPeerConnection(peerConfig(network));
+    this.pc.connectionStateChange.subscribe((state) => {
+      if (state === 'connected' || state === 'failed' || state === 'closed') this.endHandshake();
+    });
     for (const kind of UPSTREAM_KINDS) {
       const transceiver = this.pc.addTransceiver(kind === 'audio' ? 'audio' : 'video', { direction: 'recvonly' });
       this.upstream.set(kind, { transceiver, ssrc: undefined });
@@ -126,10 +134,29 @@ export class Participant {
     if (this.closed) return;
     this.closed = true;
     this.pendingAnswer = undefined;
+    this.endHandshake();
     this.pc.close().catch(() => {});
   }
 
+  /** Connected (ICE and DTLS done), failed or closed: the next joiner may start its handshake. */
+  private endHandshake(): void {
+    const release = this.releaseHandshake;
+    this.releaseHandshake = undefined;
+    release?.();
+  }
+
+  /** The first offer waits for a handshake slot; renegotiations of a connected member never do. */
+  private async admit(): Promise<void> {
+    if (this.admitted || !this.handshakes) return;
+    this.admitted = true;
+    const release = await this.handshakes.acquire();
+    if (this.closed || this.pc.connectionState === 'connected') release();
+    else this.releaseHandshake = release;
+  }
+
   private async offerOnce(): Promise<void> {
+    if (this.closed) return;
+    await this.admit();
     if (this.closed) return;
     const offer = await this.pc.createOffer();
     await this.pc.setLocalDescription(offer);

@@ -88,7 +88,8 @@ export class Room {
     for (const other of this.participants.values()) {
       if (other === from || (kind === 'audio' && other.flags.deafened)) continue;
       const transceiver = other.sendersFor(from.userId, kind);
-      if (!transceiver) continue;
+      // A member still waiting for admission or in its handshake has nothing to send on (docs/voice.md#join-admission).
+      if (!transceiver || transceiver.sender.dtlsTransport?.state !== 'connected') continue;
       transceiver.sender.sendRtp(buffer).catch(() => {});
       this.stats.forwarded++;
     }

@@ -7,6 +7,7 @@ import type { Logger } from '../../../platform/log.ts';
 import type { EventBus } from '../../../platform/state/event-bus.ts';
 import type { StoredVoiceState, VoiceStateStore } from '../../../platform/state/voice-states.ts';
 import { DISPATCH_TOPIC, type Dispatch } from '../../events/dispatch.ts';
+import { HANDSHAKE_HOLD_LIMIT_MS, HANDSHAKE_LIMIT, HandshakeGate } from './handshake-gate.ts';
 import type { SfuNetworkSettings } from './media-config.ts';
 import { type ForwardingFlags, Participant } from './participant.ts';
 import { Room } from './room.ts';
@@ -58,6 +59,8 @@ export class VoiceSignallingServer {
   /** `room key:user` → when speech was last reported; pruned when it grows past the live participants. */
   private readonly reported = new Map<string, number>();
   private readonly unsubscribe: () => void;
+  /** One per process: new peer connections negotiate a few at a time (docs/voice.md#join-admission). */
+  private readonly handshakes = new HandshakeGate(HANDSHAKE_LIMIT, HANDSHAKE_HOLD_LIMIT_MS);
 
   constructor(private readonly deps: SignallingDeps) {
     this.unsubscribe = deps.bus.subscribe<Dispatch>(DISPATCH_TOPIC, (dispatch) => {
@@ -91,7 +94,13 @@ export class VoiceSignallingServer {
     });
   }
 
-  stats(): { rooms: number; participants: number; forwarded: number; dropped: number } {
+  stats(): {
+    rooms: number;
+    participants: number;
+    forwarded: number;
+    dropped: number;
+    handshakes: { inProgress: number; queued: number };
+  } {
     let participants = 0;
     let forwarded = 0;
     let dropped = 0;
@@ -100,7 +109,13 @@ export class VoiceSignallingServer {
       forwarded += room.stats.forwarded;
       dropped += room.stats.dropped;
     }
-    return { rooms: this.rooms.size, participants, forwarded, dropped };
+    return {
+      rooms: this.rooms.size,
+      participants,
+      forwarded,
+      dropped,
+      handshakes: { inProgress: this.handshakes.inProgress, queued: this.handshakes.queued },
+    };
   }
 
   /** The rooms with someone connected, by room key (`<guild id>:<channel id>`, `call:<channel id>`). */
@@ -198,7 +213,7 @@ export class VoiceSignallingServer {
       previous.send('closed', { reason: 'replaced' });
       previous.close();
     }
-    const participant = new Participant(grant.userId, grant.sessionId, ws, this.deps.network);
+    const participant = new Participant(grant.userId, grant.sessionId, ws, this.deps.network, this.handshakes);
     participant.flags = forwardingFlags(state);
     participant.send('ready', {
       user_id: grant.userId,

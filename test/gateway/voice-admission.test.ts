@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { HANDSHAKE_LIMIT } from '../../src/domains/voice/sfu/handshake-gate.ts';
+import { as, join, newGuild, ok } from '../support/chat.ts';
+import { registerUser, type TestUser } from '../support/client.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { VoiceTestClient } from '../support/voice-client.ts';
+import { type Frame, type GatewayClient, readyClient } from './gateway-client.ts';
+
+let server: TestServer;
+let owner: TestUser;
+let guild: { id: string; system_channel_id: string };
+let room: string;
+const gateways: GatewayClient[] = [];
+const voices: VoiceTestClient[] = [];
+
+async function joinVoice(user: TestUser): Promise<VoiceTestClient> {
+  const { client: gw } = await readyClient(server, user.token);
+  gateways.push(gw);
+  gw.send({ op: 4, d: { guild_id: guild.id, channel_id: room, self_mute: false, self_deaf: false } });
+  const update = (await gw.dispatch('VOICE_SERVER_UPDATE')) as Frame & { d: { token: string; endpoint: string } };
+  const voice = new VoiceTestClient(update.d.endpoint, update.d.token);
+  voices.push(voice);
+  await voice.negotiations(1);
+  return voice;
+}
+
+before(async () => {
+  server = await startTestServer();
+  owner = await registerUser(server);
+  guild = await newGuild(server, owner);
+  room = (await ok(as(server, owner, 'POST', `/guilds/${guild.id}/channels`, { name: 'talk', type: 2 }))).id;
+});
+
+after(async () => {
+  await Promise.all(voices.map((v) => v.close().catch(() => {})));
+  await Promise.all(gateways.map((g) => g.close()));
+  await server.close();
+});
+
+describe('join admission (docs/voice.md#join-admission)', () => {
+  it('a wave of joins larger than the handshake limit is queued, and every member ends up hearing the speaker', async () => {
+    const speaker = await joinVoice(owner);
+    const wave = HANDSHAKE_LIMIT + 4;
+    const users = await Promise.all(Array.from({ length: wave }, () => registerUser(server)));
+    for (const user of users) await join(server, owner, user, guild);
+    const listeners = await Promise.all(users.map((user) => joinVoice(user)));
+    let done = false;
+    const talking = (async () => {
+      while (!done) await speaker.speak(1);
+    })();
+    try {
+      const deadline = Date.now() + 30_000;
+      while (!listeners.every((l) => (l.received.get(owner.id) ?? 0) > 0)) {
+        if (Date.now() > deadline) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    } finally {
+      done = true;
+      await talking;
+    }
+    const silent = listeners.filter((l) => (l.received.get(owner.id) ?? 0) === 0).length;
+    assert.equal(silent, 0, `${silent} of ${wave} listeners never received the speaker's audio`);
+  });
+});
