@@ -24,10 +24,11 @@ if (!CHROMIUM_PATH) {
   let browser: Browser;
   serverAndChromium((started) => ({ server, browser } = started));
 
-  /** More than the window holds (400), so scrolling back to the start must drop the newest end. */
-  const SEEDED = 600;
+  /** More than the window holds (400), so scrolling back to the start must drop the newest end; not a multiple of the
+   * page (50), so the page that brings the first message is short and shows the channel's start at once. */
+  const SEEDED = 610;
 
-  /** `history 0` … `history 599`, one a minute in 2024 (ids of their time, as if sent then); their ids. */
+  /** `history 0` … `history 609`, one a minute in 2024 (ids of their time, as if sent then); their ids. */
   async function seedHistory(channelId: string, author: TestUser): Promise<string[]> {
     const start = Date.parse('2024-01-01T00:00:00.000Z');
     const res = await harness(server, 'POST', '/messages/seed', {
@@ -52,7 +53,7 @@ if (!CHROMIUM_PATH) {
         return document.querySelector(sel) !== null;
       },
       selector,
-      { polling: 100, timeout: 30_000 },
+      { polling: 100, timeout: 60_000 },
     );
   }
 
@@ -64,7 +65,7 @@ if (!CHROMIUM_PATH) {
         return [...document.querySelectorAll('.message-list .content')].some((c) => c.textContent === wanted);
       },
       text,
-      { polling: 100, timeout: 30_000 },
+      { polling: 100, timeout: 60_000 },
     );
   }
 
