@@ -3,8 +3,9 @@ import { describe, it } from 'node:test';
 import {
   anyCidrContains,
   cidrContains,
+  cidrText,
   ipKey,
-  ipToBigInt,
+  parseAddress,
   parseCidr,
   parseCidrList,
 } from '../../src/platform/net/cidr.ts';
@@ -37,8 +38,10 @@ describe('ipKey', () => {
 
 describe('CIDR parsing and matching', () => {
   it('parses IPv4 and IPv6 ranges and single addresses', () => {
-    assert.equal(parseCidr('10.0.0.0/8').prefix, 96 + 8);
-    assert.equal(parseCidr('127.0.0.1').prefix, 128);
+    assert.equal(parseCidr('10.0.0.0/8').prefix, 8);
+    assert.equal(parseCidr('127.0.0.1').prefix, 32);
+    assert.equal(parseCidr('::ffff:10.0.0.0/8').prefix, 8);
+    assert.equal(parseCidr('::1').prefix, 128);
     assert.equal(parseCidr('2001:db8::/32').prefix, 32);
     assert.equal(parseCidr(' 192.168.0.0/16 ').text, '192.168.0.0/16');
   });
@@ -71,12 +74,29 @@ describe('CIDR parsing and matching', () => {
     assert.deepEqual(parseCidrList(' , '), []);
   });
 
-  it('converts addresses to 128-bit integers, IPv4 mapped into ::ffff:0:0/96', () => {
-    assert.equal(ipToBigInt('0.0.0.1'), 0xffff00000001n);
-    assert.equal(ipToBigInt('::ffff:0.0.0.1'), 0xffff00000001n);
-    assert.equal(ipToBigInt('::1'), 1n);
-    assert.equal(ipToBigInt('::ffff:1.2.3.4'), ipToBigInt('1.2.3.4'));
-    assert.equal(ipToBigInt('64:ff9b::1.2.3.4'), (0x64ff9bn << 96n) | 0x01020304n);
-    assert.equal(ipToBigInt('nope'), undefined);
+  it('reads strict address text only, IPv4-mapped addresses as the IPv4 address', () => {
+    assert.equal(parseAddress('::ffff:1.2.3.4')?.toString(), '1.2.3.4');
+    assert.equal(parseAddress('2001:0DB8::0001')?.kind(), 'ipv6');
+    // The deprecated IPv4-compatible form is not the IPv4 address (ipaddr.js alone would read it as mapped).
+    assert.equal(parseAddress('::1.2.3.4')?.toString(), '::102:304');
+    assert.ok(!cidrContains(parseCidr('1.2.3.4'), '::1.2.3.4'));
+    assert.equal(parseAddress('64:ff9b::1.2.3.4')?.toString(), '64:ff9b::102:304');
+    for (const loose of ['10.1', '0x0a.0.0.1', '010.0.0.1', 'nope', '[::1]', ''])
+      assert.equal(parseAddress(loose), undefined);
+  });
+
+  it('puts IPv4 addresses inside IPv6 ranges that cover their mapped form', () => {
+    assert.ok(cidrContains(parseCidr('::ffff:0:0/96'), '10.0.0.1'));
+    assert.ok(cidrContains(parseCidr('::/0'), '10.0.0.1'));
+    assert.ok(!cidrContains(parseCidr('2001:db8::/32'), '10.0.0.1'));
+    assert.ok(!cidrContains(parseCidr('10.0.0.0/8'), '2001:db8::1'));
+  });
+
+  it('writes a range canonically: host bits cleared, RFC 5952, bare address for a full prefix', () => {
+    assert.equal(cidrText(parseCidr('10.0.0.7/8')), '10.0.0.0/8');
+    assert.equal(cidrText(parseCidr('10.0.0.7/32')), '10.0.0.7');
+    assert.equal(cidrText(parseCidr('::ffff:10.0.0.7')), '10.0.0.7');
+    assert.equal(cidrText(parseCidr('2001:0DB8:0:0:1:0:0:1/128')), '2001:db8::1:0:0:1');
+    assert.equal(cidrText(parseCidr('2001:db8:0:0:0:0:0:1/32')), '2001:db8::/32');
   });
 });

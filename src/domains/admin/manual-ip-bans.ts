@@ -1,5 +1,5 @@
 import type { Database, Queryable } from '../../platform/db/database.ts';
-import { type Cidr, cidrContains, isIPv4Address, parseCidr } from '../../platform/net/cidr.ts';
+import { type Cidr, cidrContains, cidrText, parseCidr } from '../../platform/net/cidr.ts';
 import type { EventBus } from '../../platform/state/event-bus.ts';
 import type { IpBan } from '../../platform/state/ip-bans.ts';
 
@@ -87,45 +87,9 @@ export class ManualIpBans {
 export function canonicalIpOrCidr(text: string): string | undefined {
   const trimmed = text.trim();
   if (!/^[0-9A-Fa-f:.]+(\/\d{1,3})?$/.test(trimmed)) return undefined;
-  let range: Cidr;
   try {
-    range = parseCidr(trimmed);
+    return cidrText(parseCidr(trimmed));
   } catch {
     return undefined;
   }
-  const [address = ''] = trimmed.split('/');
-  const v4 = isIPv4Address(address);
-  if (v4) {
-    const value = range.network & 0xffffffffn;
-    const dotted = [24n, 16n, 8n, 0n].map((shift) => ((value >> shift) & 0xffn).toString()).join('.');
-    const prefix = range.prefix - 96;
-    return prefix === 32 ? dotted : `${dotted}/${prefix}`;
-  }
-  const groups: string[] = [];
-  for (let i = 7; i >= 0; i--) groups.push(((range.network >> BigInt(i * 16)) & 0xffffn).toString(16));
-  const text6 = compressIPv6(groups);
-  return range.prefix === 128 ? text6 : `${text6}/${range.prefix}`;
-}
-
-/** RFC 5952 form: the longest run (≥2) of zero groups becomes `::`. */
-function compressIPv6(groups: string[]): string {
-  let bestStart = -1;
-  let bestLength = 0;
-  for (let i = 0; i < groups.length; ) {
-    if (groups[i] !== '0') {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < groups.length && groups[j] === '0') j++;
-    if (j - i > bestLength) {
-      bestStart = i;
-      bestLength = j - i;
-    }
-    i = j;
-  }
-  if (bestLength < 2) return groups.join(':');
-  const head = groups.slice(0, bestStart).join(':');
-  const tail = groups.slice(bestStart + bestLength).join(':');
-  return `${head}::${tail}`;
 }
