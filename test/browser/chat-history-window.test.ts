@@ -140,7 +140,7 @@ if (!CHROMIUM_PATH) {
       await context.close();
     });
 
-    it("loads the window around a reply's original when it is not held, and highlights it", async () => {
+    it("loads the window around a reply's original or a pinned message when it is not held, and highlights it", async () => {
       const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
       const { guildId, channelId } = await guildWith(server, 'Archive', alice, bob);
       const ids = await seedHistory(channelId, alice);
@@ -169,6 +169,21 @@ if (!CHROMIUM_PATH) {
       await jumpToPresent(page).click();
       await replied.waitFor();
       await jumpToPresent(page).waitFor({ state: 'detached' });
+
+      // A pinned message far back: "Jump to the message" in the pinned messages opens its link, loaded around it.
+      const pinnedId = ids[5] as string;
+      const pin = await request(server, 'PUT', `/v1/channels/${channelId}/pins/${pinnedId}`, { auth: alice.token });
+      assert.equal(pin.status, 204, pin.text);
+      await page.getByRole('button', { name: 'Pinned messages' }).click();
+      const pins = page.getByRole('dialog', { name: 'Pinned messages' });
+      await pins
+        .getByRole('listitem')
+        .filter({ hasText: 'history 5' })
+        .getByRole('button', { name: 'Jump to the message' })
+        .click();
+      await page.locator(`#message-${pinnedId}.highlighted`).waitFor();
+      await page.waitForURL(`${server.origin}/channels/${guildId}/${channelId}/${pinnedId}`);
+      await jumpToPresent(page).waitFor();
       await context.close();
     });
   });
