@@ -184,6 +184,18 @@ if (!CHROMIUM_PATH) {
       await page.locator(`#message-${pinnedId}.highlighted`).waitFor();
       await page.waitForURL(`${server.origin}/channels/${guildId}/${channelId}/${pinnedId}`);
       await jumpToPresent(page).waitFor();
+
+      // Back at the present, the same pin again: the address is already its link, and the jump still happens.
+      await jumpToPresent(page).click();
+      await jumpToPresent(page).waitFor({ state: 'detached' });
+      assert.equal(await page.locator(`#message-${pinnedId}`).count(), 0);
+      await page.getByRole('button', { name: 'Pinned messages' }).click();
+      await pins
+        .getByRole('listitem')
+        .filter({ hasText: 'history 5' })
+        .getByRole('button', { name: 'Jump to the message' })
+        .click();
+      await page.locator(`#message-${pinnedId}.highlighted`).waitFor();
       await context.close();
     });
   });

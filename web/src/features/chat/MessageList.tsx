@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { Channel, Message } from '../../api/chat-types.ts';
-import { useChat } from './context.ts';
+import { JUMP_TO_MESSAGE_EVENT, useChat } from './context.ts';
 import { MessageItem } from './MessageItem.tsx';
 import { compareIds, idTime } from './snowflake.ts';
 
@@ -217,6 +217,13 @@ export function MessageList({
     [store, channel.id],
   );
   const [, setJumps] = useState(0);
+
+  // A jump asked for while the address already names the message (jumpToMessage).
+  useEffect(() => {
+    const onJump = (event: Event) => void jumpTo((event as CustomEvent<string>).detail);
+    window.addEventListener(JUMP_TO_MESSAGE_EVENT, onJump);
+    return () => window.removeEventListener(JUMP_TO_MESSAGE_EVENT, onJump);
+  }, [jumpTo]);
 
   /** The first message after the read marker, loaded around the marker when the window does not reach back. */
   const jumpToFirstUnread = async () => {

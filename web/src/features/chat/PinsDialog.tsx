@@ -4,7 +4,7 @@ import type { Channel, Message } from '../../api/chat-types.ts';
 import { useApp } from '../../app-context.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { formatDate } from '../../i18n/format.ts';
-import { channelPath, useChat } from './context.ts';
+import { channelPath, jumpToMessage, useChat } from './context.ts';
 import { Dialog } from './Dialog.tsx';
 
 export function PinsDialog({ channel, onClose }: { channel: Channel; onClose: () => void }) {
@@ -32,7 +32,9 @@ export function PinsDialog({ channel, onClose }: { channel: Channel; onClose: ()
               onClick={() => {
                 // The message link: the list loads the window around the message when it does not hold it.
                 onClose();
-                navigate(`${channelPath(channel)}/${m.id}`);
+                const target = `${channelPath(channel)}/${m.id}`;
+                if (window.location.pathname === target) jumpToMessage(m.id);
+                else navigate(target);
               }}
             >
               {t('chat.jumpToMessage')}

@@ -16,7 +16,7 @@ import { ChannelType } from '../../api/chat-types.ts';
 import { useApp } from '../../app-context.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { formatDate, formatNumber } from '../../i18n/format.ts';
-import { channelPath, useChat } from './context.ts';
+import { channelPath, jumpToMessage, useChat } from './context.ts';
 import {
   HAS_VALUES,
   isEmptySearch,
@@ -379,9 +379,7 @@ export function SearchResults() {
     const target = `${path}/${message.id}`;
     // The same result again: the channel is already at that link, so bring the message back into view.
     if (window.location.pathname === target) {
-      const row = document.getElementById(`message-${message.id}`);
-      row?.scrollIntoView({ block: 'center' });
-      row?.focus();
+      jumpToMessage(message.id);
     } else {
       navigate(target);
     }

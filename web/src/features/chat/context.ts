@@ -24,3 +24,15 @@ export function useChatStore(): ChatStore {
 export function channelPath(channel: { id: string; guild_id?: string | undefined }): string {
   return `/channels/${channel.guild_id ?? '@me'}/${channel.id}`;
 }
+
+/** Asks the message list on screen to bring a message into view (see `jumpToMessage`). */
+export const JUMP_TO_MESSAGE_EVENT = 'hearth:jump-to-message';
+
+/**
+ * A jump to a message of the channel on screen whose link is already the address (a search result or a pin opened
+ * twice): the address does not change, so the list is asked directly; it loads the window around the message
+ * when it no longer holds it (docs/web.md#the-history-window).
+ */
+export function jumpToMessage(messageId: string): void {
+  window.dispatchEvent(new CustomEvent<string>(JUMP_TO_MESSAGE_EVENT, { detail: messageId }));
+}
