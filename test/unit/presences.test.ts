@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import {
   aggregatePresence,
@@ -8,42 +7,14 @@ import {
   type SessionPresence,
   samePresence,
 } from '../../src/platform/state/presences.ts';
-import { openRedisClusterState, openRedisState } from '../../src/platform/state/redis.ts';
-import {
-  closeSharedRedisCluster,
-  clusterSeeds,
-  sharedRedisCluster,
-  TEST_REDIS_CLUSTER,
-} from '../support/redis-cluster.ts';
+import { stateBackends } from '../support/state-backends.ts';
 
 /** The presence contract, in process always, on Redis when TEST_REDIS_URL is set, and in that leg
  * on a three-master Redis cluster too (test/support/redis-cluster.ts). */
-const backends: { name: string; open(): Promise<{ store: PresenceStore; close(): Promise<void> }> }[] = [
-  { name: 'in-process', open: async () => ({ store: new InProcessPresenceStore(), close: async () => {} }) },
-];
-const redisUrl = process.env.TEST_REDIS_URL;
-if (redisUrl)
-  backends.push({
-    name: 'redis',
-    async open() {
-      const state = await openRedisState(redisUrl, `hearth-unit-${randomBytes(6).toString('hex')}:`);
-      return { store: state.presences, close: state.close };
-    },
-  });
-if (TEST_REDIS_CLUSTER) {
-  after(closeSharedRedisCluster);
-  backends.push({
-    name: 'redis cluster',
-    async open() {
-      const cluster = await sharedRedisCluster();
-      const state = await openRedisClusterState(
-        clusterSeeds(cluster),
-        `hearth-unit-${randomBytes(6).toString('hex')}:`,
-      );
-      return { store: state.presences, close: state.close };
-    },
-  });
-}
+const backends = stateBackends<PresenceStore>(
+  () => new InProcessPresenceStore(),
+  (state) => state.presences,
+);
 
 const NOW = 1_000_000;
 const entry = (overrides: Partial<SessionPresence> = {}): SessionPresence => ({

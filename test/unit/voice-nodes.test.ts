@@ -1,45 +1,16 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { openRedisClusterState, openRedisState } from '../../src/platform/state/redis.ts';
 import { InProcessVoiceNodeStore, type VoiceNodeStore } from '../../src/platform/state/voice-nodes.ts';
-import {
-  closeSharedRedisCluster,
-  clusterSeeds,
-  sharedRedisCluster,
-  TEST_REDIS_CLUSTER,
-} from '../support/redis-cluster.ts';
+import { stateBackends } from '../support/state-backends.ts';
 
 /**
  * The voice-node contract (docs/voice.md#room-placement), in process always, on Redis when TEST_REDIS_URL is set,
  * and in that leg on a three-master Redis cluster too (test/support/redis-cluster.ts).
  */
-const backends: { name: string; open(): Promise<{ store: VoiceNodeStore; close(): Promise<void> }> }[] = [
-  { name: 'in-process', open: async () => ({ store: new InProcessVoiceNodeStore(), close: async () => {} }) },
-];
-const redisUrl = process.env.TEST_REDIS_URL;
-if (redisUrl)
-  backends.push({
-    name: 'redis',
-    async open() {
-      const state = await openRedisState(redisUrl, `hearth-unit-${randomBytes(6).toString('hex')}:`);
-      return { store: state.voiceNodes, close: state.close };
-    },
-  });
-if (TEST_REDIS_CLUSTER) {
-  after(closeSharedRedisCluster);
-  backends.push({
-    name: 'redis cluster',
-    async open() {
-      const cluster = await sharedRedisCluster();
-      const state = await openRedisClusterState(
-        clusterSeeds(cluster),
-        `hearth-unit-${randomBytes(6).toString('hex')}:`,
-      );
-      return { store: state.voiceNodes, close: state.close };
-    },
-  });
-}
+const backends = stateBackends<VoiceNodeStore>(
+  () => new InProcessVoiceNodeStore(),
+  (state) => state.voiceNodes,
+);
 
 const node = (id: string, participants = 0) => ({
   id,
