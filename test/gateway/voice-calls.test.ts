@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { as, befriend, newGuild, ok } from '../support/chat.ts';
 import { registerUser, type TestUser } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { VoiceTestClient } from '../support/voice-client.ts';
+import { speakUntil, VoiceTestClient } from '../support/voice-client.ts';
 import { call, dmState, event } from './dm-call-frames.ts';
 import { GatewayClient, readyClient } from './gateway-client.ts';
 
@@ -282,25 +282,3 @@ describe('DM and group-DM calls', () => {
     assert.equal((await as(server, bob, 'DELETE', `/users/@me/relationships/${alice.id}`)).status, 204);
   });
 });
-
-async function until(check: () => boolean, what: string, timeoutMs = 8000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-/** Keeps `voice` talking until `check` holds. */
-async function speakUntil(voice: VoiceTestClient, check: () => boolean, what: string): Promise<void> {
-  let done = false;
-  const talking = (async () => {
-    while (!done) await voice.speak(1);
-  })();
-  try {
-    await until(check, what);
-  } finally {
-    done = true;
-    await talking;
-  }
-}

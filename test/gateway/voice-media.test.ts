@@ -5,7 +5,7 @@ import { ipKey } from '../../src/platform/net/cidr.ts';
 import { as, join, newGuild, ok } from '../support/chat.ts';
 import { registerUser, type TestUser } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { VoiceTestClient } from '../support/voice-client.ts';
+import { speakUntil, until, VoiceTestClient } from '../support/voice-client.ts';
 import { type Frame, type GatewayClient, readyClient } from './gateway-client.ts';
 
 const SPEAK = 1n << 21n;
@@ -30,28 +30,6 @@ async function joinVoice(user: TestUser, channelId = room): Promise<{ gw: Gatewa
   voices.push(voice);
   await voice.negotiations(1);
   return { gw, voice };
-}
-
-async function until(check: () => boolean, what: string, timeoutMs = 8000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-/** Keeps `voice` talking until `check` holds. */
-async function speakUntil(voice: VoiceTestClient, check: () => boolean, what: string): Promise<void> {
-  let done = false;
-  const talking = (async () => {
-    while (!done) await voice.speak(1);
-  })();
-  try {
-    await until(check, what);
-  } finally {
-    done = true;
-    await talking;
-  }
 }
 
 before(async () => {

@@ -10,7 +10,7 @@ import { registerUser, request, type TestUser } from '../support/client.ts';
 import { createTestDatabase } from '../support/pg-database.ts';
 import { newTestSecrets, TEST_TOKEN } from '../support/server.ts';
 import { freePort, type Spawned, spawnEntrypoint, waitForHealth } from '../support/spawn.ts';
-import { VoiceTestClient } from '../support/voice-client.ts';
+import { speakUntil, VoiceTestClient } from '../support/voice-client.ts';
 import { type Frame, type GatewayClient, readyClient } from './gateway-client.ts';
 
 /**
@@ -125,28 +125,6 @@ describe('voice nodes: two voice-only processes behind one gateway', { skip, tim
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
   });
 
-  async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!check()) {
-      if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  }
-
-  /** Keeps `voice` talking until `check` holds. */
-  async function speakUntil(voice: VoiceTestClient, check: () => boolean, what: string): Promise<void> {
-    let done = false;
-    const talking = (async () => {
-      while (!done) await voice.speak(1);
-    })();
-    try {
-      await until(check, what);
-    } finally {
-      done = true;
-      await talking;
-    }
-  }
-
   function connect(update: ServerUpdate): VoiceTestClient {
     const voice = new VoiceTestClient(update.d.endpoint, update.d.token);
     voices.push(voice);
@@ -156,8 +134,8 @@ describe('voice nodes: two voice-only processes behind one gateway', { skip, tim
   /** Each hears the other: RTP from one reaches the other through their node. */
   async function hearEachOther(a: VoiceTestClient, b: VoiceTestClient): Promise<void> {
     await Promise.all([a.negotiations(1), b.negotiations(1)]);
-    await speakUntil(a, () => (b.received.get(alice.id) ?? 0) >= 10, 'bob hears alice');
-    await speakUntil(b, () => (a.received.get(bob.id) ?? 0) >= 10, 'alice hears bob');
+    await speakUntil(a, () => (b.received.get(alice.id) ?? 0) >= 10, 'bob hears alice', 20_000);
+    await speakUntil(b, () => (a.received.get(bob.id) ?? 0) >= 10, 'alice hears bob', 20_000);
   }
 
   it('a gateway-only process runs no SFU; both voice nodes announce themselves', async () => {

@@ -135,3 +135,31 @@ export class VoiceTestClient {
     for (const resolve of this.negotiatedWaiters.splice(0)) resolve();
   }
 }
+
+/** Polls `check` every 25 ms until it holds; throws `timed out: <what>` after `timeoutMs`. */
+export async function until(check: () => boolean, what: string, timeoutMs = 8000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** Keeps `voice` talking until `check` holds (as `until`). */
+export async function speakUntil(
+  voice: VoiceTestClient,
+  check: () => boolean,
+  what: string,
+  timeoutMs = 8000,
+): Promise<void> {
+  let done = false;
+  const talking = (async () => {
+    while (!done) await voice.speak(1);
+  })();
+  try {
+    await until(check, what, timeoutMs);
+  } finally {
+    done = true;
+    await talking;
+  }
+}
