@@ -161,7 +161,8 @@ export async function runVoiceBench(): Promise<VoiceBenchResult> {
         forwardedPerSecond: (forwarded / WINDOW_MS) * 1000,
       };
       steps.push(step);
-      console.log(formatStep(step));
+      // What the SFU holds at the end of the window (members, handshakes under way/queued): says why a step broke.
+      console.log(formatStep(step), JSON.stringify(after.sfu));
       // A noisy shared machine can spike one step's p99, so the curve continues until it is clearly saturated.
       if (step.p99Ms >= 200 || step.loss > 0.05) break;
     }

@@ -44,22 +44,23 @@ describe('join admission (docs/voice.md#join-admission)', () => {
     const wave = HANDSHAKE_LIMIT + 4;
     const users = await Promise.all(Array.from({ length: wave }, () => registerUser(server)));
     for (const user of users) await join(server, owner, user, guild);
-    const listeners = await Promise.all(users.map((user) => joinVoice(user)));
+    // The speaker talks while the wave joins (forwarding and handshakes at the same time).
     let done = false;
     const talking = (async () => {
       while (!done) await speaker.speak(1);
     })();
     try {
+      const listeners = await Promise.all(users.map((user) => joinVoice(user)));
       const deadline = Date.now() + 30_000;
       while (!listeners.every((l) => (l.received.get(owner.id) ?? 0) > 0)) {
         if (Date.now() > deadline) break;
         await new Promise((r) => setTimeout(r, 50));
       }
+      const silent = listeners.filter((l) => (l.received.get(owner.id) ?? 0) === 0).length;
+      assert.equal(silent, 0, `${silent} of ${wave} listeners never received the speaker's audio`);
     } finally {
       done = true;
       await talking;
     }
-    const silent = listeners.filter((l) => (l.received.get(owner.id) ?? 0) === 0).length;
-    assert.equal(silent, 0, `${silent} of ${wave} listeners never received the speaker's audio`);
   });
 });

@@ -89,7 +89,7 @@ export class Room {
       if (other === from || (kind === 'audio' && other.flags.deafened)) continue;
       const transceiver = other.sendersFor(from.userId, kind);
       // A member still waiting for admission or in its handshake has nothing to send on (docs/voice.md#join-admission).
-      if (!transceiver || transceiver.sender.dtlsTransport?.state !== 'connected') continue;
+      if (transceiver?.sender.dtlsTransport?.state !== 'connected') continue;
       transceiver.sender.sendRtp(buffer).catch(() => {});
       this.stats.forwarded++;
     }
