@@ -34,7 +34,7 @@ async function receiver(): Promise<void> {
   let count = 0;
   let first = 0;
   let cpuAtFirst = process.cpuUsage();
-  state.bus.subscribe<Dispatch>(DISPATCH_TOPIC, (dispatch) => {
+  state.bus.subscribe(DISPATCH_TOPIC, (dispatch) => {
     if (count === 0) {
       first = performance.now();
       cpuAtFirst = process.cpuUsage();

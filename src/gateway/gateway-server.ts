@@ -3,15 +3,11 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { AppServices } from '../app-services.ts';
-import { CREDENTIALS_REVOKED_TOPIC, type CredentialsRevoked } from '../domains/auth/sessions.ts';
-import { DISPATCH_TOPIC, type Dispatch, type Dispatcher } from '../domains/events/dispatch.ts';
+import { CREDENTIALS_REVOKED_TOPIC } from '../domains/auth/sessions.ts';
+import { DISPATCH_TOPIC, type Dispatcher } from '../domains/events/dispatch.ts';
 import { presenceView } from '../domains/users/presence-view.ts';
-import {
-  VOICE_SESSION_TOPIC,
-  type VoiceSessionMessage,
-  type VoiceStateRequest,
-} from '../domains/voice/voice-service.ts';
-import { AUTH_INVALIDATION_TOPIC, type AuthInvalidation } from '../http/auth/credential-resolver.ts';
+import { VOICE_SESSION_TOPIC, type VoiceStateRequest } from '../domains/voice/voice-service.ts';
+import { AUTH_INVALIDATION_TOPIC } from '../http/auth/credential-resolver.ts';
 import { clientIp } from '../http/client-ip.ts';
 import { ApiError, bannedError } from '../http/errors.ts';
 import { rawErrorResponse } from '../http/raw-response.ts';
@@ -155,16 +151,16 @@ export class GatewayServer implements ConnectionHandlers {
       () => this.registry.size,
     );
     this.unsubscribe.push(
-      deps.bus.subscribe<Dispatch>(DISPATCH_TOPIC, (dispatch, mark) => {
+      deps.bus.subscribe(DISPATCH_TOPIC, (dispatch, mark) => {
         this.fanout.onDispatch(dispatch, mark);
         this.presences.onDispatch(dispatch);
       }),
-      deps.bus.subscribe<CredentialsRevoked>(CREDENTIALS_REVOKED_TOPIC, (message) => this.fanout.onRevoked(message)),
-      deps.bus.subscribe<AuthInvalidation>(AUTH_INVALIDATION_TOPIC, (message) => {
+      deps.bus.subscribe(CREDENTIALS_REVOKED_TOPIC, (message) => this.fanout.onRevoked(message)),
+      deps.bus.subscribe(AUTH_INVALIDATION_TOPIC, (message) => {
         if (message.userId) this.recheckRestriction(message.userId).catch(() => {});
       }),
-      deps.bus.subscribe<VoiceSessionMessage>(VOICE_SESSION_TOPIC, (message) => this.voice.onSessionMessage(message)),
-      deps.bus.subscribe<{ sessionId: string }>(SESSION_EVICT_TOPIC, (message) => this.evicted(message.sessionId)),
+      deps.bus.subscribe(VOICE_SESSION_TOPIC, (message) => this.voice.onSessionMessage(message)),
+      deps.bus.subscribe(SESSION_EVICT_TOPIC, (message) => this.evicted(message.sessionId)),
       // Lost bus messages (docs/gateway.md#across-nodes): dispatches lost = no session here can be replayed
       // completely; a revocation or invalidation lost = every session's credential must be checked again.
       deps.bus.onGap(DISPATCH_TOPIC, (gap) => this.resync(gap, true)),

@@ -7,6 +7,13 @@ import type { HandedOverPresence, PresenceTracker } from './presence.ts';
 import { CLOSE } from './protocol.ts';
 import type { GatewaySession, SessionCredential, SessionRegistry, SessionState } from './sessions.ts';
 
+declare module '../platform/state/event-bus.ts' {
+  interface BusTopics {
+    'gateway.handoff.request': HandoffRequest;
+    'gateway.handoff.reply': HandoffReply;
+  }
+}
+
 export const HANDOFF_REQUEST_TOPIC = 'gateway.handoff.request';
 export const HANDOFF_REPLY_TOPIC = 'gateway.handoff.reply';
 
@@ -103,8 +110,8 @@ export class SessionHandoff {
     private readonly timeoutMs = 1500,
   ) {
     this.unsubscribe = [
-      deps.bus.subscribe<HandoffRequest>(HANDOFF_REQUEST_TOPIC, (request) => this.onRequest(request)),
-      deps.bus.subscribe<HandoffReply>(HANDOFF_REPLY_TOPIC, (reply) => this.waiting.get(reply.requestId)?.(reply)),
+      deps.bus.subscribe(HANDOFF_REQUEST_TOPIC, (request) => this.onRequest(request)),
+      deps.bus.subscribe(HANDOFF_REPLY_TOPIC, (reply) => this.waiting.get(reply.requestId)?.(reply)),
     ];
   }
 
@@ -126,7 +133,7 @@ export class SessionHandoff {
         resolve(reply);
       });
       this.deps.bus
-        .publish<HandoffRequest>(HANDOFF_REQUEST_TOPIC, { requestId, sessionId, claim })
+        .publish(HANDOFF_REQUEST_TOPIC, { requestId, sessionId, claim })
         .catch((error) => this.deps.log.error('gateway hand-off request failed', { error: (error as Error).message }));
     });
   }
@@ -172,7 +179,7 @@ export class SessionHandoff {
       reply = { requestId, outcome: verdict.outcome };
     }
     this.deps.bus
-      .publish<HandoffReply>(HANDOFF_REPLY_TOPIC, reply)
+      .publish(HANDOFF_REPLY_TOPIC, reply)
       .catch((error) => this.deps.log.error('gateway hand-off reply failed', { error: (error as Error).message }));
   }
 }

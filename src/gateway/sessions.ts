@@ -1,6 +1,12 @@
 import type { BusMark } from '../platform/state/event-bus.ts';
 import { dispatchFrame } from './protocol.ts';
 
+declare module '../platform/state/event-bus.ts' {
+  interface BusTopics {
+    'gateway.session.evict': { sessionId: string };
+  }
+}
+
 /** Where a session's frames go while a socket is attached to it. */
 export interface SessionSocket {
   send(frame: string): void;

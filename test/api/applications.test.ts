@@ -16,7 +16,7 @@ before(async () => {
   server = await startTestServer();
   owner = await registerUser(server);
   stranger = await registerUser(server);
-  server.app.services.bus.subscribe<CredentialsRevoked>(CREDENTIALS_REVOKED_TOPIC, (m) => revoked.push(m));
+  server.app.services.bus.subscribe(CREDENTIALS_REVOKED_TOPIC, (m) => revoked.push(m));
 });
 after(async () => {
   await server?.close();

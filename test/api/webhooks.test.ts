@@ -14,7 +14,7 @@ const dispatches: Dispatch[] = [];
 
 before(async () => {
   server = await startTestServer();
-  server.app.services.bus.subscribe<Dispatch>(DISPATCH_TOPIC, (d) => dispatches.push(d));
+  server.app.services.bus.subscribe(DISPATCH_TOPIC, (d) => dispatches.push(d));
   owner = await registerUser(server);
   outsider = await registerUser(server);
   const guild = await request(server, 'POST', '/v1/guilds', { auth: owner.token, body: { name: 'Hooks' } });

@@ -76,7 +76,7 @@ export class DispatchRecorder {
   private readonly stop: () => void;
 
   constructor(server: TestServer) {
-    this.stop = server.app.services.bus.subscribe<Dispatch>(DISPATCH_TOPIC, (d) => this.seen.push(d));
+    this.stop = server.app.services.bus.subscribe(DISPATCH_TOPIC, (d) => this.seen.push(d));
   }
 
   clear(): void {

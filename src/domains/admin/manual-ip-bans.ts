@@ -3,6 +3,12 @@ import { type Cidr, cidrContains, cidrText, parseCidr } from '../../platform/net
 import type { EventBus } from '../../platform/state/event-bus.ts';
 import type { IpBan } from '../../platform/state/ip-bans.ts';
 
+declare module '../../platform/state/event-bus.ts' {
+  interface BusTopics {
+    'admin.ip_bans.changed': Record<string, never>;
+  }
+}
+
 const CHANGED_TOPIC = 'admin.ip_bans.changed';
 
 interface LoadedBan {

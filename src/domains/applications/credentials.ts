@@ -1,6 +1,6 @@
 import type { AppServices } from '../../app-services.ts';
 import { randomBase64Url } from '../../platform/crypto/tokens.ts';
-import { CREDENTIALS_REVOKED_TOPIC, type CredentialsRevoked } from '../auth/sessions.ts';
+import { CREDENTIALS_REVOKED_TOPIC } from '../auth/sessions.ts';
 
 /** 32 random bytes as base64url: 43 characters (docs/conventions.md#credentials). */
 const SECRET_BYTES = 32;
@@ -19,7 +19,7 @@ export async function announceBotRevoked(
   applicationId: string,
 ): Promise<void> {
   await services.credentials.invalidate({ userId: botUserId });
-  await services.bus.publish<CredentialsRevoked>(CREDENTIALS_REVOKED_TOPIC, {
+  await services.bus.publish(CREDENTIALS_REVOKED_TOPIC, {
     kind: 'bot',
     userId: botUserId,
     applicationId,

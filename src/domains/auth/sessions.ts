@@ -6,6 +6,12 @@ import { digest } from '../../platform/crypto/tokens.ts';
 import type { Database, Queryable } from '../../platform/db/database.ts';
 import type { EventBus } from '../../platform/state/event-bus.ts';
 
+declare module '../../platform/state/event-bus.ts' {
+  interface BusTopics {
+    'credentials.revoked': CredentialsRevoked;
+  }
+}
+
 /** Published whenever credentials stop working; the gateway closes the matching connections. */
 export const CREDENTIALS_REVOKED_TOPIC = 'credentials.revoked';
 export type CredentialsRevoked =
@@ -76,7 +82,7 @@ export class SessionService {
     const revoked = rows.map((r) => r.token_hash);
     if (revoked.length === 0) return;
     for (const hash of revoked) await this.credentials.invalidate({ tokenHash: hash });
-    await this.bus.publish<CredentialsRevoked>(CREDENTIALS_REVOKED_TOPIC, {
+    await this.bus.publish(CREDENTIALS_REVOKED_TOPIC, {
       kind: 'sessions',
       userId,
       sessionIdHashes: revoked,
@@ -87,6 +93,6 @@ export class SessionService {
   async revokeAll(userId: string, db: Queryable = this.db): Promise<void> {
     await db.query('DELETE FROM sessions WHERE user_id = $1', [userId]);
     await this.credentials.invalidate({ userId });
-    await this.bus.publish<CredentialsRevoked>(CREDENTIALS_REVOKED_TOPIC, { kind: 'user', userId });
+    await this.bus.publish(CREDENTIALS_REVOKED_TOPIC, { kind: 'user', userId });
   }
 }

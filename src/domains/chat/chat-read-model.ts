@@ -109,7 +109,7 @@ export class ChatReadModel implements ChatReadModelPort {
     this.snapshots = new TtlCache(10_000, 30_000);
     this.memberMaps = new TtlCache(10_000, 30_000);
     this.expressionLists = new TtlCache(10_000, 30_000);
-    bus.subscribe<ChatInvalidation>(CHAT_INVALIDATE_TOPIC, (message) => this.forget(message));
+    bus.subscribe(CHAT_INVALIDATE_TOPIC, (message) => this.forget(message));
     // Invalidations may have been lost (a Redis reconnect): nothing cached can be trusted.
     bus.onGap(CHAT_INVALIDATE_TOPIC, () => this.forgetAll());
   }

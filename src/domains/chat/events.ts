@@ -3,6 +3,12 @@ import { type Audience, type Dispatcher, VISIBILITY_EVENT, type VisibilityBefore
 import type { ChannelAccess } from './access.ts';
 import { type ChannelRow, isThread } from './rows.ts';
 
+declare module '../../platform/state/event-bus.ts' {
+  interface BusTopics {
+    'chat.invalidate': ChatInvalidation;
+  }
+}
+
 /** Tells every process that cached permission data of a guild (or of one member in it) is stale. */
 export const CHAT_INVALIDATE_TOPIC = 'chat.invalidate';
 export interface ChatInvalidation {

@@ -1,5 +1,11 @@
 import type { EventBus } from '../../platform/state/event-bus.ts';
 
+declare module '../../platform/state/event-bus.ts' {
+  interface BusTopics {
+    'gateway.dispatch': Dispatch;
+  }
+}
+
 /** Who may receive a gateway dispatch. The gateway checks membership and `VIEW_CHANNEL` per connection. */
 export type Audience =
   /**
@@ -57,7 +63,7 @@ export class Dispatcher {
   constructor(private readonly bus: EventBus) {}
 
   async dispatch(event: string, payload: Record<string, unknown>, audience: Audience): Promise<void> {
-    await this.bus.publish<Dispatch>(
+    await this.bus.publish(
       DISPATCH_TOPIC,
       { event, payload, audience, publishedAt: Date.now() },
       dispatchShardKey(event, payload, audience),

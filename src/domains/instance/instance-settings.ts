@@ -2,6 +2,12 @@ import { deriveKey, openWithKey, sealWithKey } from '../../platform/crypto/seale
 import type { Database, Queryable } from '../../platform/db/database.ts';
 import type { EventBus } from '../../platform/state/event-bus.ts';
 
+declare module '../../platform/state/event-bus.ts' {
+  interface BusTopics {
+    'instance.settings.changed': Record<string, never>;
+  }
+}
+
 export interface SsoSettings {
   enabled: boolean;
   enforced: boolean;

@@ -3,7 +3,7 @@ import type { AppServices } from '../../app-services.ts';
 import { ApiError } from '../../http/errors.ts';
 import type { AnyRoute } from '../../http/route.ts';
 import { parseSnowflake, SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
-import { CHAT_INVALIDATE_TOPIC, type ChatInvalidation } from '../chat/events.ts';
+import { CHAT_INVALIDATE_TOPIC } from '../chat/events.ts';
 import { testRoute } from './test-route.ts';
 
 const seedBody = z.object({
@@ -57,7 +57,7 @@ export function chatTestRoutes(services: ChatTestRoutesDeps): AnyRoute[] {
             [guild.id, ids, now],
           );
         });
-        await services.bus.publish<ChatInvalidation>(CHAT_INVALIDATE_TOPIC, { guildId: guild.id }, guild.id);
+        await services.bus.publish(CHAT_INVALIDATE_TOPIC, { guildId: guild.id }, guild.id);
         return { user_ids: ids };
       },
     }),

@@ -1,7 +1,13 @@
-import { AUTH_INVALIDATION_TOPIC, type AuthInvalidation } from '../../http/auth/credential-resolver.ts';
+import { AUTH_INVALIDATION_TOPIC } from '../../http/auth/credential-resolver.ts';
 import { TtlCache } from '../../platform/cache/ttl-cache.ts';
 import type { EventBus } from '../../platform/state/event-bus.ts';
 import type { MfaFactors, MfaStatus } from '../mfa/mfa-factors.ts';
+
+declare module '../../platform/state/event-bus.ts' {
+  interface BusTopics {
+    'user.updated': { userId?: string };
+  }
+}
 
 /** Topic every module publishes after changing a user (profile, MFA factors): `{userId}`. */
 export const USER_UPDATED_TOPIC = 'user.updated';
@@ -19,10 +25,8 @@ export class MfaStatusView {
     private readonly mfa: Pick<MfaFactors, 'status'>,
     bus: EventBus,
   ) {
-    bus.subscribe<{ userId?: string }>(USER_UPDATED_TOPIC, (m) => this.forget(m?.userId));
-    bus.subscribe<AuthInvalidation>(AUTH_INVALIDATION_TOPIC, (m) =>
-      m?.all ? this.forgetAll() : this.forget(m?.userId),
-    );
+    bus.subscribe(USER_UPDATED_TOPIC, (m) => this.forget(m?.userId));
+    bus.subscribe(AUTH_INVALIDATION_TOPIC, (m) => (m?.all ? this.forgetAll() : this.forget(m?.userId)));
     bus.onGap(USER_UPDATED_TOPIC, () => this.forgetAll());
     bus.onGap(AUTH_INVALIDATION_TOPIC, () => this.forgetAll());
   }

@@ -6,6 +6,12 @@ import type { EventBus } from '../../platform/state/event-bus.ts';
 import type { RoomAssignment, VoiceNodeAnnouncement, VoiceNodeStore } from '../../platform/state/voice-nodes.ts';
 import type { StoredVoiceState, VoiceStateStore } from '../../platform/state/voice-states.ts';
 
+declare module '../../platform/state/event-bus.ts' {
+  interface BusTopics {
+    'voice.session': VoiceSessionMessage;
+  }
+}
+
 /** Bus topic carrying a frame for one gateway session (VOICE_SERVER_UPDATE after a move or a failover). */
 export const VOICE_SESSION_TOPIC = 'voice.session';
 
@@ -149,7 +155,7 @@ export class VoicePlacement {
       members: members.length,
     });
     for (const state of members)
-      await this.deps.bus.publish<VoiceSessionMessage>(VOICE_SESSION_TOPIC, {
+      await this.deps.bus.publish(VOICE_SESSION_TOPIC, {
         sessionId: state.session_id,
         event: 'VOICE_SERVER_UPDATE',
         payload: await this.mint(state, to.endpoint),

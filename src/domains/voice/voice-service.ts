@@ -9,7 +9,7 @@ import { has, PERMISSIONS } from '../chat/permissions.ts';
 import { CHANNEL_TYPES, type ChannelRow, type GuildRow, type MemberRow } from '../chat/rows.ts';
 import { memberView } from '../chat/views.ts';
 import type { Dispatcher } from '../events/dispatch.ts';
-import { VOICE_SESSION_TOPIC, type VoicePlacement, type VoiceSessionMessage } from './voice-placement.ts';
+import { VOICE_SESSION_TOPIC, type VoicePlacement } from './voice-placement.ts';
 
 export { VOICE_SESSION_TOPIC, type VoiceSessionMessage } from './voice-placement.ts';
 
@@ -190,7 +190,7 @@ export class VoiceService {
     await this.announce(next, member);
     if (next.channel_id !== current.channel_id) {
       const server = await this.serverUpdate(next);
-      await this.deps.bus.publish<VoiceSessionMessage>(VOICE_SESSION_TOPIC, {
+      await this.deps.bus.publish(VOICE_SESSION_TOPIC, {
         sessionId: next.session_id,
         event: 'VOICE_SERVER_UPDATE',
         payload: server,

@@ -10,6 +10,12 @@ import type { EventBus } from '../../platform/state/event-bus.ts';
 import { ADMIN_API_KEY_PATTERN, type ParsedCredential } from './authorization.ts';
 import { SessionUseBatch } from './session-use.ts';
 
+declare module '../../platform/state/event-bus.ts' {
+  interface BusTopics {
+    'auth.invalidate': AuthInvalidation;
+  }
+}
+
 /** What a credential names, without the user snapshot (that comes from the user cache). */
 type CredentialBinding =
   | { kind: 'session'; userId: string; sessionId: string; sessionIdHash: string }
@@ -54,7 +60,7 @@ export class CredentialResolver {
     private readonly sessionUse: SessionUseBatch = new SessionUseBatch(db),
   ) {
     this.bindings = new TtlCache(100_000, 60_000, () => Date.now());
-    bus.subscribe<AuthInvalidation>(AUTH_INVALIDATION_TOPIC, (message) => this.dropLocal(message));
+    bus.subscribe(AUTH_INVALIDATION_TOPIC, (message) => this.dropLocal(message));
     // Invalidations may have been lost (a Redis reconnect, a skipped number): forget every credential and user.
     bus.onGap(AUTH_INVALIDATION_TOPIC, () => this.dropLocal({ all: true }));
   }

@@ -2,6 +2,18 @@
  * Fan-out of events between processes: gateway dispatches, cache invalidation, session revocation.
  * The in-process bus delivers synchronously to local subscribers; the Redis bus also reaches other processes.
  */
+/**
+ * Every topic of the bus and the type of its messages. The module that owns a topic adds it here by declaration
+ * merging next to its constant (`declare module '…/event-bus.ts' { interface BusTopics { 'chat.invalidate':
+ * ChatInvalidation } }`), so a publish or a subscription with the wrong message type, or to a topic nobody owns,
+ * does not compile; the platform layer never imports the domains that own the topics.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging in the modules that own topics
+export interface BusTopics {}
+
+/** A topic some module declared in `BusTopics`. */
+export type BusTopic = keyof BusTopics & string;
+
 export interface EventBus {
   /** True when other processes share the bus (Redis): a gateway session may then live on another node. */
   readonly distributed: boolean;
@@ -10,22 +22,22 @@ export interface EventBus {
    * docs/deployment.md#redis-cluster): messages with the same key keep their order; messages with different
    * keys, or with a key and without one, may arrive at another process in an order other than published.
    */
-  publish<T>(topic: string, message: T, shardKey?: string): Promise<void>;
-  subscribe<T>(topic: string, handler: BusHandler<T>): () => void;
+  publish<K extends BusTopic>(topic: K, message: BusTopics[K], shardKey?: string): Promise<void>;
+  subscribe<K extends BusTopic>(topic: K, handler: BusHandler<BusTopics[K]>): () => void;
   /**
    * The last message of `topic` this process has seen from each publisher (its own included), by number.
    * Each publisher numbers its messages per topic and every process receives one publisher's messages in
    * order, so another process can tell exactly which messages came after this point (the gateway's
    * cross-node resume, docs/gateway.md#resume).
    */
-  position(topic: string): Record<string, number>;
+  position(topic: BusTopic): Record<string, number>;
   /**
    * Runs `handler` when messages of `topic` may have been lost on the way to this process: a publisher's
    * numbers skipped one (`sequence`), or the connection to the bus was re-established (`reconnect`, every
    * subscribed topic). Whatever this process derived from the topic is stale then (docs/gateway.md#across-nodes).
    * The in-process bus never loses a message.
    */
-  onGap(topic: string, handler: GapHandler): () => void;
+  onGap(topic: BusTopic, handler: GapHandler): () => void;
   close(): Promise<void>;
 }
 

@@ -6,7 +6,7 @@ import { digest } from '../../../platform/crypto/tokens.ts';
 import type { Logger } from '../../../platform/log.ts';
 import type { EventBus } from '../../../platform/state/event-bus.ts';
 import type { StoredVoiceState, VoiceStateStore } from '../../../platform/state/voice-states.ts';
-import { DISPATCH_TOPIC, type Dispatch } from '../../events/dispatch.ts';
+import { DISPATCH_TOPIC } from '../../events/dispatch.ts';
 import { HANDSHAKE_HOLD_LIMIT_MS, HANDSHAKE_LIMIT, HandshakeGate } from './handshake-gate.ts';
 import type { SfuNetworkSettings } from './media-config.ts';
 import { type ForwardingFlags, Participant } from './participant.ts';
@@ -63,7 +63,7 @@ export class VoiceSignallingServer {
   private readonly handshakes = new HandshakeGate(HANDSHAKE_LIMIT, HANDSHAKE_HOLD_LIMIT_MS);
 
   constructor(private readonly deps: SignallingDeps) {
-    this.unsubscribe = deps.bus.subscribe<Dispatch>(DISPATCH_TOPIC, (dispatch) => {
+    this.unsubscribe = deps.bus.subscribe(DISPATCH_TOPIC, (dispatch) => {
       if (dispatch.event === 'VOICE_STATE_UPDATE') this.onVoiceState(dispatch.payload);
     });
   }
