@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { addBotToGuild } from '../support/applications.ts';
 import { registerUser, request, type TestUser } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { type Frame, type GatewayClient, readyClient } from './gateway-client.ts';
@@ -43,11 +44,7 @@ before(async () => {
   const app = await request(server, 'POST', '/v1/oauth2/applications', { auth: owner.token, body: { name: 'Menu' } });
   applicationId = app.body.id;
   bot = `Bot ${app.body.bot.token}`;
-  const consent = await request(server, 'POST', '/v1/oauth2/authorize/consent', {
-    auth: owner.token,
-    body: { client_id: applicationId, scope: 'bot', guild_id: guildId, permissions: String((1n << 10n) | (1n << 11n)) },
-  });
-  assert.equal(consent.status, 200, consent.text);
+  await addBotToGuild(server, owner, applicationId, guildId);
   ({ client: memberGw } = await readyClient(server, member.token));
   ({ client: botGw } = await readyClient(server, app.body.bot.token));
 });

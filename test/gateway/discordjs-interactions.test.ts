@@ -16,6 +16,7 @@ import {
   TextInputBuilder,
   TextInputStyle,
 } from 'discord.js';
+import { addBotToGuild } from '../support/applications.ts';
 import { harness, registerUser, request, type TestUser } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { type GatewayClient, readyClient } from './gateway-client.ts';
@@ -60,11 +61,7 @@ before(async () => {
   });
   applicationId = app.body.id;
   botId = app.body.bot.id;
-  const consent = await request(server, 'POST', '/v1/oauth2/authorize/consent', {
-    auth: owner.token,
-    body: { client_id: applicationId, scope: 'bot', guild_id: guildId, permissions: String((1n << 10n) | (1n << 11n)) },
-  });
-  assert.equal(consent.status, 200, consent.text);
+  await addBotToGuild(server, owner, applicationId, guildId);
   ({ client: ownerGw } = await readyClient(server, owner.token));
   ({ client: otherGw } = await readyClient(server, other.token));
 
