@@ -9,8 +9,8 @@ import { digest } from '../../platform/crypto/tokens.ts';
 import { usernameField } from '../auth/account-rules.ts';
 import { pathId } from '../chat/access.ts';
 import { OAUTH_SCOPES } from '../oauth2/scopes.ts';
-import { USER_UPDATED_TOPIC } from '../users/mfa-status-view.ts';
 import { applyProfileChanges } from '../users/profile-changes.ts';
+import { announceUserUpdate, type UserUpdateDeps } from '../users/user-updates.ts';
 import { applyApplicationPatch, nameField, patchBody, withVerifyKey } from './application-updates.ts';
 import type { ApplicationRecord } from './applications-repository.ts';
 import { type BotRoutesDeps, botRoutes } from './bot-routes.ts';
@@ -61,6 +61,7 @@ function botUsernameFrom(name: string): string {
  * (docs/architecture.md#narrow-dependencies).
  */
 export type ApplicationRoutesDeps = BotRoutesDeps &
+  UserUpdateDeps &
   Pick<
     AppServices,
     | 'applications'
@@ -308,7 +309,7 @@ export function applicationRoutes(services: ApplicationRoutesDeps): AnyRoute[] {
           },
         });
         if (!updated) throw new ApiError('UNKNOWN_APPLICATION');
-        await services.bus.publish(USER_UPDATED_TOPIC, { userId: updated.id });
+        await announceUserUpdate(services, updated.id);
         const { token: _token, mfa_enabled: _m, authenticator_types: _a, ...view } = botView(updated);
         return view;
       },

@@ -3,7 +3,7 @@ import type { AppServices } from '../../app-services.ts';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import { type AnyRoute, type RateLimitSpec, type RequestContext, route } from '../../http/route.ts';
 import { SUDO_HEADER } from '../sudo/sudo-mode.ts';
-import { USER_UPDATED_TOPIC } from '../users/mfa-status-view.ts';
+import { announceUserUpdate, type UserUpdateDeps } from '../users/user-updates.ts';
 import { type MfaLoginRoutesDeps, mfaLoginRoutes } from './login-routes.ts';
 import { hasMfa } from './mfa-factors.ts';
 import { matchTotp, normaliseBase32 } from './totp.ts';
@@ -36,15 +36,17 @@ function credentialRef(param: string | undefined): string {
  * What the MFA domain's routes use of the composition root's services, MFA sign-in included
  * (docs/architecture.md#narrow-dependencies).
  */
-export type MfaRoutesDeps = MfaLoginRoutesDeps & Pick<AppServices, 'bus' | 'db' | 'mfa' | 'recordAuthFailure' | 'sudo'>;
+export type MfaRoutesDeps = MfaLoginRoutesDeps &
+  UserUpdateDeps &
+  Pick<AppServices, 'bus' | 'db' | 'mfa' | 'recordAuthFailure' | 'sudo'>;
 
 /**
  * Multi-factor management (docs/mfa-and-sudo.md): `user-only`, not `+S`; sudo as each route declares. With it
  * the MFA sign-in step (login-routes.ts).
  */
 export function mfaRoutes(services: MfaRoutesDeps): AnyRoute[] {
-  const { db, mfa, bus } = services;
-  const userChanged = (userId: string) => bus.publish(USER_UPDATED_TOPIC, { userId });
+  const { db, mfa } = services;
+  const userChanged = (userId: string) => announceUserUpdate(services, userId);
 
   async function requireSudo(ctx: RequestContext): Promise<void> {
     const principal = ctx.principal;

@@ -9,9 +9,9 @@ import { parseSnowflake } from '../../platform/crypto/snowflake.ts';
 import { isCommonPassword, passwordField, usernameField } from '../auth/account-rules.ts';
 import { clientInfoOf } from '../auth/client-info.ts';
 import type { EmailTokenApplier } from './email-token.ts';
-import { USER_UPDATED_TOPIC } from './mfa-status-view.ts';
 import { applyProfileChanges } from './profile-changes.ts';
 import { type UserSettingsRoutesDeps, userSettingsRoutes } from './settings-routes.ts';
+import { announceUserUpdate } from './user-updates.ts';
 import { privateUserJson, privateUserView } from './views.ts';
 
 const patchMeBody = z.object({
@@ -41,7 +41,7 @@ export type PatchMeBody = z.infer<typeof patchMeBody>;
  * (docs/architecture.md#narrow-dependencies).
  */
 export type UserRoutesDeps = UserSettingsRoutesDeps &
-  Pick<AppServices, 'bus' | 'credentials' | 'db' | 'media' | 'mfaView' | 'sessions' | 'users'>;
+  Pick<AppServices, 'bus' | 'credentials' | 'db' | 'dispatcher' | 'media' | 'mfaView' | 'sessions' | 'users'>;
 
 export function userRoutes(services: UserRoutesDeps, applyEmailToken: EmailTokenApplier): AnyRoute[] {
   const { users, sessions } = services;
@@ -93,7 +93,7 @@ export function userRoutes(services: UserRoutesDeps, applyEmailToken: EmailToken
         });
         if (!updated) throw new ApiError('UNKNOWN_USER');
         const view = await privateUserView(services, updated);
-        await services.bus.publish(USER_UPDATED_TOPIC, { userId: updated.id });
+        await announceUserUpdate(services, updated.id);
         if (body.new_password !== undefined && !updated.isBot) {
           // A password change ends every session, the caller's too, and hands back a fresh one.
           await sessions.revokeAll(user.id);
