@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { befriend } from '../support/chat.ts';
 import { registerUser, request, type TestUser } from '../support/client.ts';
+import { lastEmail } from '../support/lifecycle.ts';
 import { enableTotp } from '../support/mfa.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { type GatewayClient, readyClient } from './gateway-client.ts';
@@ -54,6 +55,17 @@ describe('USER_UPDATE', () => {
       (f) => f.t === 'USER_UPDATE' && (f.d as { mfa_enabled?: boolean }).mfa_enabled === true,
     );
     assert.equal((frame.d as { id: string }).id, alice.id);
+  });
+
+  it('verifying the email address is announced with verified', async () => {
+    const carol = await registerUser(server);
+    const session = await connect(carol);
+    const mail = await lastEmail(server, carol.email, 'email_verification');
+    const verified = await request(server, 'POST', '/v1/auth/verify', { body: { token: mail.metadata.token } });
+    assert.equal(verified.status, 204, verified.text);
+    const frame = await session.dispatch('USER_UPDATE');
+    assert.equal((frame.d as { id: string }).id, carol.id);
+    assert.equal((frame.d as { verified: boolean }).verified, true);
   });
 
   it('a bot’s profile edited by its owner reaches the bot’s sessions', async () => {

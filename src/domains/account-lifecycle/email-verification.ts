@@ -4,6 +4,7 @@ import { enforceAllowance } from '../../http/allowance.ts';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
 import { CLEARED_BY_EMAIL_VERIFICATION } from '../../identity/flags.ts';
+import { announceUserUpdate, type UserUpdateDeps } from '../users/user-updates.ts';
 import { accountFor } from './account-guards.ts';
 
 const tokenBody = z.object({ token: z.string().max(256) });
@@ -31,7 +32,7 @@ export async function sendVerification(
  * re-verified) email meets, so the gate lets the account through on its next request.
  */
 export async function markEmailVerified(
-  services: Pick<AppServices, 'credentials' | 'db'>,
+  services: Pick<AppServices, 'credentials' | 'db'> & UserUpdateDeps,
   userId: string,
   email: string,
 ): Promise<boolean> {
@@ -41,14 +42,13 @@ export async function markEmailVerified(
     [userId, email, CLEARED_BY_EMAIL_VERIFICATION],
   );
   await services.credentials.invalidate({ userId });
+  if (rows.length > 0) await announceUserUpdate(services, userId);
   return rows.length > 0;
 }
 
 /** What `emailVerificationRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
-export type EmailVerificationRoutesDeps = Pick<
-  AppServices,
-  'credentials' | 'db' | 'emails' | 'rateLimiter' | 'tokens' | 'users'
->;
+export type EmailVerificationRoutesDeps = UserUpdateDeps &
+  Pick<AppServices, 'credentials' | 'db' | 'emails' | 'rateLimiter' | 'tokens' | 'users'>;
 
 /** `POST /auth/verify` and `POST /auth/verify/resend` (docs/accounts.md). */
 export function emailVerificationRoutes(services: EmailVerificationRoutesDeps): AnyRoute[] {
