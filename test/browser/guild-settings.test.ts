@@ -323,7 +323,15 @@ if (!CHROMIUM_PATH) {
       await a.getByLabel('Action').selectOption({ label: 'All actions' });
       // Bob deleted Alice's message with his new role: the one entry done by him.
       await a.getByLabel('Done by').selectOption({ label: bob.username });
-      await rows.filter({ hasText: 'Message deleted' }).waitFor();
+      // As above, the previous answer stays until the filtered one replaces it: wait for exactly Bob's one entry.
+      await a.waitForFunction(
+        () => {
+          const shown = document.querySelectorAll('.settings-table tbody tr');
+          return shown.length === 1 && (shown[0]?.textContent ?? '').includes('Message deleted');
+        },
+        undefined,
+        { timeout: 10_000 },
+      );
       assert.equal(await rows.count(), 1);
       await a.getByLabel('Action').selectOption({ label: 'Member kicked' });
       await a.getByText('No entries.').waitFor();

@@ -187,7 +187,8 @@ export class VoiceService {
       suppress: !has(targetPermissions, PERMISSIONS.SPEAK) || guild?.afk_channel_id === channelId,
     };
     if (!(await store.put(next, 0))) return false;
-    await this.announce(next, member);
+    // The moved session hears of its new room before the guild hears of the move: the SFU ends the old room's
+    // connection on the VOICE_STATE_UPDATE, and the client should already be on its way to the new one.
     if (next.channel_id !== current.channel_id) {
       const server = await this.serverUpdate(next);
       await this.deps.bus.publish(VOICE_SESSION_TOPIC, {
@@ -196,6 +197,7 @@ export class VoiceService {
         payload: server,
       });
     }
+    await this.announce(next, member);
     return true;
   }
 

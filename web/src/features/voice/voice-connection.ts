@@ -8,6 +8,10 @@ interface OfferPayload {
   tracks: { mid: string | null; user_id: string; kind: Kind }[];
 }
 
+/** How long a call whose signalling socket closed waits for a new room before it ends: after a move, and otherwise. */
+const MOVE_WAIT_MS = 10_000;
+const CLOSE_GRACE_MS = 2_000;
+
 /** The part of a VOICE_STATE_UPDATE that tells this call it was moved. */
 interface MovedState {
   session_id?: string;
@@ -94,6 +98,8 @@ export class VoiceConnection {
   readonly remote = new Map<string, RemoteMedia>();
   readonly speaking = new Set<string>();
   state: 'connecting' | 'connected' | 'closed' = 'connecting';
+  /** Our session was moved to another channel and the new room's VOICE_SERVER_UPDATE has not come yet. */
+  private moving = false;
   selfMute = false;
   selfDeaf = false;
   /** Push-to-talk: the key is held (the microphone track is enabled only then). */
@@ -173,6 +179,7 @@ export class VoiceConnection {
     if (!session || state.session_id !== session || (state.guild_id ?? null) !== this.guildId) return;
     if (state.channel_id && state.channel_id !== this.channelId) {
       this.channelId = state.channel_id;
+      this.moving = true;
       this.onChange();
     }
   }
@@ -379,19 +386,32 @@ export class VoiceConnection {
 
   private connect(endpoint: string, token: string): void {
     this.closeMedia();
+    this.moving = false;
     const ws = new WebSocket(endpoint);
     this.ws = ws;
     ws.onopen = () => ws.send(JSON.stringify({ op: 'identify', d: { token } }));
     ws.onclose = () => {
       if (this.ws !== ws || this.state === 'closed') return;
-      this.state = 'closed';
-      this.teardown();
-      this.onChange();
+      // A move closes the old room's socket, and the new room's VOICE_SERVER_UPDATE (on the gateway) may arrive
+      // just before or just after that close: the call ends only if no new room came within a moment
+      // (docs/web.md#voice).
+      window.setTimeout(
+        () => {
+          if (this.ws !== ws || this.state === 'closed') return;
+          this.state = 'closed';
+          this.teardown();
+          this.onChange();
+        },
+        this.moving ? MOVE_WAIT_MS : CLOSE_GRACE_MS,
+      );
     };
     ws.onmessage = (event) => {
       const message = JSON.parse(String(event.data)) as { op: string; d: Record<string, unknown> };
-      if (message.op === 'ready') this.startPeer((message.d.ice_servers as RTCIceServer[] | undefined) ?? []);
-      else if (message.op === 'offer')
+      if (message.op === 'ready') {
+        // In a room now: a move announced before or after this connection is complete.
+        this.moving = false;
+        this.startPeer((message.d.ice_servers as RTCIceServer[] | undefined) ?? []);
+      } else if (message.op === 'offer')
         this.chain = this.chain.then(() => this.answer(message.d as unknown as OfferPayload)).catch(() => {});
       else if (message.op === 'speaking') {
         const userId = String(message.d.user_id);
