@@ -400,7 +400,7 @@ interface Envelope {
 class RedisEventBus implements RedisEventBusLike {
   readonly distributed = true;
   private readonly local = new LocalSubscribers();
-  private readonly counts = new Map<string, number>();
+  private readonly counts = new TopicSubscriptions();
   private readonly origin = randomBytes(9).toString('base64url');
   private readonly positions = new BusPositions(this.origin);
   private readonly channelPrefix: string;
@@ -473,24 +473,20 @@ class RedisEventBus implements RedisEventBusLike {
 
   subscribe<T>(topic: string, handler: BusHandler<T>): () => void {
     const remove = this.local.add(topic, handler);
-    const count = (this.counts.get(topic) ?? 0) + 1;
-    this.counts.set(topic, count);
-    if (count === 1) this.subscriber.subscribe(this.channelPrefix + topic).catch(() => {});
-    let removed = false;
-    return () => {
-      if (removed) return;
-      removed = true;
-      remove();
-      const left = (this.counts.get(topic) ?? 1) - 1;
-      if (left > 0) {
-        this.counts.set(topic, left);
-        return;
-      }
-      this.counts.delete(topic);
-      // What is published while nobody here listens is not lost: a later subscription starts afresh.
-      this.positions.resync(topic);
-      this.subscriber.unsubscribe(this.channelPrefix + topic).catch(() => {});
-    };
+    return this.counts.add(
+      topic,
+      () => {
+        this.subscriber.subscribe(this.channelPrefix + topic).catch(() => {});
+      },
+      () => {
+        remove();
+      },
+      () => {
+        // What is published while nobody here listens is not lost: a later subscription starts afresh.
+        this.positions.resync(topic);
+        this.subscriber.unsubscribe(this.channelPrefix + topic).catch(() => {});
+      },
+    );
   }
 
   async ready(): Promise<void> {
@@ -549,7 +545,7 @@ export function shardChannel(prefix: string, topic: string, stream: string): str
 class RedisShardedEventBus implements RedisEventBusLike {
   readonly distributed = true;
   private readonly local = new LocalSubscribers();
-  private readonly counts = new Map<string, number>();
+  private readonly counts = new TopicSubscriptions();
   private readonly origin = randomBytes(9).toString('base64url');
   private readonly positions = new BusPositions(this.origin);
   /** Every channel subscribed to → what it carries. */
@@ -688,38 +684,33 @@ class RedisShardedEventBus implements RedisEventBusLike {
 
   subscribe<T>(topic: string, handler: BusHandler<T>): () => void {
     const remove = this.local.add(topic, handler);
-    const count = (this.counts.get(topic) ?? 0) + 1;
-    this.counts.set(topic, count);
-    if (count === 1)
-      for (const stream of STREAMS) {
-        const channel = shardChannel(this.prefix, topic, stream);
-        this.channels.set(channel, { topic, stream });
-        this.listen(channel);
-      }
-    let removed = false;
-    return () => {
-      if (removed) return;
-      removed = true;
-      remove();
-      const left = (this.counts.get(topic) ?? 1) - 1;
-      if (left > 0) {
-        this.counts.set(topic, left);
-        return;
-      }
-      this.counts.delete(topic);
-      this.positions.resync(topic);
-      for (const stream of STREAMS) {
-        const channel = shardChannel(this.prefix, topic, stream);
-        this.channels.delete(channel);
-        const node = this.routes.get(channel);
-        this.routes.delete(channel);
-        if (node !== undefined)
-          this.connections
-            .get(node)
-            ?.sunsubscribe(channel)
-            .catch(() => {});
-      }
-    };
+    return this.counts.add(
+      topic,
+      () => {
+        for (const stream of STREAMS) {
+          const channel = shardChannel(this.prefix, topic, stream);
+          this.channels.set(channel, { topic, stream });
+          this.listen(channel);
+        }
+      },
+      () => {
+        remove();
+      },
+      () => {
+        this.positions.resync(topic);
+        for (const stream of STREAMS) {
+          const channel = shardChannel(this.prefix, topic, stream);
+          this.channels.delete(channel);
+          const node = this.routes.get(channel);
+          this.routes.delete(channel);
+          if (node !== undefined)
+            this.connections
+              .get(node)
+              ?.sunsubscribe(channel)
+              .catch(() => {});
+        }
+      },
+    );
   }
 
   async ready(): Promise<void> {
@@ -819,4 +810,32 @@ export async function openRedisClusterState(nodes: readonly string[], prefix: st
       await cluster.quit().catch(() => {});
     },
   };
+}
+
+/**
+ * How many local subscriptions each topic has, for the Redis buses: the first subscribes on Redis (`first`),
+ * and the Redis subscription goes after the last one is removed (`last`). Each returned function removes its one
+ * subscription once (`removeOne`), however often it is called.
+ */
+class TopicSubscriptions {
+  private readonly counts = new Map<string, number>();
+
+  add(topic: string, first: () => void, removeOne: () => void, last: () => void): () => void {
+    const count = (this.counts.get(topic) ?? 0) + 1;
+    this.counts.set(topic, count);
+    if (count === 1) first();
+    let removed = false;
+    return () => {
+      if (removed) return;
+      removed = true;
+      removeOne();
+      const left = (this.counts.get(topic) ?? 1) - 1;
+      if (left > 0) {
+        this.counts.set(topic, left);
+        return;
+      }
+      this.counts.delete(topic);
+      last();
+    };
+  }
 }
