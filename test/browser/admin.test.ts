@@ -135,20 +135,36 @@ if (!CHROMIUM_PATH) {
       await page.getByRole('link', { name: 'Instance settings' }).click();
       await h1(page, 'Instance settings · Administration');
       await assertAccessible(page, 'admin instance settings');
+      // Each form says "Saved." in its own section, once its own save is done.
+      const registration = page.getByRole('region', { name: 'Registration' });
+      const singleSignOn = page.getByRole('region', { name: 'Single sign-on' });
       await page.getByLabel('Who may create an account').selectOption('approval');
       await page.getByRole('button', { name: 'Save registration' }).click();
-      await page.getByText('Saved.', { exact: true }).waitFor();
+      await registration.getByText('Saved.', { exact: true }).waitFor();
       const discovery = await request(server, 'GET', '/.well-known/service');
       assert.equal(discovery.body.registration.mode, 'approval');
-      await page.getByLabel('Button name').fill('Company login');
-      await page.getByRole('button', { name: 'Save single sign-on' }).click();
-      await page.getByText('Saved.', { exact: true }).waitFor();
-      const config = await request(server, 'POST', '/v1/admin/instance-config/get', { auth: admin.token, body: {} });
-      assert.equal(config.body.sso.display_name, 'Company login');
-      await page.getByLabel('Who may create an account').selectOption('open');
-      await page.getByRole('button', { name: 'Save registration' }).click();
-      await page.getByText('Saved.', { exact: true }).first().waitFor();
-      assert.equal((await request(server, 'GET', '/.well-known/service')).body.registration.mode, 'open');
+      try {
+        assert.equal(await singleSignOn.getByText('Saved.', { exact: true }).count(), 0);
+        await page.getByLabel('Button name').fill('Company login');
+        await page.getByRole('button', { name: 'Save single sign-on' }).click();
+        await singleSignOn.getByText('Saved.', { exact: true }).waitFor();
+        assert.equal(await page.getByLabel('Button name').inputValue(), 'Company login');
+        const config = await request(server, 'POST', '/v1/admin/instance-config/get', {
+          auth: admin.token,
+          body: {},
+        });
+        assert.equal(config.body.sso.display_name, 'Company login');
+      } finally {
+        // Later tests register accounts: registration must be open again whatever happened above.
+        await page.getByLabel('Who may create an account').selectOption('open');
+        await page.getByRole('button', { name: 'Save registration' }).click();
+        const deadline = Date.now() + 10_000;
+        while ((await request(server, 'GET', '/.well-known/service')).body.registration.mode !== 'open') {
+          assert.ok(Date.now() < deadline, 'registration is open again');
+          await page.waitForTimeout(50);
+        }
+      }
+      await registration.getByText('Saved.', { exact: true }).waitFor();
 
       await page.getByRole('link', { name: 'Admin API keys' }).click();
       await h1(page, 'Admin API keys · Administration');

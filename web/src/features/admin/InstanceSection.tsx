@@ -28,7 +28,7 @@ export function InstanceSection() {
       {config && (
         <>
           <RegistrationForm config={config} onSaved={setConfig} />
-          <SsoForm key={JSON.stringify(config.sso)} config={config} onSaved={setConfig} />
+          <SsoForm config={config} onSaved={setConfig} />
           <section aria-labelledby="deployment-heading">
             <h2 id="deployment-heading">{t('admin.deploymentTitle')}</h2>
             <dl className="facts">
@@ -144,6 +144,9 @@ function SsoForm({ config, onSaved }: { config: InstanceConfig; onSaved: (c: Ins
       };
       if (clientSecret) patch.client_secret = clientSecret;
       onSaved(await api.admin.updateInstanceConfig({ sso: patch }));
+      // The form keeps what was typed (the server saved exactly that) and its "Saved."; only the write-only
+      // secret empties, its hint now saying one is set.
+      setClientSecret('');
       return t('admin.saved');
     });
   };
