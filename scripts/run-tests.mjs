@@ -29,9 +29,13 @@ const build = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/build-tem
 if (build.status !== 0) process.exit(build.status ?? 1);
 
 const concurrency = process.env.TEST_CONCURRENCY ?? '2';
+// TEST_FILE_TIMES=path also writes each file's time in the run, slowest first (scripts/file-times-reporter.mjs).
+const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout'];
+if (process.env.TEST_FILE_TIMES)
+  reporters.push('--test-reporter=./scripts/file-times-reporter.mjs', '--test-reporter-destination=stdout');
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files],
+  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters, ...files],
   { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', maxBuffer: 512 * 1024 * 1024 },
 );
 process.stdout.write(result.stdout ?? '');
