@@ -1,3 +1,4 @@
+import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { type Cidr, parseCidrList } from '../platform/net/cidr.ts';
 import { isSafeKey } from '../platform/storage/object-store.ts';
@@ -765,19 +766,40 @@ export const SETTINGS = [
   }),
 ] as const;
 
-/** Reads `--flag value`, `--flag=value` and bare boolean `--flag`. */
+/**
+ * Reads `--flag value`, `--flag=value` and bare boolean `--flag` with `node:util` `parseArgs`. Every flag is
+ * declared as a boolean so that parseArgs only splits the command line into tokens and never takes a value of its
+ * own: a flag's value is the next argument when it does not start with `--`, else the flag is bare (`'true'`),
+ * whatever the setting's type; the setting's schema then judges the text.
+ */
 function parseArgv(argv: readonly string[]): Map<string, string> {
-  const byFlag = new Map<string, string>();
+  const options = Object.fromEntries(SETTINGS.map((s) => [s.flag.slice(2), { type: 'boolean' as const }]));
+  const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
   const known = new Set(SETTINGS.map((s) => s.flag as string));
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    if (!arg.startsWith('--')) throw new ConfigError(`unexpected argument "${arg}"`);
-    const eq = arg.indexOf('=');
-    const flag = eq === -1 ? arg : arg.slice(0, eq);
-    if (!known.has(flag)) throw new ConfigError(`unknown option ${flag}`);
-    if (eq !== -1) byFlag.set(flag, arg.slice(eq + 1));
-    else if (i + 1 < argv.length && !(argv[i + 1] as string).startsWith('--')) byFlag.set(flag, argv[++i] as string);
-    else byFlag.set(flag, 'true');
+  const byFlag = new Map<string, string>();
+  let waiting: string | undefined;
+  let taken = -1;
+  for (const token of tokens) {
+    // A short group (`-abc`) is several tokens of one argument.
+    if (token.index === taken) continue;
+    taken = token.index;
+    const arg = argv[token.index] as string;
+    if (waiting !== undefined && !arg.startsWith('--')) {
+      byFlag.set(waiting, arg);
+      waiting = undefined;
+      continue;
+    }
+    waiting = undefined;
+    // `--` alone ends options for parseArgs; here it is a flag nobody declares, as before.
+    if (token.kind === 'option-terminator') throw new ConfigError('unknown option --');
+    if (token.kind === 'positional' || !arg.startsWith('--')) throw new ConfigError(`unexpected argument "${arg}"`);
+    const flag = token.rawName;
+    if (!known.has(flag)) throw new ConfigError(`unknown option ${arg.split('=')[0]}`);
+    if (token.inlineValue) byFlag.set(flag, token.value as string);
+    else {
+      byFlag.set(flag, 'true');
+      waiting = flag;
+    }
   }
   return byFlag;
 }
