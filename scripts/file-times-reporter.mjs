@@ -1,6 +1,5 @@
 // A node:test reporter that writes, per test file, the time from its first to its last top-level test event
 // (its wall time in the run), slowest first: `TEST_FILE_TIMES=path npm test` (scripts/run-tests.mjs adds it).
-// The order of files in a run comes from these figures (docs/testing.md#test-time).
 import { writeFileSync } from 'node:fs';
 
 export default async function* fileTimes(source) {
