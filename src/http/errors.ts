@@ -14,6 +14,7 @@ export const ERRORS = {
   REQUEST_TIMEOUT: { status: 408, message: 'Request timeout' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'Payload too large' },
   URI_TOO_LONG: { status: 414, message: 'URI too long' },
+  PRECONDITION_FAILED: { status: 412, message: 'Precondition failed' },
   RANGE_NOT_SATISFIABLE: { status: 416, message: 'Range not satisfiable' },
   REQUEST_HEADER_FIELDS_TOO_LARGE: { status: 431, message: 'Request header fields too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported media type' },

@@ -105,7 +105,11 @@ for (const kind of ['local', 's3'] as const) {
       const key = `attachments/3/${randomBytes(4).toString('hex')}/clip.webm`;
       const bytes = randomBytes(300_000);
       await store.put(key, bytes, 'video/webm');
-      assert.deepEqual(await store.stat(key), { size: 300_000, contentType: 'video/webm' });
+      const info = await store.stat(key);
+      assert.equal(info?.size, 300_000);
+      assert.equal(info?.contentType, 'video/webm');
+      assert.ok(Math.abs((info?.modified ?? 0) - Date.now()) < 60_000, 'modified is the time of writing');
+      assert.equal(typeof info?.version, 'string');
       const collect = async (stream: Readable | undefined) => {
         assert.ok(stream, 'the object should be found');
         const chunks: Buffer[] = [];
@@ -122,6 +126,9 @@ for (const kind of ['local', 's3'] as const) {
       assert.equal(await store.stat('attachments/3/none/clip.webm'), undefined);
       assert.equal(await store.readStream('attachments/3/none/clip.webm'), undefined);
       assert.equal(await store.readStream('../escape'), undefined);
+      // Written again with other bytes of the same size: the version changes, so the object's HTTP validator does.
+      await store.put(key, randomBytes(300_000), 'video/webm');
+      assert.notEqual((await store.stat(key))?.version, info?.version);
       await store.delete(key);
     });
 

@@ -52,3 +52,83 @@ export async function transformImage(
           : pipeline.gif();
   return { bytes: await pipeline.toBuffer(), contentType: CONTENT_TYPES[options.format] };
 }
+
+/**
+ * What identifies the encoder: a derived image's entity tag includes it, so an upgrade that changes the output
+ * bytes also changes the tag (docs/media.md#conditional-requests).
+ */
+export const TRANSFORM_REVISION = `sharp ${sharp.versions.sharp ?? ''} vips ${sharp.versions.vips}`;
+
+/**
+ * Runs at most `concurrency` image transforms at once and queues up to `maxWaiting` more; past that a task is
+ * refused (`TransformQueueFull`) rather than queued, so a burst of resize requests holds a bounded number of
+ * originals in memory (docs/media.md#resized-images).
+ */
+export class TransformQueue {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(
+    readonly concurrency: number,
+    readonly maxWaiting: number,
+  ) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.active < this.concurrency) this.active++;
+    else {
+      if (this.waiting.length >= this.maxWaiting) throw new TransformQueueFull();
+      // The finishing task hands its place over: `active` is unchanged.
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    }
+    try {
+      return await task();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
+    }
+  }
+}
+
+export class TransformQueueFull extends Error {
+  constructor() {
+    super('too many image transforms waiting');
+  }
+}
+
+/**
+ * Derived images (a size or format of a stored one) by entity tag, least recently used first out, within a
+ * byte budget; an image above `maxEntryBytes` is not kept.
+ */
+export class DerivedImageCache {
+  private readonly entries = new Map<string, { bytes: Buffer; contentType: string }>();
+  private bytes = 0;
+
+  constructor(
+    readonly budgetBytes: number,
+    readonly maxEntryBytes: number,
+  ) {}
+
+  get size(): number {
+    return this.bytes;
+  }
+
+  get(tag: string): { bytes: Buffer; contentType: string } | undefined {
+    const entry = this.entries.get(tag);
+    if (!entry) return undefined;
+    this.entries.delete(tag);
+    this.entries.set(tag, entry);
+    return entry;
+  }
+
+  set(tag: string, entry: { bytes: Buffer; contentType: string }): void {
+    if (entry.bytes.length > this.maxEntryBytes || this.entries.has(tag)) return;
+    this.entries.set(tag, entry);
+    this.bytes += entry.bytes.length;
+    for (const [oldest, value] of this.entries) {
+      if (this.bytes <= this.budgetBytes) break;
+      this.entries.delete(oldest);
+      this.bytes -= value.bytes.length;
+    }
+  }
+}

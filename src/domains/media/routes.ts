@@ -6,17 +6,39 @@ import { ApiError, rateLimited } from '../../http/errors.ts';
 import { type AnyRoute, REPLY_SENT, type RequestContext, route, type StreamedBody } from '../../http/route.ts';
 import { ConcurrencyGate } from '../../platform/concurrency-gate.ts';
 import { fetchMedia, OutboundFailure } from '../../platform/net/outbound.ts';
-import { isSafeKey, ObjectTooLargeError } from '../../platform/storage/object-store.ts';
+import { boundedChunks, isSafeKey, type ObjectInfo, ObjectTooLargeError } from '../../platform/storage/object-store.ts';
 import { UPLOAD_BUCKET } from './buckets.ts';
 import { parseByteRange } from './byte-range.ts';
 import { verifyCapability } from './capability.ts';
+import {
+  contentTag,
+  entityTag,
+  evaluatePreconditions,
+  httpDate,
+  ifRangeHolds,
+  parseHttpDate,
+  type Validators,
+} from './conditional.ts';
 import { verifyExternalPath } from './external-signature.ts';
-import { formatFromName, snapSize, transformImage } from './image-transform.ts';
+import {
+  DerivedImageCache,
+  formatFromName,
+  type ImageFormat,
+  snapSize,
+  TRANSFORM_REVISION,
+  TransformQueue,
+  TransformQueueFull,
+  transformImage,
+} from './image-transform.ts';
 import { sniffImageType } from './user-images.ts';
 
 const MAX_RELAY_BYTES = 25 * 1024 * 1024;
 const EXTERNAL_MAX_BYTES = 20 * 1024 * 1024;
 const EXTERNAL_TIMEOUT_MS = 10_000;
+/** The largest stored image re-encoded (attachments are at most 25 MiB; avatars 10 MiB). */
+const MAX_TRANSFORM_INPUT_BYTES = 25 * 1024 * 1024;
+/** Every media response is named by an immutable URL: the hash, the id or the signed target is its version. */
+const CACHE_CONTROL = 'public, max-age=31536000, immutable';
 /** Types a browser would run or render as a document in our origin: served as opaque downloads instead. */
 const ACTIVE_CONTENT = /html|xml|svg|javascript|ecmascript|x-shockwave/i;
 
@@ -34,6 +56,19 @@ type ImageQuery = z.infer<typeof imageQuery>;
 /** `hash.ext`, hash = 8 lowercase hex with an optional `a_` for animated images (docs/media.md). */
 const HASHED_FILE = /^((?:a_)?[0-9a-f]{8})\.(png|jpg|jpeg|webp|gif)$/;
 
+/** The headers every media answer carries, a 304 included (docs/media.md#conditional-requests). */
+function cachingHeaders(reply: FastifyReply, validators: Validators | undefined): void {
+  reply
+    .header('cache-control', CACHE_CONTROL)
+    .header('x-content-type-options', 'nosniff')
+    // The media URL may be a capability: never leak it onward.
+    .header('referrer-policy', 'no-referrer');
+  if (validators) {
+    reply.header('etag', validators.etag);
+    if (validators.lastModified !== undefined) reply.header('last-modified', httpDate(validators.lastModified));
+  }
+}
+
 /**
  * Answers with stored or transformed bytes, or a stream of a stored object (whose `length` must be given:
  * Content-Length is set from it, never by gathering the stream).
@@ -43,19 +78,60 @@ function send(
   bytes: Buffer | Readable,
   contentType: string,
   extra: Record<string, string> = {},
-  options: { status?: number; length?: number } = {},
+  options: { status?: number; length?: number; validators?: Validators } = {},
 ): typeof REPLY_SENT {
-  reply
-    .code(options.status ?? 200)
-    .header('content-type', contentType)
-    .header('cache-control', 'public, max-age=31536000, immutable')
-    .header('x-content-type-options', 'nosniff')
-    // The media URL may be a capability: never leak it onward.
-    .header('referrer-policy', 'no-referrer');
+  reply.code(options.status ?? 200).header('content-type', contentType);
+  cachingHeaders(reply, options.validators);
   for (const [name, value] of Object.entries(extra)) reply.header(name, value);
   if (options.length !== undefined) reply.header('content-length', String(options.length));
   reply.send(bytes);
   return REPLY_SENT;
+}
+
+/**
+ * Evaluates the request's preconditions against `validators`: answers 304 (no body, the same caching headers)
+ * or refuses with 412 and returns true; false when the request goes on.
+ */
+function answeredConditionally(ctx: RequestContext<unknown, unknown>, validators: Validators): boolean {
+  const outcome = evaluatePreconditions(ctx.request.headers, validators);
+  if (outcome === 'proceed') return false;
+  if (outcome === 'failed') throw new ApiError('PRECONDITION_FAILED', { headers: { etag: validators.etag } });
+  ctx.reply.code(304);
+  cachingHeaders(ctx.reply, validators);
+  ctx.reply.send();
+  return true;
+}
+
+/** A stored object served as stored: its validators come from its metadata (key, size, version). */
+function storedValidators(key: string, info: ObjectInfo): Validators {
+  return { etag: entityTag(['object', key, info.size, info.version]), lastModified: info.modified };
+}
+
+interface DeriveOptions {
+  format: ImageFormat;
+  width?: number;
+  height?: number;
+  quality?: number;
+  animated?: boolean;
+}
+
+/** A derived image (a size or format of a stored one): the original's identity, the encoder and the options. */
+function derivedValidators(key: string, info: ObjectInfo, options: DeriveOptions): Validators {
+  return {
+    etag: entityTag([
+      'derived',
+      TRANSFORM_REVISION,
+      key,
+      info.size,
+      info.version,
+      options.format,
+      options.width ?? '',
+      options.height ?? '',
+      options.quality ?? '',
+      options.animated ? 'animated' : '',
+    ]),
+    lastModified: info.modified,
+  };
 }
 
 function checkSegments(...segments: (string | undefined)[]): void {
@@ -91,22 +167,98 @@ export function mediaRoutes(services: MediaRoutesDeps): AnyRoute[] {
     return serveStoredImage(ctx, `${key}/${match[1]}`, match[2] as string);
   }
 
+  // Re-encoding holds the original whole (sharp gathers its input): at most 4 at once, 64 waiting, and the
+  // results kept by entity tag (docs/media.md#resized-images).
+  const transforms = new TransformQueue(4, 64);
+  const derived = new DerivedImageCache(32 * 1024 * 1024, 2 * 1024 * 1024);
+  const inFlight = new Map<string, Promise<{ bytes: Buffer; contentType: string }>>();
+
+  /** The stored image at `key` re-encoded with `options`, from the cache, a running transform or a new one. */
+  function derive(key: string, info: ObjectInfo, tag: string, options: DeriveOptions, failure: string) {
+    const cached = derived.get(tag);
+    if (cached) return Promise.resolve(cached);
+    const running = inFlight.get(tag);
+    if (running) return running;
+    if (info.size > MAX_TRANSFORM_INPUT_BYTES)
+      return Promise.reject(new ApiError('BAD_REQUEST', { message: 'Stored image is too large to process' }));
+    const work = transforms
+      .run(async () => {
+        const stream = await objects.readStream(key);
+        if (!stream) throw new ApiError('NOT_FOUND');
+        const chunks: Buffer[] = [];
+        let length = 0;
+        try {
+          for await (const chunk of boundedChunks(stream, MAX_TRANSFORM_INPUT_BYTES)) {
+            chunks.push(chunk);
+            length += chunk.length;
+          }
+        } catch (error) {
+          stream.destroy();
+          if (error instanceof ObjectTooLargeError)
+            throw new ApiError('BAD_REQUEST', { message: 'Stored image is too large to process' });
+          throw error;
+        }
+        try {
+          return await transformImage(Buffer.concat(chunks, length), options);
+        } catch {
+          throw new ApiError('BAD_REQUEST', { message: failure });
+        }
+      })
+      .then(
+        (out) => {
+          derived.set(tag, out);
+          return out;
+        },
+        (error: unknown) => {
+          if (error instanceof TransformQueueFull) throw rateLimited(1000, false, { 'X-RateLimit-Scope': 'shared' });
+          throw error;
+        },
+      )
+      .finally(() => inFlight.delete(tag));
+    inFlight.set(tag, work);
+    return work;
+  }
+
   /** An image of the object store, re-encoded to the extension's (or `format`'s) type, optionally resized. */
   async function serveStoredImage(ctx: RequestContext<unknown, ImageQuery>, objectKey: string, extension: string) {
-    const object = await objects.get(objectKey);
-    if (!object) throw new ApiError('NOT_FOUND');
+    const info = await objects.stat(objectKey);
+    if (!info) throw new ApiError('NOT_FOUND');
     const format = formatFromName(ctx.query.format) ?? formatFromName(extension) ?? 'png';
     const size = snapSize(ctx.query.size);
-    try {
-      const out = await transformImage(object.bytes, {
-        format,
-        ...(size ? { width: size, height: size } : {}),
-        animated: format === 'gif' || (format === 'webp' && ctx.query.animated === 'true'),
-      });
-      return send(ctx.reply, out.bytes, out.contentType);
-    } catch {
-      throw new ApiError('BAD_REQUEST', { message: 'Stored image could not be processed' });
-    }
+    const options: DeriveOptions = {
+      format,
+      ...(size ? { width: size, height: size } : {}),
+      animated: format === 'gif' || (format === 'webp' && ctx.query.animated === 'true'),
+    };
+    const validators = derivedValidators(objectKey, info, options);
+    if (answeredConditionally(ctx, validators)) return REPLY_SENT;
+    const out = await derive(objectKey, info, validators.etag, options, 'Stored image could not be processed');
+    return send(ctx.reply, out.bytes, out.contentType, {}, { validators });
+  }
+
+  /**
+   * A stored object served as stored, streamed: conditional requests, then one byte range unless `If-Range`
+   * says the client's copy is stale (docs/media.md#ranges).
+   */
+  async function serveStoredObject(
+    ctx: RequestContext<unknown, unknown>,
+    key: string,
+    info: ObjectInfo,
+    contentType: string,
+    headers: Record<string, string> = {},
+  ) {
+    const validators = storedValidators(key, info);
+    if (answeredConditionally(ctx, validators)) return REPLY_SENT;
+    const rangeHeader = ifRangeHolds(ctx.request.headers, validators) ? ctx.request.headers.range : undefined;
+    const range = parseByteRange(rangeHeader, info.size);
+    if (range === 'unsatisfiable')
+      throw new ApiError('RANGE_NOT_SATISFIABLE', { headers: { 'content-range': `bytes */${info.size}` } });
+    const body = await objects.readStream(key, range);
+    if (!body) throw new ApiError('NOT_FOUND');
+    const ranged: Record<string, string> = { 'accept-ranges': 'bytes', ...headers };
+    if (range) ranged['content-range'] = `bytes ${range.start}-${range.end}/${info.size}`;
+    const length = range ? range.end - range.start + 1 : info.size;
+    return send(ctx.reply, body, contentType, ranged, { status: range ? 206 : 200, length, validators });
   }
 
   const imageRoute = (
@@ -150,39 +302,27 @@ export function mediaRoutes(services: MediaRoutesDeps): AnyRoute[] {
         // Sniffed from the first bytes only: the object itself is streamed (docs/media.md#streamed-downloads).
         const isImage = sniffImageType((await objects.head(key, 16)) ?? Buffer.alloc(0)) !== undefined;
         if (isImage && (width || height || requested)) {
-          // A resize needs the image whole (attachments are at most 25 MiB).
-          const object = await objects.get(key);
-          if (!object) throw new ApiError('NOT_FOUND');
-          const fmt = requested ?? formatFromName(object.contentType.split('/')[1]) ?? 'png';
+          const format = requested ?? formatFromName(info.contentType.split('/')[1]) ?? 'png';
           const w = width && Number.isFinite(width) ? Math.min(4096, Math.max(1, Math.round(width))) : undefined;
           const h = height && Number.isFinite(height) ? Math.min(4096, Math.max(1, Math.round(height))) : undefined;
-          try {
-            const quality = ctx.query.quality ? Number(ctx.query.quality) : undefined;
-            const out = await transformImage(object.bytes, {
-              format: fmt,
-              ...(w ? { width: w } : {}),
-              ...(h ? { height: h } : {}),
-              ...(quality && Number.isFinite(quality) ? { quality } : {}),
-            });
-            return send(ctx.reply, out.bytes, out.contentType, headers);
-          } catch {
-            throw new ApiError('BAD_REQUEST', { message: 'Image could not be processed' });
-          }
+          const quality = ctx.query.quality ? Number(ctx.query.quality) : undefined;
+          const options: DeriveOptions = {
+            format,
+            ...(w ? { width: w } : {}),
+            ...(h ? { height: h } : {}),
+            ...(quality && Number.isFinite(quality)
+              ? { quality: Math.min(100, Math.max(1, Math.round(quality))) }
+              : {}),
+          };
+          const validators = derivedValidators(key, info, options);
+          if (answeredConditionally(ctx, validators)) return REPLY_SENT;
+          const out = await derive(key, info, validators.etag, options, 'Image could not be processed');
+          return send(ctx.reply, out.bytes, out.contentType, headers, { validators });
         }
         // Unknown bytes are served as opaque downloads so a stored file can never run as HTML in our origin.
         const safeType =
           isImage || !ACTIVE_CONTENT.test(info.contentType) ? info.contentType : 'application/octet-stream';
-        // A Range is honoured only without If-Range: no validator is sent, so none could match (RFC 9110).
-        const rangeHeader = ctx.request.headers['if-range'] === undefined ? ctx.request.headers.range : undefined;
-        const range = parseByteRange(rangeHeader, info.size);
-        if (range === 'unsatisfiable')
-          throw new ApiError('RANGE_NOT_SATISFIABLE', { headers: { 'content-range': `bytes */${info.size}` } });
-        const body = await objects.readStream(key, range);
-        if (!body) throw new ApiError('NOT_FOUND');
-        const ranged: Record<string, string> = { 'accept-ranges': 'bytes', ...headers };
-        if (range) ranged['content-range'] = `bytes ${range.start}-${range.end}/${info.size}`;
-        const length = range ? range.end - range.start + 1 : info.size;
-        return send(ctx.reply, body, safeType, ranged, { status: range ? 206 : 200, length });
+        return serveStoredObject(ctx, key, info, safeType, headers);
       },
     }),
     imageRoute('/media/avatars/:userId/:file', (p) => ({
@@ -242,8 +382,7 @@ export function mediaRoutes(services: MediaRoutesDeps): AnyRoute[] {
         // sharp cannot write APNG: an APNG asked for as itself is served as stored (sniffed at upload, nosniff).
         if (match[2] === 'png' && !ctx.query.size && !ctx.query.format) {
           const info = await objects.stat(key);
-          const body = info?.contentType === 'image/apng' ? await objects.readStream(key) : undefined;
-          if (info && body) return send(ctx.reply, body, 'image/png', {}, { length: info.size });
+          if (info?.contentType === 'image/apng') return serveStoredObject(ctx, key, info, 'image/png');
         }
         return serveStoredImage(ctx, key, match[2] as string);
       },
@@ -282,9 +421,16 @@ export function mediaRoutes(services: MediaRoutesDeps): AnyRoute[] {
         if (fetched.status < 200 || fetched.status >= 300)
           throw new ApiError('NOT_FOUND', { message: 'Upstream media unavailable' });
         const sniffed = sniffImageType(fetched.bytes);
-        if (!sniffed)
-          return send(ctx.reply, fetched.bytes, 'application/octet-stream', { 'content-disposition': 'attachment' });
-        return send(ctx.reply, fetched.bytes, sniffed);
+        const type = sniffed ?? 'application/octet-stream';
+        // The bytes are in hand: the tag is their digest; the date is the upstream's, when it gave a valid one.
+        const lastModified = parseHttpDate(fetched.lastModified);
+        const validators: Validators = {
+          etag: contentTag(fetched.bytes, type),
+          ...(lastModified !== undefined ? { lastModified } : {}),
+        };
+        if (answeredConditionally(ctx, validators)) return REPLY_SENT;
+        const extra: Record<string, string> = sniffed ? {} : { 'content-disposition': 'attachment' };
+        return send(ctx.reply, fetched.bytes, type, extra, { validators });
       },
     }),
     route({

@@ -164,6 +164,8 @@ export function outboundClient(allowPrivate: boolean): OutboundClient {
 export interface FetchedMedia {
   status: number;
   contentType: string | undefined;
+  /** The upstream's `Last-Modified`, as sent. */
+  lastModified: string | undefined;
   bytes: Buffer;
 }
 
@@ -184,6 +186,7 @@ export async function fetchMedia(
     return {
       status: response.status,
       contentType: response.headers.get('content-type') ?? undefined,
+      lastModified: response.headers.get('last-modified') ?? undefined,
       bytes: Buffer.from(await response.arrayBuffer()),
     };
   }

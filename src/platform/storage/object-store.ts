@@ -44,6 +44,14 @@ export interface ObjectStore {
 export interface ObjectInfo {
   size: number;
   contentType: string;
+  /** When the object was last written, in ms since the epoch (file mtime; S3 `LastModified`). */
+  modified: number;
+  /**
+   * Changes whenever the object is written again, read from the same metadata as the size (the file's mtime in
+   * nanoseconds and inode; the S3 `ETag`): with the key and size it derives the object's HTTP validator without
+   * reading its bytes (docs/media.md#conditional-requests).
+   */
+  version: string;
 }
 
 /** Inclusive byte offsets, as in an HTTP `Range` header. */
@@ -96,8 +104,17 @@ export class LocalObjectStore implements ObjectStore {
   async put(key: string, bytes: Buffer, contentType: string): Promise<void> {
     const path = this.pathOf(key);
     await mkdir(dirname(path), { recursive: true });
-    await writeFile(path, bytes);
-    await writeFile(`${path}.type`, contentType);
+    // Written beside the object then renamed, as `putStream` does: readers never see half an object, and each
+    // write is a new inode, so the object's `version` changes even within the clock's granularity.
+    const partial = `${path}.~partial-${randomBytes(6).toString('hex')}`;
+    try {
+      await writeFile(partial, bytes, { flag: 'wx' });
+      await writeFile(`${path}.type`, contentType);
+      await rename(partial, path);
+    } catch (error) {
+      await rm(partial, { force: true });
+      throw error;
+    }
   }
 
   async putStream(
@@ -175,10 +192,16 @@ export class LocalObjectStore implements ObjectStore {
     const path = this.pathOf(key);
     try {
       const [info, contentType] = await Promise.all([
-        stat(path),
+        stat(path, { bigint: true }),
         readFile(`${path}.type`, 'utf8').catch(() => 'application/octet-stream'),
       ]);
-      return info.isFile() ? { size: info.size, contentType } : undefined;
+      if (!info.isFile()) return undefined;
+      return {
+        size: Number(info.size),
+        contentType,
+        modified: Number(info.mtimeMs),
+        version: `${info.mtimeNs}.${info.ino}`,
+      };
     } catch {
       return undefined;
     }

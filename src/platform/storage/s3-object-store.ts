@@ -187,7 +187,12 @@ export class S3ObjectStore implements ObjectStore {
     if (!isSafeKey(key)) return undefined;
     try {
       const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.keyOf(key) }));
-      return { size: head.ContentLength ?? 0, contentType: head.ContentType ?? 'application/octet-stream' };
+      return {
+        size: head.ContentLength ?? 0,
+        contentType: head.ContentType ?? 'application/octet-stream',
+        modified: head.LastModified?.getTime() ?? 0,
+        version: `${head.ETag ?? ''}.${head.LastModified?.getTime() ?? 0}`,
+      };
     } catch (error) {
       if (isMissing(error)) return undefined;
       throw error;

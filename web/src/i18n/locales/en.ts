@@ -416,6 +416,7 @@ const en = {
     GENERAL_ERROR: 'Something went wrong. Please try again.',
     INTERNAL_SERVER_ERROR: 'The server had a problem. Please try again in a moment.',
     SERVICE_UNAVAILABLE: 'The server is busy or restarting. Please try again in a moment.',
+    PRECONDITION_FAILED: 'This file has changed since you last loaded it.',
     RANGE_NOT_SATISFIABLE: 'That part of the file does not exist.',
     PAYLOAD_TOO_LARGE: 'This is too large to send.',
     INVALID_FORM_BODY: 'Some fields need your attention.',

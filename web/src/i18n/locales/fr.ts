@@ -424,6 +424,7 @@ const fr: Messages = {
     GENERAL_ERROR: 'Une erreur est survenue. Veuillez réessayer.',
     INTERNAL_SERVER_ERROR: 'Le serveur a rencontré un problème. Réessayez dans un instant.',
     SERVICE_UNAVAILABLE: 'Le serveur est occupé ou redémarre. Réessayez dans un instant.',
+    PRECONDITION_FAILED: 'Ce fichier a changé depuis votre dernier chargement.',
     RANGE_NOT_SATISFIABLE: 'Cette partie du fichier n’existe pas.',
     PAYLOAD_TOO_LARGE: 'C’est trop volumineux pour être envoyé.',
     INVALID_FORM_BODY: 'Certains champs demandent votre attention.',
