@@ -311,3 +311,61 @@ describe('stickers on the gateway and in messages', () => {
     assert.equal(after.sticker_items, undefined);
   });
 });
+
+describe('sticker uploads are streamed (docs/media.md#uploads-in-flight)', () => {
+  /** Keys left under `staging/` in the test server's local store. */
+  async function staged(): Promise<string[]> {
+    const { readdir } = await import('node:fs/promises');
+    const { join: joinPath } = await import('node:path');
+    return readdir(joinPath(server.dataDir, 'objects', 'staging')).catch(() => []);
+  }
+
+  /** Waits until the staging area is empty (cleanup runs once the exchange is over). */
+  async function stagingEmpties(): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    while ((await staged()).length > 0) {
+      assert.ok(Date.now() < deadline, `staging still holds ${(await staged()).join(', ')}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  test('a file over 512 KiB is BINARY_TYPE_MAX_SIZE however large the body, and nothing stays staged', async () => {
+    const den = await newGuild(server, owner, 'Streamed Stickers');
+    for (const size of [512 * 1024 + 1, 600 * 1024, 3 * 1024 * 1024]) {
+      const big = Buffer.concat([png, Buffer.alloc(size - png.length, 7)]);
+      const res = await upload(owner, den.id, { name: 'huge', tags: 't' }, { bytes: big });
+      invalidForm(res, 'file', 'BINARY_TYPE_MAX_SIZE');
+      assert.equal(res.body.errors[0].message, 'File cannot be larger than 512.0 kb.');
+    }
+    await stagingEmpties();
+    assert.deepEqual(await ok(as(server, owner, 'GET', `/guilds/${den.id}/stickers`)), []);
+  });
+
+  test('an APNG above the in-memory head (≥ 64 KiB) is checked, kept byte for byte and served with ranges', async () => {
+    const den = await newGuild(server, owner, 'Big Stickers');
+    // Noise does not compress: a 160×160 RGBA PNG of random pixels is about 100 KiB.
+    const { randomBytes } = await import('node:crypto');
+    const noise = await sharp(randomBytes(160 * 160 * 4), { raw: { width: 160, height: 160, channels: 4 } })
+      .png()
+      .toBuffer();
+    const apng = asApng(noise);
+    assert.ok(apng.length > 64 * 1024 && apng.length < 512 * 1024, `${apng.length} bytes`);
+    const created = await upload(owner, den.id, { name: 'Noise', tags: 'n' }, { bytes: apng });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    assert.equal(created.body.format_type, 2);
+    const url = `${server.url}/media/stickers/${created.body.id}.png`;
+    const served = await fetch(url);
+    assert.equal(served.status, 200);
+    assert.ok(Buffer.from(await served.arrayBuffer()).equals(apng), 'served exactly as uploaded');
+    const etag = served.headers.get('etag') as string;
+    const part = await fetch(url, { headers: { range: 'bytes=0-99', 'if-range': etag } });
+    assert.equal(part.status, 206);
+    assert.ok(Buffer.from(await part.arrayBuffer()).equals(apng.subarray(0, 100)));
+    // A large file is still decoded to be checked: a PNG signature over noise is refused.
+    const fake = Buffer.concat([png.subarray(0, 8), randomBytes(100 * 1024)]);
+    const refused = await upload(owner, den.id, { name: 'Broken', tags: 'b' }, { bytes: fake });
+    invalidForm(refused, 'file', 'INVALID_FORMAT');
+    await stagingEmpties();
+    assert.equal((await ok(as(server, owner, 'GET', `/guilds/${den.id}/stickers`))).length, 1);
+  });
+});

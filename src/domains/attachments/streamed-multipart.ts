@@ -124,7 +124,20 @@ class PartHeaderScrubber extends Transform {
  * body over the route's bound is 413; staged objects are removed when the exchange ends, whatever happened
  * (a consumer moves what it keeps first).
  */
-export function readStreamedMultipart(body: StreamedBody, objects: ObjectStore): Promise<StreamedMultipart> {
+export interface StreamedMultipartOptions {
+  /** A smaller bound per file than MAX_FILE_BYTES, and the message of its `BINARY_TYPE_MAX_SIZE` (stickers). */
+  maxFileBytes?: number;
+  tooLargeMessage?: string;
+  /** The field the size refusal names (default: the part's own field). */
+  tooLargeField?: string;
+}
+
+export function readStreamedMultipart(
+  body: StreamedBody,
+  objects: ObjectStore,
+  options: StreamedMultipartOptions = {},
+): Promise<StreamedMultipart> {
+  const maxFileBytes = Math.min(options.maxFileBytes ?? MAX_FILE_BYTES, MAX_FILE_BYTES);
   const staged: string[] = [];
   const puts: Promise<unknown>[] = [];
   body.afterResponse(async () => {
@@ -142,7 +155,7 @@ export function readStreamedMultipart(body: StreamedBody, objects: ObjectStore):
         defParamCharset: 'utf8',
         limits: {
           files: MAX_FILES,
-          fileSize: MAX_FILE_BYTES,
+          fileSize: maxFileBytes,
           fields: MAX_FIELDS,
           fieldSize: MAX_FIELD_BYTES,
           parts: MAX_FILES + MAX_FIELDS,
@@ -196,7 +209,13 @@ export function readStreamedMultipart(body: StreamedBody, objects: ObjectStore):
       });
       stream.on('limit', () => {
         limited = true;
-        stop(fieldError(field, 'BINARY_TYPE_MAX_SIZE', 'File cannot be larger than 25 MiB'));
+        stop(
+          fieldError(
+            options.tooLargeField ?? field,
+            'BINARY_TYPE_MAX_SIZE',
+            options.tooLargeMessage ?? 'File cannot be larger than 25 MiB',
+          ),
+        );
       });
       async function* tapped(): AsyncGenerator<Buffer> {
         for await (const chunk of stream) {
@@ -212,7 +231,7 @@ export function readStreamedMultipart(body: StreamedBody, objects: ObjectStore):
         if (limited) throw new ApiError('PAYLOAD_TOO_LARGE');
       }
       const contentType = info.mimeType || 'application/octet-stream';
-      const put = objects.putStream(key, tapped(), contentType, MAX_FILE_BYTES).then(
+      const put = objects.putStream(key, tapped(), contentType, maxFileBytes).then(
         (size) => {
           files.push({
             field,

@@ -64,11 +64,13 @@ export function expressionParts<Row extends { id: string; user_id: string | null
   async function insertWithObject(
     guildId: string,
     id: string,
-    file: { bytes: Buffer; contentType: string },
+    file: { bytes: Buffer; contentType: string } | { stagedKey: string; contentType: string },
     insert: (tx: Queryable) => Promise<Row>,
   ): Promise<Row> {
     const key = kind.objectKey(id);
-    await objects.put(key, file.bytes, file.contentType);
+    // A streamed upload kept as sent is moved from staging (a rename on disk, a server-side copy on S3).
+    if ('stagedKey' in file) await objects.move(file.stagedKey, key, file.contentType);
+    else await objects.put(key, file.bytes, file.contentType);
     try {
       return await db.transaction(async (tx) => {
         await tx.query('SELECT id FROM guilds WHERE id = $1 FOR UPDATE', [guildId]);

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { ApiError, fieldError } from '../../http/errors.ts';
-import { type AnyRoute, route } from '../../http/route.ts';
+import { type AnyRoute, route, StreamedBody } from '../../http/route.ts';
 import { validate } from '../../http/validation.ts';
-import { parseMultipart } from '../attachments/multipart.ts';
+import { HEAD_BYTES, readStreamedMultipart } from '../attachments/streamed-multipart.ts';
 import { readStickerFile } from '../media/expression-images.ts';
 import { type GuildContext, pathId } from './access.ts';
 import { type ChatDeps, limits } from './deps.ts';
@@ -146,7 +146,7 @@ export function stickerRoutes(deps: ChatDeps): AnyRoute[] {
       method: 'POST',
       path: '/guilds/:guildId/stickers',
       policy: 'user',
-      bodyKind: 'raw',
+      bodyKind: 'stream',
       bodyLimit: STICKER_BODY_LIMIT,
       rateLimit: limits.create('guilds:stickers'),
       // Who may upload is known from the path and the credential: decided before the file is read.
@@ -157,15 +157,27 @@ export function stickerRoutes(deps: ChatDeps): AnyRoute[] {
       },
       async handler(ctx) {
         const guild = ctx.preflight as GuildContext;
-        const contentType = String(ctx.request.headers['content-type'] ?? '');
-        if (!contentType.toLowerCase().startsWith('multipart/form-data'))
+        const streamed = ctx.rawBody;
+        if (!(streamed instanceof StreamedBody)) throw new Error('the sticker upload is a bodyKind: stream route');
+        if (!streamed.contentType.toLowerCase().startsWith('multipart/form-data'))
           throw fieldError('body', 'INVALID_FORMAT', 'Expected multipart/form-data with a file');
-        const raw = Buffer.isBuffer(ctx.rawBody) ? ctx.rawBody : Buffer.alloc(0);
-        const form = await parseMultipart(raw, contentType);
+        // Streamed to staging like an attachment (docs/media.md#uploads-in-flight), refused past 512 KiB as it
+        // arrives; the staged file is removed when the exchange ends unless it was kept.
+        const form = await readStreamedMultipart(streamed, services.objects, {
+          maxFileBytes: MAX_STICKER_BYTES,
+          tooLargeField: 'file',
+          tooLargeMessage: `File cannot be larger than ${(MAX_STICKER_BYTES / 1024).toFixed(1)} kb.`,
+        });
         const fields = validate(createStickerFields, Object.fromEntries(form.fields));
         const upload = form.files.find((f) => f.field === 'file') ?? form.files[0];
         if (!upload) throw fieldError('file', 'BASE_TYPE_REQUIRED', 'A sticker file is required');
-        const file = await readStickerFile(upload.bytes, 'file', MAX_STICKER_BYTES, STICKER_BOX);
+        // Checked (sniffed, decoded by sharp) as before: from the head kept in memory when it is the whole file,
+        // else from the staged object, which the cap bounds to 512 KiB.
+        const sent = upload.size <= HEAD_BYTES ? upload.head : (await services.objects.get(upload.stagedKey))?.bytes;
+        if (!sent) throw fieldError('file', 'BASE_TYPE_REQUIRED', 'A sticker file is required');
+        const checked = await readStickerFile(sent, 'file', MAX_STICKER_BYTES, STICKER_BOX);
+        // Kept byte for byte (it fits the box, or is an APNG): moved from staging, never written again.
+        const file = checked.bytes === sent ? { ...checked, stagedKey: upload.stagedKey } : checked;
         const id = ids.next();
         const row = await insertWithObject(guild.guildId, id, file, async (tx) => {
           const [count] = await tx.query<{ n: number }>(
