@@ -1,7 +1,6 @@
 import { type KeyboardEvent, useEffect, useId, useRef, useState } from 'react';
-import { useTranslation } from 'react-i18next';
 import type { ApplicationCommand, Channel } from '../../api/chat-types.ts';
-import { useChatStore } from './context.ts';
+import { useChatStore, useChatT } from './context.ts';
 
 /** Discord's command types for the two context menus: 2 on a person, 3 on a message. */
 export const USER_COMMAND = 2;
@@ -32,7 +31,7 @@ export function AppsMenu({
   /** Where a refused invocation (or an index that could not be read) is reported; `null` clears it. */
   onError: (error: unknown) => void;
 }) {
-  const { t } = useTranslation();
+  const t = useChatT();
   // Only the API is used: no subscription, so the menu in every message row does not re-render on each change.
   const store = useChatStore();
   const menuId = useId();

@@ -1,4 +1,4 @@
-import { type FormEvent, type MouseEvent, useState } from 'react';
+import { type FormEvent, type MouseEvent, memo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { Channel } from '../../api/chat-types.ts';
 import { ChannelType } from '../../api/chat-types.ts';
@@ -6,7 +6,7 @@ import { useApp } from '../../app-context.tsx';
 import { Button } from '../../components/Button.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { Field } from '../../components/Field.tsx';
-import { channelPath, useChat } from './context.ts';
+import { channelPath, useChat, useChatStore, useChatT } from './context.ts';
 import { Dialog } from './Dialog.tsx';
 import { allowedSections } from './guild-settings/sections.ts';
 import { isMuted } from './notifications.tsx';
@@ -28,27 +28,63 @@ export function ChannelSidebar({ guildId, channelId }: { guildId: string | null;
   );
 }
 
+/**
+ * A channel's link, computed by the list on each store change; the link itself re-renders only when what it
+ * shows changes (500 links re-rendered on every change, a page of history loading included, were most of the
+ * cost of scrolling back in a big guild: docs/performance.md#the-chat-view-at-scale).
+ */
 function ChannelLink({ channel, active }: { channel: Channel; active: boolean }) {
-  const { t } = useTranslation();
-  const { navigate } = useApp();
-  const store = useChat();
+  const store = useChatStore();
   const muted = isMuted(channel.id);
-  const unread = !muted && !active && store.isUnread(channel);
-  const mentions = muted ? 0 : (store.mentions.get(channel.id) ?? 0);
-  const voice = channel.type === ChannelType.Voice;
-  const name = store.channelLabel(channel);
+  return (
+    <ChannelLinkView
+      id={channel.id}
+      to={channelPath(channel)}
+      inGuild={!!channel.guild_id}
+      voice={channel.type === ChannelType.Voice}
+      name={store.channelLabel(channel)}
+      active={active}
+      muted={muted}
+      unread={!muted && !active && store.isUnread(channel)}
+      mentions={muted ? 0 : (store.mentions.get(channel.id) ?? 0)}
+    />
+  );
+}
+
+const ChannelLinkView = memo(function ChannelLinkView({
+  id,
+  to,
+  inGuild,
+  voice,
+  name,
+  active,
+  muted,
+  unread,
+  mentions,
+}: {
+  id: string;
+  to: string;
+  inGuild: boolean;
+  voice: boolean;
+  name: string;
+  active: boolean;
+  muted: boolean;
+  unread: boolean;
+  mentions: number;
+}) {
+  const t = useChatT();
+  const { navigate } = useApp();
   const label = [
-    voice ? t('chat.voiceChannelNamed', { name }) : channel.guild_id ? `#${name}` : name,
+    voice ? t('chat.voiceChannelNamed', { name }) : inGuild ? `#${name}` : name,
     mentions ? t('chat.mentionCount', { count: mentions }) : unread ? t('chat.unread') : '',
     muted ? t('chat.muted') : '',
   ]
     .filter(Boolean)
     .join(', ');
-  const to = channelPath(channel);
   return (
     <a
       href={to}
-      data-channel-id={channel.id}
+      data-channel-id={id}
       className={`channel-link${unread ? ' unread' : ''}${muted ? ' muted' : ''}`}
       aria-current={active ? 'page' : undefined}
       aria-label={label}
@@ -58,7 +94,7 @@ function ChannelLink({ channel, active }: { channel: Channel; active: boolean })
       }}
     >
       <span className="channel-icon" aria-hidden="true">
-        {voice ? '🔊' : channel.guild_id ? '#' : '@'}
+        {voice ? '🔊' : inGuild ? '#' : '@'}
       </span>
       <span className="channel-name">{name}</span>
       {/* The space keeps the visible text "general 3", words the name "#general, 3 mentions" contains (axe's
@@ -71,7 +107,7 @@ function ChannelLink({ channel, active }: { channel: Channel; active: boolean })
       )}
     </a>
   );
-}
+});
 
 function GuildChannels({ guildId, channelId }: { guildId: string; channelId: string | null }) {
   const { t } = useTranslation();

@@ -8,7 +8,7 @@ import { IncomingCalls } from '../voice/DmCall.tsx';
 import { BotModalDialog } from './BotModal.tsx';
 import { ChannelSidebar } from './ChannelSidebar.tsx';
 import { ChannelView } from './ChannelView.tsx';
-import { ChatContext, channelPath, useChat } from './context.ts';
+import { ChatContext, ChatTranslation, channelPath, useChat } from './context.ts';
 import { FriendsView } from './FriendsView.tsx';
 import { GuildRail } from './GuildRail.tsx';
 import { useKeyboard } from './keyboard.ts';
@@ -35,6 +35,7 @@ export function parseChatPath(pathname: string): {
 /** The chat client: guild rail, channel list, the open channel (or friends), members. */
 export default function ChatPage() {
   const { api, gateway } = useApp();
+  const { t } = useTranslation();
   const store = useMemo(() => new ChatStore(new ChatApi(api.http), gateway), [api, gateway]);
   useEffect(() => {
     store.start();
@@ -42,7 +43,9 @@ export default function ChatPage() {
   }, [store]);
   return (
     <ChatContext.Provider value={store}>
-      <ChatLayout />
+      <ChatTranslation.Provider value={t}>
+        <ChatLayout />
+      </ChatTranslation.Provider>
     </ChatContext.Provider>
   );
 }

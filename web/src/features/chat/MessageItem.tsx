@@ -5,7 +5,7 @@ import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { formatDate } from '../../i18n/format.ts';
 import { AppsMenu, MESSAGE_COMMAND } from './AppsMenu.tsx';
 import { MessageComponents } from './Components.tsx';
-import { channelPath, useChatStore } from './context.ts';
+import { channelPath, useChatStore, useChatT } from './context.ts';
 import { Dialog } from './Dialog.tsx';
 import { EmojiPicker, type PickedEmoji, reactionKey } from './EmojiPicker.tsx';
 import { Markdown, type MarkdownContext } from './markdown.tsx';
@@ -49,7 +49,7 @@ function Item({
   onReply: (message: Message) => void;
   onJump: (id: string) => void;
 }) {
-  const { t } = useTranslation();
+  const t = useChatT();
   const store = useChatStore();
   const ctx = useMarkdownContext(channel);
   const [error, setError] = useState<unknown>(null);
@@ -199,7 +199,7 @@ function Item({
             {embed.description && <Markdown source={embed.description} ctx={ctx} />}
           </div>
         ))}
-        <MessageComponents message={message} channel={channel} />
+        {!!message.components?.length && <MessageComponents message={message} channel={channel} />}
         {((message.flags ?? 0) & 64) !== 0 && <p className="hint ephemeral">{t('chat.onlyYou')}</p>}
         {message.reactions && message.reactions.length > 0 && (
           <ul className="reactions" aria-label={t('chat.reactions')}>
@@ -232,7 +232,7 @@ function Item({
             })}
           </ul>
         )}
-        <ErrorNotice error={error} />
+        {!!error && <ErrorNotice error={error} />}
       </div>
       <div className="message-actions" role="toolbar" aria-label={t('chat.messageActions', { name: author })}>
         <button

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { Channel, Message } from '../../api/chat-types.ts';
-import { JUMP_TO_MESSAGE_EVENT, useChat } from './context.ts';
+import { JUMP_TO_MESSAGE_EVENT, useChatHistory } from './context.ts';
 import { MessageItem } from './MessageItem.tsx';
 import { compareIds, idTime } from './snowflake.ts';
 
@@ -26,7 +26,7 @@ export function MessageList({
   setEditing: (id: string | null) => void;
 }) {
   const { t } = useTranslation();
-  const store = useChat();
+  const store = useChatHistory();
   const history = store.historyOf(channel.id);
   const pending = store.pending.get(channel.id) ?? [];
   const scroller = useRef<HTMLDivElement>(null);

@@ -1,13 +1,36 @@
+import type { TFunction } from 'i18next';
 import { createContext, useContext, useSyncExternalStore } from 'react';
+import { i18next } from '../../i18n/index.ts';
 import type { ChatStore } from './store.ts';
 
 export const ChatContext = createContext<ChatStore | null>(null);
+
+/**
+ * The translation function of the chat view, given once at its root: a message row reads it from context
+ * instead of calling `useTranslation`, whose set-up on every mounted row (a copy of the i18next instance) was
+ * most of the cost of rendering a page of older messages. It changes, and re-renders the rows, with the language.
+ */
+export const ChatTranslation = createContext<TFunction | null>(null);
+
+export function useChatT(): TFunction {
+  return useContext(ChatTranslation) ?? i18next.t;
+}
 
 /** The chat store, re-rendering the caller on every change (the store is small; React batches). */
 export function useChat(): ChatStore {
   const store = useContext(ChatContext);
   if (!store) throw new Error('useChat outside <ChatContext>');
   useSyncExternalStore(store.subscribe, store.getVersion);
+  return store;
+}
+
+/**
+ * The store for the message list: re-renders on every change, and also when only a history window changed (a
+ * page loaded while scrolling), which re-renders nothing else.
+ */
+export function useChatHistory(): ChatStore {
+  const store = useChat();
+  useSyncExternalStore(store.subscribeHistory, store.getHistoryVersion);
   return store;
 }
 

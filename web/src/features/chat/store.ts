@@ -103,6 +103,8 @@ interface ReadyPayload {
  */
 export class ChatStore {
   version = 0;
+  /** Moves with `version` and also when only a history window changed (`historyChanged`). */
+  historyVersion = 0;
   /** Bumped by every change that is not a message, reaction or typing event (names, roles, members…). */
   metaVersion = 0;
   me = '';
@@ -144,6 +146,8 @@ export class ChatStore {
   /** Messages from others as they arrive, for the live region and notifications. */
   onIncoming: ((message: Message) => void) | null = null;
   private readonly listeners = new Set<() => void>();
+  /** Listeners of history windows only (the message list), told also of every other change. */
+  private readonly historyListeners = new Set<() => void>();
   private unsubscribe: (() => void) | undefined;
   private typingTimer: number | undefined;
   private stopWatchingScheme: (() => void) | undefined;
@@ -178,9 +182,28 @@ export class ChatStore {
 
   getVersion = (): number => this.version;
 
+  /** For the message list: told of every change, and of a page of history loaded while scrolling. */
+  subscribeHistory = (listener: () => void): (() => void) => {
+    this.historyListeners.add(listener);
+    return () => this.historyListeners.delete(listener);
+  };
+
+  getHistoryVersion = (): number => this.historyVersion;
+
   changed(): void {
     this.version++;
+    this.historyVersion++;
     for (const listener of this.listeners) listener();
+    for (const listener of this.historyListeners) listener();
+  }
+
+  /**
+   * A history window changed and nothing else did (a page loaded while scrolling back or down): only the
+   * message list re-renders, not the sidebar, the member list or the guild rail (docs/web.md#the-history-window).
+   */
+  private historyChanged(): void {
+    this.historyVersion++;
+    for (const listener of this.historyListeners) listener();
   }
 
   // ---- reading -------------------------------------------------------------------------------------------
@@ -371,7 +394,7 @@ export class ChatStore {
     const oldest = h.items[0];
     if (h.loading || h.reachedStart || !oldest) return;
     h.loading = true;
-    this.changed();
+    this.historyChanged();
     const generation = h.generation;
     try {
       const page = await this.api.messages(channelId, { before: oldest.id, limit });
@@ -384,7 +407,7 @@ export class ChatStore {
       }
     } finally {
       if (h.generation === generation) h.loading = false;
-      this.changed();
+      this.historyChanged();
     }
   }
 
@@ -398,7 +421,7 @@ export class ChatStore {
     if (h.loading || h.atPresent || !newest) return;
     h.loading = true;
     h.arrivals = [];
-    this.changed();
+    this.historyChanged();
     const generation = h.generation;
     const connection = this.connections;
     try {
@@ -415,7 +438,9 @@ export class ChatStore {
         h.loading = false;
         h.arrivals = null;
       }
-      this.changed();
+      // Back at the present, live messages that arrived meanwhile joined (and the channel's newest may move).
+      if (h.atPresent) this.changed();
+      else this.historyChanged();
     }
     if (h.atPresent && this.connections !== connection) await this.catchUp(channelId);
   }
