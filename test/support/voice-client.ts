@@ -26,13 +26,21 @@ export class VoiceTestClient {
     peerConfig({ announcedAddresses: [], portRange: undefined, iceServers: [], includeLoopback: true }),
   );
   readonly received = new Map<string, number>();
+  /** Packets received by `<publisher id>:<kind>` (audio, camera, screen). */
+  readonly receivedByKind = new Map<string, number>();
+  /** The last packet received by `<publisher id>:<kind>`. */
+  readonly lastPacket = new Map<string, RtpPacket>();
   /** Arrival times (performance.now()) of packets by publisher and sequence number, for delay measurements. */
   onPacket: ((from: string, packet: RtpPacket) => void) | undefined;
   readonly messages: { op: string; d: any }[] = [];
   readonly closed: Promise<{ code: number; reason: string }>;
   private readonly midOwners = new Map<string, string>();
+  private readonly midKinds = new Map<string, string>();
   private readonly audio = new MediaStreamTrack({ kind: 'audio' });
   private audioTransceiver: RTCRtpTransceiver | undefined;
+  /** Video kinds this client publishes, attached at the next answer (`publishVideo`). */
+  private readonly videoTracks = new Map<string, { track: MediaStreamTrack; sequence: number; timestamp: number }>();
+  private readonly videoTransceivers = new Map<string, RTCRtpTransceiver>();
   private sequence = Math.floor(Math.random() * 30000);
   private timestamp = Math.floor(Math.random() * 1e6);
   private negotiated = 0;
@@ -57,8 +65,11 @@ export class VoiceTestClient {
           .getTransceivers()
           .find((t) => t.receiver.track === track || t.receiver.tracks.includes(track))?.mid;
         const owner = mid ? this.midOwners.get(mid) : undefined;
-        if (!owner) return;
+        if (!owner || !mid) return;
         this.received.set(owner, (this.received.get(owner) ?? 0) + 1);
+        const key = `${owner}:${this.midKinds.get(mid) ?? track.kind}`;
+        this.receivedByKind.set(key, (this.receivedByKind.get(key) ?? 0) + 1);
+        this.lastPacket.set(key, packet);
         this.onPacket?.(owner, packet);
       });
     });
@@ -95,6 +106,40 @@ export class VoiceTestClient {
     this.audio.writeRtp(new RtpPacket(header, payload));
   }
 
+  /** Publishes synthetic VP8 on the `camera` or `screen` slot from the next answer on (call before joining). */
+  publishVideo(kind: 'camera' | 'screen'): void {
+    if (this.videoTracks.has(kind)) return;
+    this.videoTracks.set(kind, {
+      track: new MediaStreamTrack({ kind: 'video' }),
+      sequence: Math.floor(Math.random() * 30000),
+      timestamp: Math.floor(Math.random() * 1e6),
+    });
+  }
+
+  /** Sends one VP8-shaped frame as one packet (a key frame when `keyFrame`): payload descriptor + frame header. */
+  sendVideoPacket(kind: 'camera' | 'screen', keyFrame = false, size = 800): void {
+    const video = this.videoTracks.get(kind);
+    if (!video) throw new Error(`not publishing ${kind}`);
+    video.sequence = (video.sequence + 1) & 0xffff;
+    video.timestamp = (video.timestamp + 3000) >>> 0;
+    const payload = Buffer.alloc(size, 0x55);
+    payload[0] = 0x10; // VP8 payload descriptor: start of partition 0
+    payload[1] = keyFrame ? 0x00 : 0x01; // frame tag: P bit clear = key frame
+    const header = new RtpHeader({
+      payloadType: 96,
+      sequenceNumber: video.sequence,
+      timestamp: video.timestamp,
+      ssrc: 2,
+      marker: true,
+    });
+    video.track.writeRtp(new RtpPacket(header, payload));
+  }
+
+  /** Packets received from `userId`'s `kind`. */
+  count(userId: string, kind: string): number {
+    return this.receivedByKind.get(`${userId}:${kind}`) ?? 0;
+  }
+
   total(): number {
     let sum = 0;
     for (const n of this.received.values()) sum += n;
@@ -107,8 +152,26 @@ export class VoiceTestClient {
   }
 
   private async answer(offer: { sdp: string; upstream: { mid: string; kind: string }[]; tracks: OfferTrack[] }) {
-    for (const track of offer.tracks) if (track.mid) this.midOwners.set(track.mid, track.user_id);
+    for (const track of offer.tracks)
+      if (track.mid) {
+        this.midOwners.set(track.mid, track.user_id);
+        this.midKinds.set(track.mid, track.kind);
+      }
     await this.pc.setRemoteDescription({ type: 'offer', sdp: offer.sdp });
+    // Like the web client, every upstream slot is answered `sendonly` (with no track until one is attached): a
+    // werift answer of `inactive` rejects the m-line (port 0) and its next answer then fails ("mid not found").
+    for (const slot of offer.upstream) {
+      const transceiver = this.pc.getTransceivers().find((t) => t.mid === slot.mid);
+      if (transceiver && transceiver.direction !== 'sendonly') transceiver.setDirection('sendonly');
+    }
+    for (const [kind, video] of this.videoTracks) {
+      const mid = offer.upstream.find((u) => u.kind === kind)?.mid;
+      const slot = this.pc.getTransceivers().find((t) => t.mid === mid);
+      if (!slot || this.videoTransceivers.has(kind)) continue;
+      this.videoTransceivers.set(kind, slot);
+      slot.setDirection('sendonly');
+      await slot.sender.replaceTrack(video.track);
+    }
     const audioMid = offer.upstream.find((u) => u.kind === 'audio')?.mid;
     const transceiver = this.pc.getTransceivers().find((t) => t.mid === audioMid);
     if (transceiver && !this.audioTransceiver) {

@@ -65,6 +65,10 @@ export class Participant {
     });
     for (const kind of UPSTREAM_KINDS) {
       const transceiver = this.pc.addTransceiver(kind === 'audio' ? 'audio' : 'video', { direction: 'recvonly' });
+      // werift recycles a transceiver the client answered `inactive` (a client with no camera yet) for the next
+      // addTransceiver: a downstream m-line would then take over this upstream slot's mid, and the client's
+      // camera, when it comes, would have nowhere to go. Marked as used, it is never recycled.
+      transceiver.usedForSender = true;
       this.upstream.set(kind, { transceiver, ssrc: undefined });
       transceiver.onTrack.subscribe((track) => {
         const entry = this.upstream.get(kind);
