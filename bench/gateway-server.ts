@@ -1,15 +1,36 @@
 /**
- * Child process of `bench/gateway.ts`: a real Hearth server (test mode, fresh database) seeded with one
- * guild of `BENCH_MEMBERS` members, each holding `BENCH_SESSIONS` session tokens. Runs in its own process
- * so its RSS is not mixed with the 5,000 client sockets; answers `{cmd:'rss'}` after a full GC.
+ * Child process of `bench/gateway.ts` and `bench/identify.ts`: a real Hearth server (test mode, fresh database)
+ * seeded with one guild of `BENCH_MEMBERS` members, each holding `BENCH_SESSIONS` session tokens. Runs in its
+ * own process so its RSS is not mixed with the 5,000 client sockets; answers `{cmd:'rss'}` after a full GC.
+ * With `BENCH_JOIN` (the `join` of the first node's seed: its database, Redis prefix and secrets) it seeds
+ * nothing and starts a second node of the same instance instead.
  */
 import { CHAT_INVALIDATE_TOPIC } from '../src/domains/chat/events.ts';
 import { digest } from '../src/platform/crypto/tokens.ts';
 import { request } from '../test/support/client.ts';
-import { startTestServer } from '../test/support/server.ts';
+import { startTestServer, type TestSecrets } from '../test/support/server.ts';
 
 const members = Number(process.env.BENCH_MEMBERS ?? 1000);
 const sessionsPerMember = Number(process.env.BENCH_SESSIONS ?? 5);
+
+interface Join {
+  databaseUrl: string;
+  redisPrefix: string;
+  secrets: TestSecrets;
+}
+
+if (process.env.BENCH_JOIN) {
+  const join = JSON.parse(process.env.BENCH_JOIN) as Join;
+  const node = await startTestServer(
+    { DATABASE_URL: join.databaseUrl, HEARTH_REDIS_PREFIX: join.redisPrefix },
+    { secrets: join.secrets },
+  );
+  process.on('message', (message: { cmd: string }) => {
+    if (message.cmd === 'stop') node.close().then(() => process.exit(0));
+  });
+  process.send?.({ ready: true, port: node.port, url: node.url });
+  await new Promise(() => {});
+}
 
 const server = await startTestServer();
 const { services } = server.app;
@@ -86,4 +107,11 @@ process.send?.({
   guildId: guild.body.id,
   channelId: guild.body.system_channel_id,
   tokens,
+  join: services.config.databaseUrl
+    ? ({
+        databaseUrl: services.config.databaseUrl,
+        redisPrefix: services.config.redisPrefix,
+        secrets: services.secrets,
+      } satisfies Join)
+    : undefined,
 });

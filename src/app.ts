@@ -64,7 +64,6 @@ import { type EventBus, InProcessEventBus } from './platform/state/event-bus.ts'
 import { InProcessIpBanStore, type IpBanStore } from './platform/state/ip-bans.ts';
 import { InProcessPresenceStore, type PresenceStore } from './platform/state/presences.ts';
 import { InProcessRateLimiter, type RateLimiter } from './platform/state/rate-limiter.ts';
-import { openRedisClusterState, openRedisState } from './platform/state/redis.ts';
 import { InProcessSlotStore, type SlotStore } from './platform/state/slots.ts';
 import { InProcessVoiceNodeStore, type VoiceNodeStore } from './platform/state/voice-nodes.ts';
 import { InProcessVoiceStateStore, type VoiceStateStore } from './platform/state/voice-states.ts';
@@ -126,6 +125,8 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   let slots: SlotStore = new InProcessSlotStore();
   let closeState = async () => {};
   if (config.redisUrl || config.redisClusterNodes.length > 0) {
+    // Loaded only when configured: the embedded default never pays for the Redis client at start.
+    const { openRedisClusterState, openRedisState } = await import('./platform/state/redis.ts');
     const state = config.redisUrl
       ? await openRedisState(config.redisUrl, config.redisPrefix)
       : await openRedisClusterState(config.redisClusterNodes, config.redisPrefix);

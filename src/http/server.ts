@@ -52,6 +52,18 @@ export function createHttpServer(services: HttpServerDeps, routes: readonly AnyR
     rewriteUrl: (request) => canonicalApiUrl(request.url ?? '/'),
     clientErrorHandler: answerClientError,
     frameworkErrors: pipeline.routerError,
+    // Hearth validates with zod in the pipeline and gives Fastify no schema: without these, Fastify would load
+    // ajv and fast-json-stringify at every start for nothing (docs/performance.md#start-up).
+    schemaController: {
+      compilersFactory: {
+        buildValidator: () => () => {
+          throw new Error("Hearth routes carry no Fastify schema (validation is the pipeline's, with zod)");
+        },
+        buildSerializer: () => () => {
+          throw new Error('Hearth routes carry no Fastify schema (responses are serialised by the pipeline)');
+        },
+      },
+    },
   });
 
   app.removeAllContentTypeParsers();

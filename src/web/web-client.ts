@@ -1,7 +1,8 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/config.ts';
 import type { Logger } from '../platform/log.ts';
@@ -29,9 +30,14 @@ const COMPRESSIBLE = new Set(['.js', '.css', '.html', '.svg', '.json', '.txt', '
 
 interface StaticFile {
   body: Buffer;
-  gzip: Buffer | undefined;
+  /** Worth compressing (text, over 512 bytes). */
+  compressible: boolean;
+  /** The gzip body, made at the first request that accepts it (off the event loop) and kept. */
+  gzip: Promise<Buffer> | undefined;
   type: string;
 }
+
+const gzipAsync = promisify(gzip);
 
 export interface WebClientOptions {
   config: Pick<Config, 'publicUrl' | 'captchaProvider'>;
@@ -50,7 +56,11 @@ function acceptsHtml(request: FastifyRequest): boolean {
   return typeof accept === 'string' && accept.includes('text/html');
 }
 
-/** Reads the built client once, at start: it is small and immutable for the life of the process. */
+/**
+ * Reads the built client once, at start: it is small and immutable for the life of the process. Compressing it
+ * at start cost more than the rest of the start-up wiring (docs/performance.md#start-up): each file is
+ * compressed at its first request instead.
+ */
 function loadDist(distDir: string): Map<string, StaticFile> {
   const files = new Map<string, StaticFile>();
   const walk = (dir: string) => {
@@ -65,7 +75,8 @@ function loadDist(distDir: string): Map<string, StaticFile> {
       const url = `/${relative(distDir, path).split(sep).join('/')}`;
       files.set(url, {
         body,
-        gzip: COMPRESSIBLE.has(ext) && body.length > 512 ? gzipSync(body, { level: 9 }) : undefined,
+        compressible: COMPRESSIBLE.has(ext) && body.length > 512,
+        gzip: undefined,
         type: TYPES[ext] ?? 'application/octet-stream',
       });
     }
@@ -74,11 +85,12 @@ function loadDist(distDir: string): Map<string, StaticFile> {
   return files;
 }
 
-function send(request: FastifyRequest, reply: FastifyReply, file: StaticFile): FastifyReply {
+async function send(request: FastifyRequest, reply: FastifyReply, file: StaticFile): Promise<FastifyReply> {
   reply.header('content-type', file.type).header('vary', 'Accept-Encoding');
   const accept = request.headers['accept-encoding'];
-  if (file.gzip && typeof accept === 'string' && /\bgzip\b/.test(accept)) {
-    return reply.header('content-encoding', 'gzip').send(file.gzip);
+  if (file.compressible && typeof accept === 'string' && /\bgzip\b/.test(accept)) {
+    file.gzip ??= gzipAsync(file.body, { level: 9 });
+    return reply.header('content-encoding', 'gzip').send(await file.gzip);
   }
   return reply.send(file.body);
 }

@@ -1,6 +1,6 @@
-import sharp from 'sharp';
 import { fieldError } from '../../http/errors.ts';
 import { formatFromName, transformImage } from './image-transform.ts';
+import { loadSharp } from './sharp.ts';
 import { sniffImageType } from './user-images.ts';
 
 const LIMIT_INPUT_PIXELS = 16 * 1024 * 1024;
@@ -10,6 +10,7 @@ const LIMIT_INPUT_PIXELS = 16 * 1024 * 1024;
  * never re-encodes a huge picture on every view. Images that already fit are kept byte for byte.
  */
 async function fitWithin(bytes: Buffer, contentType: string, animated: boolean, box: number): Promise<Buffer> {
+  const sharp = await loadSharp();
   const metadata = await sharp(bytes, { animated, limitInputPixels: LIMIT_INPUT_PIXELS }).metadata();
   const width = metadata.width ?? 0;
   const height = metadata.pageHeight ?? metadata.height ?? 0;
@@ -49,6 +50,7 @@ export async function readExpressionImage(
   const contentType = sniffImageType(bytes);
   if (!contentType) throw fieldError(field, 'INVALID_FORMAT', 'Invalid image data');
   let pages = 1;
+  const sharp = await loadSharp();
   try {
     const metadata = await sharp(bytes, { animated: true, limitInputPixels: LIMIT_INPUT_PIXELS }).metadata();
     if (!metadata.width || !metadata.height) throw new Error('no dimensions');
@@ -101,6 +103,7 @@ export async function readStickerFile(
   const type = sniffImageType(bytes);
   if (type !== 'image/png' && type !== 'image/gif')
     throw fieldError(field, 'INVALID_FORMAT', 'Stickers must be PNG, APNG or GIF images');
+  const sharp = await loadSharp();
   try {
     const metadata = await sharp(bytes, { limitInputPixels: LIMIT_INPUT_PIXELS }).metadata();
     if (!metadata.width || !metadata.height) throw new Error('no dimensions');

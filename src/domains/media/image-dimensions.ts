@@ -1,4 +1,4 @@
-import sharp from 'sharp';
+import { loadSharp } from './sharp.ts';
 
 /**
  * An image's width and height from its first bytes (an attachment's head, not the whole file). sharp reads
@@ -8,6 +8,7 @@ import sharp from 'sharp';
 export async function imageDimensions(head: Buffer): Promise<{ width?: number; height?: number }> {
   const fixed = fixedOffsetDimensions(head);
   if (fixed) return fixed;
+  const sharp = await loadSharp();
   try {
     const meta = await sharp(head).metadata();
     return meta.width && meta.height ? { width: meta.width, height: meta.height } : {};

@@ -1,4 +1,4 @@
-import sharp from 'sharp';
+import { loadSharp } from './sharp.ts';
 
 export type ImageFormat = 'png' | 'jpeg' | 'webp' | 'gif';
 
@@ -32,6 +32,7 @@ export async function transformImage(
   options: { format: ImageFormat; width?: number; height?: number; quality?: number; animated?: boolean },
 ): Promise<{ bytes: Buffer; contentType: string }> {
   const animated = options.animated ?? options.format === 'gif';
+  const sharp = await loadSharp();
   let pipeline = sharp(bytes, { animated, limitInputPixels: 64 * 1024 * 1024 }).rotate();
   if (options.width || options.height) {
     pipeline = pipeline.resize({

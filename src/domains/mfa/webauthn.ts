@@ -1,11 +1,4 @@
-import {
-  type AuthenticationResponseJSON,
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type RegistrationResponseJSON,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-} from '@simplewebauthn/server';
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { Config } from '../../config/config.ts';
 import { ApiError } from '../../http/errors.ts';
 import type { UserRecord } from '../../identity/user-record.ts';
@@ -14,6 +7,16 @@ import type { Database, Queryable } from '../../platform/db/database.ts';
 import { isUniqueViolation } from '../../platform/db/database.ts';
 import type { OneTimeTokens } from '../auth/one-time-tokens.ts';
 import type { AssertionPurpose } from './mfa-factors.ts';
+
+/**
+ * @simplewebauthn/server and its certificate parsers are loaded at the first WebAuthn request, not at start
+ * (they were the largest part of the start-up module graph; docs/performance.md#start-up).
+ */
+let library: Promise<typeof import('@simplewebauthn/server')> | undefined;
+const webauthn = () => {
+  library ??= import('@simplewebauthn/server');
+  return library;
+};
 
 export const WEBAUTHN_CREDENTIAL_LIMIT = 10;
 /** Single-use challenges live 5 minutes (docs/mfa-and-sudo.md); the browser timeout says the same. */
@@ -94,7 +97,7 @@ export class WebAuthnCredentials {
       [user.id],
     );
     if (existing.length >= WEBAUTHN_CREDENTIAL_LIMIT) throw new ApiError('WEBAUTHN_CREDENTIAL_LIMIT_REACHED');
-    const options = await generateRegistrationOptions({
+    const options = await (await webauthn()).generateRegistrationOptions({
       rpName: RP_NAME,
       rpID: this.config.webauthnRpId,
       userName: user.username,
@@ -116,9 +119,11 @@ export class WebAuthnCredentials {
     if (!(await this.takeChallenge(challenge, user.id, 'registration'))) throw invalid();
     const parsed = asResponse<RegistrationResponseJSON>(response);
     if (!parsed) throw invalid();
-    let info: Awaited<ReturnType<typeof verifyRegistrationResponse>>['registrationInfo'];
+    let info: Awaited<
+      ReturnType<typeof import('@simplewebauthn/server').verifyRegistrationResponse>
+    >['registrationInfo'];
     try {
-      const result = await verifyRegistrationResponse({
+      const result = await (await webauthn()).verifyRegistrationResponse({
         response: parsed,
         expectedChallenge: challenge,
         expectedOrigin: this.config.webauthnOrigins,
@@ -194,7 +199,7 @@ export class WebAuthnCredentials {
       if (rows.length === 0) throw new ApiError('NO_PASSKEYS_REGISTERED');
       allow = rows.map((r) => ({ id: r.credential_id, transports: r.transports }));
     }
-    const options = await generateAuthenticationOptions({
+    const options = await (await webauthn()).generateAuthenticationOptions({
       rpID: this.config.webauthnRpId,
       timeout: WEBAUTHN_CHALLENGE_TTL_MS,
       userVerification: kind === 'passkey' ? 'required' : 'preferred',
@@ -227,7 +232,7 @@ export class WebAuthnCredentials {
     if (kind === 'passkey' && !this.userHandleMatches(parsed, row.user_id)) return undefined;
     let newCounter: number;
     try {
-      const result = await verifyAuthenticationResponse({
+      const result = await (await webauthn()).verifyAuthenticationResponse({
         response: parsed,
         expectedChallenge: challenge,
         expectedOrigin: this.config.webauthnOrigins,

@@ -30,7 +30,7 @@ export async function openPglite(options: PgliteOptions): Promise<Database & { d
   const pglite = await PGlite.create({
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
     ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
-    ...(durable ? { startParams: durableStartParams() } : {}),
+    startParams: [...(durable ? durableStartParams() : defaultStartParams()), ...SIZING_PARAMS],
   });
   // What was written while PGlite started (before the hook below: a first start unpacks a whole database) is
   // synced once, off the event loop, without holding up the start; close waits for it.
@@ -92,10 +92,21 @@ function serialised(target: Queryable): Queryable & { hold<T>(unit: () => Promis
  * `fdatasync` is a no-op), PostgreSQL syncs the WAL at every commit and the data files at each checkpoint.
  */
 function durableStartParams(): string[] {
+  return [...defaultStartParams().filter((param) => param !== '-F'), '-c', 'wal_sync_method=fsync'];
+}
+
+function defaultStartParams(): string[] {
   const defaults = (PGlite as unknown as { defaultStartParams?: string[] }).defaultStartParams;
   if (!defaults?.includes('--single')) throw new Error('PGlite start parameters changed: review HEARTH_PGLITE_SYNC');
-  return [...defaults.filter((param) => param !== '-F'), '-c', 'wal_sync_method=fsync'];
+  return defaults;
 }
+
+/**
+ * PostgreSQL's default 128 MB of shared buffers cost a quarter of PGlite's start (the wasm heap they live in is
+ * set up at every start) for a cache the operating system's page cache already provides under PGlite's files.
+ * 32 MB (4,096 pages) holds an embedded instance's hot tables and indexes (docs/performance.md#start-up).
+ */
+const SIZING_PARAMS = ['-c', 'shared_buffers=32MB'];
 
 interface EmscriptenFs {
   lookupPath(path: string, options: object): { node: { mount: { type: { stream_ops: Record<string, unknown> } } } };

@@ -1,4 +1,4 @@
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 
 export type EmailType =
   | 'email_verification'
@@ -50,22 +50,26 @@ export class Outbox {
 
 export class SmtpMailer implements Mailer {
   readonly enabled = true;
-  private readonly transport: Transporter;
+  private opened: Promise<Transporter> | undefined;
 
   constructor(
-    smtpUrl: string,
+    private readonly smtpUrl: string,
     private readonly from: string,
-  ) {
-    this.transport = nodemailer.createTransport(smtpUrl);
+  ) {}
+
+  /** nodemailer is loaded at the first email, not at start (docs/performance.md#start-up). */
+  private transport(): Promise<Transporter> {
+    this.opened ??= import('nodemailer').then((module) => module.default.createTransport(this.smtpUrl));
+    return this.opened;
   }
 
   /** Checks the connection (and login) without sending anything. */
   async verify(): Promise<void> {
-    await this.transport.verify();
+    await (await this.transport()).verify();
   }
 
   async send(email: Email): Promise<void> {
-    await this.transport.sendMail({
+    await (await this.transport()).sendMail({
       from: this.from,
       to: email.to,
       subject: email.subject,

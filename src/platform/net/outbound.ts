@@ -1,6 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
-import { Agent, fetch as undiciFetch } from 'undici';
+import type { Agent, fetch as undiciFetch } from 'undici';
 import { isNonPublicAddress } from './non-public.ts';
 
 /**
@@ -54,14 +54,21 @@ export function refusingLookup(refuses: (address: string) => boolean, refusal: (
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 
 export class OutboundClient {
-  private readonly agent: Agent;
+  private opened: Promise<{ agent: Agent; fetch: typeof undiciFetch }> | undefined;
   private closed = false;
 
-  constructor(private readonly rule: AddressRule) {
-    this.agent = new Agent({
-      connect: { lookup: refusingLookup(rule.refuses, () => new OutboundFailure('private_address')) },
-      keepAliveTimeout: 4000,
-    });
+  constructor(private readonly rule: AddressRule) {}
+
+  /** undici is loaded at the first outbound request, not at start (docs/performance.md#start-up). */
+  private open(): Promise<{ agent: Agent; fetch: typeof undiciFetch }> {
+    this.opened ??= import('undici').then(({ Agent, fetch }) => ({
+      agent: new Agent({
+        connect: { lookup: refusingLookup(this.rule.refuses, () => new OutboundFailure('private_address')) },
+        keepAliveTimeout: 4000,
+      }),
+      fetch,
+    }));
+    return this.opened;
   }
 
   /** Checks what can be checked before connecting: the scheme and a literal address. */
@@ -90,13 +97,15 @@ export class OutboundClient {
     const deadline = AbortSignal.timeout(limits.timeoutMs);
     const signal = init.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
     try {
+      const { agent, fetch: undiciFetch } = await this.open();
+      if (this.closed) throw new OutboundFailure('closed');
       const response = await undiciFetch(url, {
         method: init.method ?? 'GET',
         ...(init.headers ? { headers: init.headers } : {}),
         ...(init.body === undefined ? {} : { body: init.body }),
         redirect: 'manual',
         signal,
-        dispatcher: this.agent,
+        dispatcher: agent,
       });
       const bytes = await readBounded(response, limits.maxBytes);
       const headers = new Headers();
@@ -114,7 +123,7 @@ export class OutboundClient {
   /** Shutdown: requests in flight fail with `closed` and the kept-alive sockets are closed. */
   async close(): Promise<void> {
     this.closed = true;
-    await this.agent.destroy().catch(() => {});
+    if (this.opened) await (await this.opened).agent.destroy().catch(() => {});
   }
 
   private failure(error: unknown, deadline: AbortSignal): Error {

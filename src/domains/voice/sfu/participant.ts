@@ -2,10 +2,9 @@ import { RTCPeerConnection, type RTCRtpTransceiver, RTP_EXTENSION_URI, type RtpP
 import type WebSocket from 'ws';
 import type { HandshakeGate } from './handshake-gate.ts';
 import { announceAddresses, audioLevel, peerConfig, type SfuNetworkSettings } from './media-config.ts';
+import { type MediaKind, UPSTREAM_KINDS } from './media-kinds.ts';
 
-/** What a client publishes, one upstream transceiver each, in this order (mids 0, 1, 2). */
-export const UPSTREAM_KINDS = ['audio', 'camera', 'screen'] as const;
-export type MediaKind = (typeof UPSTREAM_KINDS)[number];
+export { type MediaKind, UPSTREAM_KINDS };
 
 /** The forwarding switches that come from the voice state (server mute/deafen, SPEAK). */
 export interface ForwardingFlags {

@@ -1,5 +1,6 @@
 import type { RtpPacket } from 'werift';
-import { type MediaKind, type Participant, UPSTREAM_KINDS } from './participant.ts';
+import { type MediaKind, UPSTREAM_KINDS } from './media-kinds.ts';
+import type { Participant } from './participant.ts';
 
 /** Per-room counters the benchmarks and the status line read. */
 export interface RoomStats {

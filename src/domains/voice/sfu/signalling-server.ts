@@ -9,7 +9,7 @@ import type { StoredVoiceState, VoiceStateStore } from '../../../platform/state/
 import { DISPATCH_TOPIC } from '../../events/dispatch.ts';
 import { HANDSHAKE_HOLD_LIMIT_MS, HANDSHAKE_LIMIT, HandshakeGate } from './handshake-gate.ts';
 import type { SfuNetworkSettings } from './media-config.ts';
-import { type ForwardingFlags, Participant } from './participant.ts';
+import type { ForwardingFlags, Participant } from './participant.ts';
 import { Room } from './room.ts';
 
 /** The path of the media endpoint announced in VOICE_SERVER_UPDATE. */
@@ -196,6 +196,9 @@ export class VoiceSignallingServer {
   /** The token must name a live grant and the member must still be in that room with that session. */
   private async identify(ws: WebSocket, token: string): Promise<{ participant: Participant; room: Room } | undefined> {
     if (token.length === 0 || token.length > 128) return undefined;
+    // werift (WebRTC) is loaded at the first participant, not at start (docs/performance.md#start-up); loaded
+    // before the checks, so nothing is awaited between the voice state read and the join.
+    const { Participant } = await import('./participant.ts');
     const grant = await this.deps.store.grant(digest(token), this.deps.clock.now());
     if (!grant) return undefined;
     const state = await this.deps.store.get(grant.guildId ?? grant.channelId, grant.userId);
