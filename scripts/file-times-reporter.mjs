@@ -13,6 +13,10 @@ export default async function* fileTimes(source) {
   }
   const rows = [...files].sort((a, b) => b[1].ms - a[1].ms);
   const path = process.env.TEST_FILE_TIMES;
-  if (path) writeFileSync(path, `${JSON.stringify(Object.fromEntries(rows.map(([f, e]) => [f, Math.round(e.ms)])), null, 1)}\n`);
+  if (path)
+    writeFileSync(
+      path,
+      `${JSON.stringify(Object.fromEntries(rows.map(([f, e]) => [f, Math.round(e.ms)])), null, 1)}\n`,
+    );
   yield '';
 }
