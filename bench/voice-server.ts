@@ -1,4 +1,5 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApp } from '../src/app.ts';
@@ -23,10 +24,29 @@ const { secrets } = await loadOrCreateSecrets(dataDir, {});
 const app = await startApp({ config, secrets, logger: createLogger(config.logLevel, { format: config.logFormat }) });
 process.send?.({ url: app.url, port: app.port });
 
-process.on('message', (message: { cmd?: string }) => {
+let inspector: Session | undefined;
+
+process.on('message', (message: { cmd?: string; profile?: string }) => {
   if (message.cmd === 'stats') {
     const cpu = process.cpuUsage();
     process.send?.({ cpuMicros: cpu.user + cpu.system, sfu: app.sfu?.stats() });
+  } else if (message.cmd === 'profile-start') {
+    // A CPU profile of one measurement window (BENCH_VOICE_CPU_PROF): the forwarding, not the join wave.
+    inspector = new Session();
+    inspector.connect();
+    void inspector
+      .post('Profiler.enable')
+      .then(() => inspector?.post('Profiler.start'))
+      .then(() => process.send?.({ profiling: true }));
+  } else if (message.cmd === 'profile-stop' && inspector && message.profile) {
+    const file = message.profile;
+    void inspector
+      .post('Profiler.stop')
+      .then((result) => writeFile(file, JSON.stringify(result.profile)))
+      .then(() => {
+        inspector?.disconnect();
+        process.send?.({ profiled: file });
+      });
   }
 });
 

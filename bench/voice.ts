@@ -1,21 +1,31 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { GatewayClient } from '../test/gateway/gateway-client.ts';
 import { as, ok } from '../test/support/chat.ts';
-import { registerUser, type TestUser } from '../test/support/client.ts';
+import { registerUser } from '../test/support/client.ts';
 import type { TestServer } from '../test/support/server.ts';
-import { VoiceTestClient } from '../test/support/voice-client.ts';
+import { BenchMember, type Closure, type JoinPhases, now, PHASES } from './voice-member.ts';
 
 /**
- * `npm run bench:voice`: one speaker to N listeners through the embedded SFU, Node WebRTC clients (werift) in this
- * process, the server in a child. For each N: p50/p99 of the delay from the speaker writing a packet to a listener
- * receiving it (both ends in this process, so it includes the clients' own SRTP work: an upper bound on what
- * the SFU adds), loss, the server's CPU microseconds per forwarded packet, and join time (op 4 → first audio
- * packet received) p50/p95. Runs every N until p99 ≥ 200 ms or loss > 5 % (saturated); the largest N with p99 < 20 ms and loss ≤ 1 % is reported.
+ * `npm run bench:voice`: one speaker to N listeners through the embedded SFU, Node WebRTC clients (werift). The
+ * server runs in one child process; the listeners are spread over `BENCH_VOICE_CLIENT_PROCS` other children
+ * (bench/voice-clients.ts, receive-only, default one per 50 listeners of the largest step, at least 2) so that the
+ * figures are the SFU's and not one client process's starvation; the speaker is in this process. For each N:
+ * p50/p99 of the delay from the speaker writing a packet to a listener receiving it (it includes both clients'
+ * SRTP work and scheduling: an upper bound on what the SFU adds), loss, the server's CPU microseconds per
+ * forwarded packet, and join time (op 4 → first audio packet received) p50/p95 with its phases. Members whose
+ * sockets close are counted by close code. Runs every N until p99 ≥ 200 ms or loss > 5 % (saturated); the
+ * largest N with p99 < 20 ms and loss ≤ 1 % is reported.
  */
 const STEPS = (process.env.BENCH_VOICE_STEPS ?? '10,25,50,100,200,300').split(',').map(Number);
 const WINDOW_MS = Number(process.env.BENCH_VOICE_WINDOW_MS ?? 5000);
+/** Listeners joining at once (each waits for its first audio packet before the next batch). */
+const JOIN_BATCH = Number(process.env.BENCH_VOICE_JOIN_BATCH ?? 10);
+const CLIENT_PROCS = Number(
+  process.env.BENCH_VOICE_CLIENT_PROCS ?? Math.min(8, Math.max(2, Math.ceil(Math.max(...STEPS) / 50))),
+);
 const PACKET_INTERVAL_MS = 20;
+/** A join that has not heard the speaker after this long counts as failed. */
+const JOIN_WAIT_MS = 10_000;
 
 export interface VoiceStep {
   listeners: number;
@@ -24,19 +34,32 @@ export interface VoiceStep {
   loss: number;
   cpuMicrosPerPacket: number;
   forwardedPerSecond: number;
+  /** CPU of the client processes during the window, in cores (1 = one core busy). */
+  clientCores: number;
+  /** Members the SFU holds at the end of the window (listeners + speaker). */
+  sfuMembers: number;
 }
 
 export interface VoiceBenchResult {
   steps: VoiceStep[];
   joinP50Ms: number;
   joinP95Ms: number;
+  joinFailures: number;
+  joins: number;
+  /** Per phase of a join, p50/p95 in ms after op 4 (joins that reached it). */
+  phases: { phase: keyof JoinPhases; p50: number; p95: number; reached: number }[];
+  /** Sockets closed by the server during the run, by `socket code`. */
+  closes: Record<string, number>;
+  clientProcs: number;
   largestUnder20Ms: number;
 }
 
-function startChild(): Promise<{ child: ChildProcess; url: string; port: number }> {
-  const child = fork(fileURLToPath(new URL('./voice-server.ts', import.meta.url)), [], {
-    execArgv: ['--import', 'tsx'],
-  });
+function forkTs(file: string, extra: string[] = []): ChildProcess {
+  return fork(fileURLToPath(new URL(file, import.meta.url)), [], { execArgv: ['--import', 'tsx', ...extra] });
+}
+
+function startServer(): Promise<{ child: ChildProcess; url: string; port: number }> {
+  const child = forkTs('./voice-server.ts');
   return new Promise((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`voice bench server exited with ${code}`)));
@@ -44,60 +67,80 @@ function startChild(): Promise<{ child: ChildProcess; url: string; port: number 
   });
 }
 
-function ask<T>(child: ChildProcess): Promise<T> {
+function ask<T>(child: ChildProcess, message: object = { cmd: 'stats' }): Promise<T> {
   return new Promise((resolve) => {
     child.once('message', (m) => resolve(m as T));
-    child.send({ cmd: 'stats' });
+    child.send(message);
   });
+}
+
+/** BENCH_VOICE_CPU_PROF=<dir>: a V8 CPU profile of the server during each step's window, `<dir>/voice-<N>.cpuprofile`. */
+const PROFILE_DIR = process.env.BENCH_VOICE_CPU_PROF;
+
+/** A listener process and its pending requests (joins by id, one window reply at a time). */
+class ClientProcess {
+  readonly child = forkTs('./voice-clients.ts');
+  private readonly joins = new Map<number, (r: { phases: JoinPhases; error?: string }) => void>();
+  private waiter: ((m: any) => void) | undefined;
+
+  constructor(onClose: (closure: Closure & { id: number }) => void) {
+    this.child.on('message', (m: any) => {
+      if (m.type === 'joined') {
+        this.joins.get(m.id)?.(m);
+        this.joins.delete(m.id);
+      } else if (m.type === 'closed') onClose(m);
+      else {
+        const waiter = this.waiter;
+        this.waiter = undefined;
+        waiter?.(m);
+      }
+    });
+  }
+
+  request<T>(message: unknown): Promise<T> {
+    return new Promise((resolve) => {
+      this.waiter = resolve;
+      this.child.send(message as object);
+    });
+  }
+
+  join(id: number): Promise<{ phases: JoinPhases; error?: string }> {
+    return new Promise((resolve) => {
+      this.joins.set(id, resolve);
+      this.child.send({ cmd: 'join', id });
+    });
+  }
 }
 
 const percentile = (values: number[], p: number) => {
   if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
+  const sorted = Float64Array.from(values).sort();
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
 };
 
-const now = () => performance.timeOrigin + performance.now();
-
-interface Member {
-  user: TestUser;
-  gw: GatewayClient;
-  voice: VoiceTestClient;
-}
-
 export async function runVoiceBench(): Promise<VoiceBenchResult> {
-  const { child, url, port } = await startChild();
+  const { child, url, port } = await startServer();
   const server = { url, port } as TestServer;
-  const members: Member[] = [];
+  const closes: Record<string, number> = {};
+  const onClose = (closure: Closure) => {
+    const key = `${closure.socket} ${closure.code}${closure.reason ? ` (${closure.reason})` : ''}`;
+    closes[key] = (closes[key] ?? 0) + 1;
+  };
+  const procs = Array.from({ length: CLIENT_PROCS }, () => new ClientProcess(onClose));
+  let speaker: BenchMember | undefined;
   try {
     const owner = await registerUser(server);
     const guild = await ok(as(server, owner, 'POST', '/guilds', { name: 'Voice bench' }));
     const invite = await ok(as(server, owner, 'POST', `/channels/${guild.system_channel_id}/invites`, { max_uses: 0 }));
     const channel = await ok(as(server, owner, 'POST', `/guilds/${guild.id}/channels`, { name: 'stage', type: 2 }));
+    const target = { url, port, guildId: guild.id as string, channelId: channel.id as string };
+    await Promise.all(procs.map((p) => p.request({ cmd: 'init', target, invite: invite.code })));
 
-    const join = async (user: TestUser, onFirstAudio?: () => void): Promise<Member> => {
-      const gw = GatewayClient.connect(server);
-      await gw.ready(user.token);
-      gw.send({ op: 4, d: { guild_id: guild.id, channel_id: channel.id, self_mute: false, self_deaf: false } });
-      const update = (await gw.dispatch('VOICE_SERVER_UPDATE', 20_000)).d as { token: string; endpoint: string };
-      // The bench server listens on a random port, so its announced public URL is not where it is: keep the path.
-      const endpoint = `${url.replace(/^http/, 'ws')}${new URL(update.endpoint).pathname}`;
-      const voice = new VoiceTestClient(endpoint, update.token);
-      if (onFirstAudio) {
-        let seen = false;
-        voice.onPacket = () => {
-          if (!seen) {
-            seen = true;
-            onFirstAudio();
-          }
-        };
-      }
-      await voice.negotiations(1);
-      return { user, gw, voice };
-    };
-
-    const speaker = await join(owner);
-    members.push(speaker);
+    speaker = new BenchMember(target, owner.token, true);
+    speaker.onClose = onClose;
+    await speaker.join();
+    const voice = speaker.voice;
+    if (!voice) throw new Error('speaker has no voice client');
     // The speaker talks throughout: 50 packets/s, each carrying its send time.
     let talking = true;
     let sent = 0;
@@ -105,98 +148,124 @@ export async function runVoiceBench(): Promise<VoiceBenchResult> {
       while (talking) {
         const payload = Buffer.alloc(80, 0xf8);
         payload.writeDoubleLE(now(), 0);
-        speaker.voice.sendAudioPacket(30, payload);
+        voice.sendAudioPacket(30, payload);
         sent++;
         await new Promise((r) => setTimeout(r, PACKET_INTERVAL_MS));
       }
     })();
 
-    const joinTimes: number[] = [];
+    const joins: JoinPhases[] = [];
     const steps: VoiceStep[] = [];
-    const listeners: Member[] = [];
-    for (const target of STEPS) {
-      while (listeners.length < target) {
-        const batch = Math.min(10, target - listeners.length);
-        const joined = await Promise.all(
-          Array.from({ length: batch }, async () => {
-            const user = await registerUser(server);
-            await ok(as(server, user, 'POST', `/invites/${invite.code}`));
-            const started = now();
-            let firstAudio: Promise<void> = Promise.resolve();
-            let resolveFirst = () => {};
-            firstAudio = new Promise<void>((r) => {
-              resolveFirst = r;
-            });
-            const member = await join(user, () => resolveFirst());
-            await Promise.race([firstAudio, new Promise((r) => setTimeout(r, 10_000))]);
-            joinTimes.push(now() - started);
-            return member;
+    let listeners = 0;
+    for (const stepTarget of STEPS) {
+      while (listeners < stepTarget) {
+        const batch = Math.min(JOIN_BATCH, stepTarget - listeners);
+        const results = await Promise.all(
+          Array.from({ length: batch }, (_, i) => {
+            const id = listeners + i;
+            return (procs[id % procs.length] as ClientProcess).join(id);
           }),
         );
-        listeners.push(...joined);
-        members.push(...joined);
+        for (const r of results) joins.push(r.phases);
+        listeners += batch;
+        const failed = results.filter((r) => r.error).map((r) => r.error);
+        console.error(`joined ${listeners}${failed.length ? ` (errors: ${failed.join('; ')})` : ''}`);
       }
       await new Promise((r) => setTimeout(r, 1000));
-      const delays: number[] = [];
-      let received = 0;
-      for (const listener of listeners)
-        listener.voice.onPacket = (_from, packet) => {
-          received++;
-          delays.push(now() - packet.payload.readDoubleLE(0));
-        };
+      if (PROFILE_DIR) await ask(child, { cmd: 'profile-start' });
+      const started = await Promise.all(procs.map((p) => p.request<{ cpuMicros: number }>({ cmd: 'start' })));
       const before = await ask<{ cpuMicros: number; sfu: { forwarded: number } }>(child);
       const sentBefore = sent;
+      const t0 = performance.now();
       await new Promise((r) => setTimeout(r, WINDOW_MS));
-      const after = await ask<{ cpuMicros: number; sfu: { forwarded: number } }>(child);
+      const after = await ask<{ cpuMicros: number; sfu: { forwarded: number; participants: number } }>(child);
       const sentDuring = sent - sentBefore;
-      for (const listener of listeners) listener.voice.onPacket = undefined;
+      const windows = await Promise.all(
+        procs.map((p) => p.request<{ received: number; delays: number[]; cpuMicros: number }>({ cmd: 'stop' })),
+      );
+      const elapsedMs = performance.now() - t0;
+      if (PROFILE_DIR)
+        await ask(child, { cmd: 'profile-stop', profile: `${PROFILE_DIR}/voice-${listeners}.cpuprofile` });
+      const delays = windows.flatMap((w) => w.delays);
+      const received = windows.reduce((sum, w) => sum + w.received, 0);
+      const clientCpu = windows.reduce((sum, w, i) => sum + w.cpuMicros - (started[i]?.cpuMicros ?? 0), 0);
       const forwarded = after.sfu.forwarded - before.sfu.forwarded;
-      const expected = sentDuring * listeners.length;
+      const expected = sentDuring * listeners;
       const step: VoiceStep = {
-        listeners: listeners.length,
+        listeners,
         p50Ms: percentile(delays, 50),
         p99Ms: percentile(delays, 99),
         loss: expected > 0 ? Math.max(0, 1 - received / expected) : 0,
         cpuMicrosPerPacket: forwarded > 0 ? (after.cpuMicros - before.cpuMicros) / forwarded : Number.NaN,
         forwardedPerSecond: (forwarded / WINDOW_MS) * 1000,
+        clientCores: clientCpu / 1000 / elapsedMs,
+        sfuMembers: after.sfu.participants,
       };
       steps.push(step);
       // What the SFU holds at the end of the window (members, handshakes under way/queued): says why a step broke.
-      console.log(formatStep(step), JSON.stringify(after.sfu));
+      console.log(
+        formatStep(step),
+        JSON.stringify(after.sfu),
+        `speaker ${voice.pc.connectionState} ${JSON.stringify(speaker.phases)}, sent ${sentDuring}, received ${received}`,
+        JSON.stringify(closes),
+      );
       // A noisy shared machine can spike one step's p99, so the curve continues until it is clearly saturated.
       if (step.p99Ms >= 200 || step.loss > 0.05) break;
     }
     talking = false;
     await talk;
     const passing = steps.filter((s) => s.p99Ms < 20 && s.loss <= 0.01);
+    const joinTimes = joins.map((p) => p.firstAudio ?? Number.POSITIVE_INFINITY);
     return {
       steps,
       joinP50Ms: percentile(joinTimes, 50),
       joinP95Ms: percentile(joinTimes, 95),
+      joinFailures: joinTimes.filter((t) => !(t <= JOIN_WAIT_MS)).length,
+      joins: joins.length,
+      phases: PHASES.map((phase) => {
+        const values = joins.map((j) => j[phase]).filter((v): v is number => v !== undefined);
+        return { phase, p50: percentile(values, 50), p95: percentile(values, 95), reached: values.length };
+      }),
+      closes,
+      clientProcs: procs.length,
       largestUnder20Ms: passing.length ? Math.max(...passing.map((s) => s.listeners)) : 0,
     };
   } finally {
-    await Promise.all(members.map((m) => m.voice.close().catch(() => {})));
-    await Promise.all(members.map((m) => m.gw.close().catch(() => {})));
+    await speaker?.close();
+    await Promise.all(
+      procs.map((p) =>
+        Promise.race([p.request({ cmd: 'close' }), new Promise((r) => setTimeout(r, 5000))]).then(() => p.child.kill()),
+      ),
+    );
     child.kill('SIGTERM');
   }
 }
 
 function formatStep(s: VoiceStep): string {
-  return `N=${s.listeners}: delay p50 ${s.p50Ms.toFixed(2)} ms, p99 ${s.p99Ms.toFixed(2)} ms, loss ${(s.loss * 100).toFixed(2)} %, server CPU ${s.cpuMicrosPerPacket.toFixed(1)} µs/forwarded packet, ${Math.round(s.forwardedPerSecond)} packets/s forwarded`;
+  return `N=${s.listeners}: delay p50 ${s.p50Ms.toFixed(2)} ms, p99 ${s.p99Ms.toFixed(2)} ms, loss ${(s.loss * 100).toFixed(2)} %, server CPU ${s.cpuMicrosPerPacket.toFixed(1)} µs/forwarded packet, ${Math.round(s.forwardedPerSecond)} packets/s forwarded, clients ${s.clientCores.toFixed(2)} cores, ${s.sfuMembers} members on the SFU`;
 }
+
+const ms = (v: number) => (Number.isFinite(v) ? v.toFixed(0) : `> ${JOIN_WAIT_MS / 1000} s`);
 
 export function voiceTable(result: VoiceBenchResult): string {
   const rows = result.steps.map(
     (s) =>
-      `| ${s.listeners} | ${s.p50Ms.toFixed(2)} | ${s.p99Ms.toFixed(2)} | ${(s.loss * 100).toFixed(2)} % | ${s.cpuMicrosPerPacket.toFixed(1)} | ${Math.round(s.forwardedPerSecond)} |`,
+      `| ${s.listeners} | ${s.p50Ms.toFixed(2)} | ${s.p99Ms.toFixed(2)} | ${(s.loss * 100).toFixed(2)} % | ${s.cpuMicrosPerPacket.toFixed(1)} | ${Math.round(s.forwardedPerSecond)} | ${s.clientCores.toFixed(2)} | ${s.sfuMembers} |`,
   );
+  const phases = result.phases.map((p) => `${p.phase} ${ms(p.p50)} / ${ms(p.p95)}`).join(', ');
+  const closes = Object.entries(result.closes)
+    .map(([key, n]) => `${key} × ${n}`)
+    .join(', ');
   return [
-    '| Listeners (1 speaker, 50 packets/s) | Delay p50 (ms) | Delay p99 (ms) | Loss | Server CPU µs / forwarded packet | Forwarded packets/s |',
-    '|---|---|---|---|---|---|',
+    `Listeners in ${result.clientProcs} client processes (receive-only), the speaker in the bench's own process, the server in another.`,
+    '',
+    '| Listeners (1 speaker, 50 packets/s) | Delay p50 (ms) | Delay p99 (ms) | Loss | Server CPU µs / forwarded packet | Forwarded packets/s | Client CPU (cores) | Members on the SFU |',
+    '|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
-    `Largest N with p99 < 20 ms and loss ≤ 1 %: **${result.largestUnder20Ms}**. Join time (op 4 → first audio packet received): p50 ${result.joinP50Ms.toFixed(0)} ms, p95 ${result.joinP95Ms.toFixed(0)} ms.`,
+    `Largest N with p99 < 20 ms and loss ≤ 1 %: **${result.largestUnder20Ms}**. Join time (op 4 → first audio packet received) over ${result.joins} joins: p50 ${ms(result.joinP50Ms)} ms, p95 ${ms(result.joinP95Ms)} ms, ${result.joinFailures} failed (no audio within ${JOIN_WAIT_MS / 1000} s). Phases after op 4, p50 / p95 ms: ${phases}.`,
+    '',
+    `Sockets closed by the server during the run: ${closes || 'none'}.`,
   ].join('\n');
 }
 

@@ -47,7 +47,14 @@ export class VoiceTestClient {
   private negotiatedWaiters: (() => void)[] = [];
   private chain: Promise<void> = Promise.resolve();
 
-  constructor(endpoint: string, token: string) {
+  /** Called once, on the first RTP packet received from anyone (join-time measurements). */
+  onFirstPacket: (() => void) | undefined;
+  private readonly publish: boolean;
+  private readonly trackOwners = new Map<MediaStreamTrack, { owner: string; mid: string }>();
+
+  /** `publish: false`: a receive-only member (no audio track on its upstream slot; the benchmark's listeners). */
+  constructor(endpoint: string, token: string, options: { publish?: boolean } = {}) {
+    this.publish = options.publish ?? true;
     this.ws = new WebSocket(endpoint);
     this.closed = new Promise((resolve) =>
       this.ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
@@ -61,11 +68,20 @@ export class VoiceTestClient {
     });
     this.pc.onTrack.subscribe((track) => {
       track.onReceiveRtp.subscribe((packet) => {
-        const mid = this.pc
-          .getTransceivers()
-          .find((t) => t.receiver.track === track || t.receiver.tracks.includes(track))?.mid;
-        const owner = mid ? this.midOwners.get(mid) : undefined;
-        if (!owner || !mid) return;
+        let cached = this.trackOwners.get(track);
+        if (!cached) {
+          const mid = this.pc
+            .getTransceivers()
+            .find((t) => t.receiver.track === track || t.receiver.tracks.includes(track))?.mid;
+          const found = mid ? this.midOwners.get(mid) : undefined;
+          if (!found || !mid) return;
+          cached = { owner: found, mid };
+          this.trackOwners.set(track, cached);
+          const first = this.onFirstPacket;
+          this.onFirstPacket = undefined;
+          first?.();
+        }
+        const { owner, mid } = cached;
         this.received.set(owner, (this.received.get(owner) ?? 0) + 1);
         const key = `${owner}:${this.midKinds.get(mid) ?? track.kind}`;
         this.receivedByKind.set(key, (this.receivedByKind.get(key) ?? 0) + 1);
@@ -157,6 +173,8 @@ export class VoiceTestClient {
         this.midOwners.set(track.mid, track.user_id);
         this.midKinds.set(track.mid, track.kind);
       }
+    // A reused m-line can change owner at a renegotiation: look the owners up again.
+    this.trackOwners.clear();
     await this.pc.setRemoteDescription({ type: 'offer', sdp: offer.sdp });
     // Like the web client, every upstream slot is answered `sendonly` (with no track until one is attached): a
     // werift answer of `inactive` rejects the m-line (port 0) and its next answer then fails ("mid not found").
@@ -174,7 +192,7 @@ export class VoiceTestClient {
     }
     const audioMid = offer.upstream.find((u) => u.kind === 'audio')?.mid;
     const transceiver = this.pc.getTransceivers().find((t) => t.mid === audioMid);
-    if (transceiver && !this.audioTransceiver) {
+    if (this.publish && transceiver && !this.audioTransceiver) {
       this.audioTransceiver = transceiver;
       transceiver.setDirection('sendonly');
       await transceiver.sender.replaceTrack(this.audio);
