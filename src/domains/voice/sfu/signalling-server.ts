@@ -100,14 +100,21 @@ export class VoiceSignallingServer {
     forwarded: number;
     dropped: number;
     handshakes: { inProgress: number; queued: number };
+    /** Members by peer-connection state (`new`, `connecting`, `connected`, `failed` …): why a step of the bench broke. */
+    connections: Record<string, number>;
   } {
     let participants = 0;
     let forwarded = 0;
     let dropped = 0;
+    const connections: Record<string, number> = {};
     for (const room of this.rooms.values()) {
       participants += room.size;
       forwarded += room.stats.forwarded;
       dropped += room.stats.dropped;
+      for (const participant of room.participants.values()) {
+        const state = participant.pc.connectionState;
+        connections[state] = (connections[state] ?? 0) + 1;
+      }
     }
     return {
       rooms: this.rooms.size,
@@ -115,6 +122,7 @@ export class VoiceSignallingServer {
       forwarded,
       dropped,
       handshakes: { inProgress: this.handshakes.inProgress, queued: this.handshakes.queued },
+      connections,
     };
   }
 
