@@ -41,9 +41,10 @@ export class Fanout {
   ) {}
 
   onDispatch(dispatch: Dispatch, mark?: BusMark): void {
-    const candidates = this.candidates(dispatch);
+    let candidates = this.candidates(dispatch);
     // Index changes apply at receipt, so the next dispatch already sees the new membership.
     this.updateIndexes(dispatch, candidates);
+    candidates = withIntent(dispatch, candidates);
     const { audience } = dispatch;
     let parts: Part[] | Promise<Part[]>;
     if (audience.kind === 'visibility') parts = candidates.length === 0 ? [] : this.visibility(audience, candidates);
@@ -231,6 +232,40 @@ export class Fanout {
     }
     if (reached && publishedAt !== undefined) this.onDelivered((Date.now() - publishedAt) / 1000);
   }
+}
+
+/** Discord's privileged intents, the only ones applied (docs/gateway.md#intents). */
+export const INTENTS = { GUILD_MEMBERS: 1 << 1, GUILD_PRESENCES: 1 << 8 } as const;
+
+/**
+ * The intent a guild-wide dispatch needs: member events need GUILD_MEMBERS, a guild's PRESENCE_UPDATE needs
+ * GUILD_PRESENCES (a friend's, audience `users`, needs none).
+ */
+function intentOf(dispatch: Dispatch): number | undefined {
+  if (dispatch.audience.kind !== 'guild') return undefined;
+  switch (dispatch.event) {
+    case 'GUILD_MEMBER_ADD':
+    case 'GUILD_MEMBER_UPDATE':
+    case 'GUILD_MEMBER_REMOVE':
+      return INTENTS.GUILD_MEMBERS;
+    case 'PRESENCE_UPDATE':
+      return INTENTS.GUILD_PRESENCES;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The candidates that asked for the dispatch's intent (or sent no `intents`). A member event about a session's
+ * own user always reaches it, as Discord sends a bot its own member updates whatever its intents.
+ */
+function withIntent(dispatch: Dispatch, candidates: GatewaySession[]): GatewaySession[] {
+  const intent = intentOf(dispatch);
+  if (intent === undefined) return candidates;
+  const subject = dispatch.event === 'PRESENCE_UPDATE' ? undefined : nestedUserId(dispatch.payload);
+  return candidates.filter(
+    (s) => s.intents === undefined || (s.intents & intent) !== 0 || (subject !== undefined && s.userId === subject),
+  );
 }
 
 function stringField(payload: Record<string, unknown>, key: string): string | undefined {

@@ -97,6 +97,7 @@ export class SessionStarter {
 
     const session = this.openSession(connection, principal, sessionId);
     if (session.isBot && payload.shard) session.shard = payload.shard;
+    session.intents = payload.intents;
     const settingsLoad: Promise<Record<string, unknown>> = session.isBot
       ? Promise.resolve({})
       : this.deps.userSettings.settings(session.userId, principal.user.locale);

@@ -104,13 +104,16 @@ export interface IdentifyPayload {
   token: string;
   shard: [number, number] | undefined;
   presence: PresencePayload | undefined;
+  /** Discord's gateway intents bit set; undefined (not sent, or not a non-negative integer) = every event. */
+  intents: number | undefined;
 }
 
 export type IdentifyCheck = { ok: true; value: IdentifyPayload } | { ok: false; close: CloseReason };
 
 /**
  * Op 2. `properties` may be omitted (some minimal clients do) but, when present, must be an object of strings.
- * `intents`, `large_threshold`, `compress` and `flags` are accepted and ignored (no intent filtering).
+ * `large_threshold`, `compress` and `flags` are accepted and ignored; of `intents`, only the privileged
+ * GUILD_MEMBERS and GUILD_PRESENCES bits are applied (docs/gateway.md#intents).
  */
 export function parseIdentify(d: unknown): IdentifyCheck {
   if (!isRecord(d) || typeof d.token !== 'string' || d.token.length === 0 || d.token.length > 512)
@@ -143,7 +146,9 @@ export function parseIdentify(d: unknown): IdentifyCheck {
     if (!parsed) return { ok: false, close: CLOSE.INVALID_IDENTIFY };
     presence = parsed;
   }
-  return { ok: true, value: { token: d.token, shard, presence } };
+  const intents =
+    typeof d.intents === 'number' && Number.isSafeInteger(d.intents) && d.intents >= 0 ? d.intents : undefined;
+  return { ok: true, value: { token: d.token, shard, presence, intents } };
 }
 
 export interface ResumePayload {

@@ -49,6 +49,7 @@ export interface SessionState {
   credential: SessionCredential;
   restricted: boolean;
   shard: [number, number] | undefined;
+  intents?: number | undefined;
   seq: number;
   acknowledged: number;
   replayFloor: number;
@@ -79,6 +80,8 @@ export class GatewaySession {
   membershipChanges: Map<string, boolean> | undefined;
   /** A bot's shard, `[id, count]`, when it identified with one. */
   shard: [number, number] | undefined;
+  /** The Identify `intents`, when sent (docs/gateway.md#intents); undefined = every event. */
+  intents: number | undefined;
   /**
    * Dispatches meant for it may have been lost on the bus: no replay can be complete, so a resume gets op 9
    * and the client identifies, reading everything afresh (docs/gateway.md#across-nodes).
@@ -141,6 +144,7 @@ export class GatewaySession {
       credential: this.credential,
       restricted: this.restricted,
       shard: this.shard,
+      intents: this.intents,
       seq: this.seq,
       acknowledged: this.acknowledged,
       replayFloor: this.replayFloor,
@@ -160,6 +164,7 @@ export class GatewaySession {
     this.buffer = [...state.buffer];
     this.bufferStart = state.bufferStart;
     this.shard = state.shard;
+    this.intents = state.intents;
     if (this.pending) this.pending = this.pending.filter(({ tag }) => tag === undefined || keep(tag));
     this.started();
   }

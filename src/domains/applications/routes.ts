@@ -309,7 +309,7 @@ export function applicationRoutes(services: ApplicationRoutesDeps): AnyRoute[] {
           },
         });
         if (!updated) throw new ApiError('UNKNOWN_APPLICATION');
-        await announceUserUpdate(services, updated.id);
+        await announceUserUpdate(services, updated.id, { before: bot });
         const { token: _token, mfa_enabled: _m, authenticator_types: _a, ...view } = botView(updated);
         return view;
       },

@@ -41,7 +41,10 @@ export type PatchMeBody = z.infer<typeof patchMeBody>;
  * (docs/architecture.md#narrow-dependencies).
  */
 export type UserRoutesDeps = UserSettingsRoutesDeps &
-  Pick<AppServices, 'bus' | 'credentials' | 'db' | 'dispatcher' | 'media' | 'mfaView' | 'sessions' | 'users'>;
+  Pick<
+    AppServices,
+    'bus' | 'chat' | 'credentials' | 'db' | 'dispatcher' | 'media' | 'mfaView' | 'presences' | 'sessions' | 'users'
+  >;
 
 export function userRoutes(services: UserRoutesDeps, applyEmailToken: EmailTokenApplier): AnyRoute[] {
   const { users, sessions } = services;
@@ -93,7 +96,7 @@ export function userRoutes(services: UserRoutesDeps, applyEmailToken: EmailToken
         });
         if (!updated) throw new ApiError('UNKNOWN_USER');
         const view = await privateUserView(services, updated);
-        await announceUserUpdate(services, updated.id);
+        await announceUserUpdate(services, updated.id, { before: user });
         if (body.new_password !== undefined && !updated.isBot) {
           // A password change ends every session, the caller's too, and hands back a fresh one.
           await sessions.revokeAll(user.id);

@@ -77,7 +77,8 @@ export interface BotModal {
 }
 
 interface PresencePayload {
-  user: { id: string };
+  /** `{id}`, plus the changed fields when the user changed their name or avatar. */
+  user: { id: string } & Partial<PartialUser>;
   status: string;
 }
 
@@ -279,7 +280,13 @@ export class ChatStore {
   channelLabel(channel: Channel): string {
     if (channel.type === ChannelType.DM || channel.type === ChannelType.GroupDM) {
       if (channel.name) return channel.name;
-      return (channel.recipients ?? []).map((u) => u.global_name ?? u.username).join(', ') || '—';
+      // The names as last heard of (a recipient's rename arrives as PRESENCE_UPDATE or GUILD_MEMBER_UPDATE).
+      return (
+        (channel.recipients ?? [])
+          .map((u) => this.users.get(u.id) ?? u)
+          .map((u) => u.global_name ?? u.username)
+          .join(', ') || '—'
+      );
     }
     return channel.name ?? '';
   }
@@ -697,7 +704,11 @@ export class ChatStore {
   // ---- gateway --------------------------------------------------------------------------------------------
 
   private rememberUser(user: PartialUser | undefined): void {
-    if (user?.id) this.users.set(user.id, { ...this.users.get(user.id), ...user });
+    if (!user?.id) return;
+    this.users.set(user.id, { ...this.users.get(user.id), ...user });
+    // The friends list shows the relationship's own copy of the user.
+    const relationship = this.relationships.get(user.id);
+    if (relationship?.user) relationship.user = { ...relationship.user, ...user };
   }
 
   private setPresence(presence: PresencePayload): void {
@@ -1049,9 +1060,13 @@ export class ChatStore {
         } else keepRecent(this.earlyChoices, d.id as string, choices);
         break;
       }
-      case 'PRESENCE_UPDATE':
-        this.setPresence(data as PresencePayload);
+      case 'PRESENCE_UPDATE': {
+        const presence = data as PresencePayload;
+        // A rename or a new avatar comes with the changed fields of the user (docs/gateway.md#user-changes).
+        if (presence.user && Object.keys(presence.user).length > 1) this.rememberUser(presence.user as PartialUser);
+        this.setPresence(presence);
         break;
+      }
       case 'RELATIONSHIP_REMOVE':
         this.relationshipEvents++;
         this.relationships.delete(d.id as string);
