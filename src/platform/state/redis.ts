@@ -397,12 +397,39 @@ interface Envelope {
  * Pub/sub over a dedicated subscriber connection. Local subscribers get a message synchronously at
  * publish, exactly like the in-process bus; other processes get it through Redis. Messages must be JSON.
  */
+/**
+ * A message received from Redis, handled alike by the plain and the sharded bus: parsed (else dropped), the
+ * process's own echo skipped, numbered against the topic's positions, then delivered locally. `originOf` names
+ * the sender's numbering (the sharded bus numbers each stream apart).
+ */
+function deliverReceived(
+  bus: { readonly origin: string; readonly positions: BusPositions; readonly local: LocalSubscribers },
+  topic: string,
+  text: string,
+  originOf: (origin: string) => string,
+): void {
+  let envelope: Envelope;
+  try {
+    envelope = JSON.parse(text) as Envelope;
+  } catch {
+    return;
+  }
+  if (envelope.o === bus.origin || typeof envelope.n !== 'number') return;
+  const mark = { origin: originOf(envelope.o), n: envelope.n };
+  const skipped = bus.positions.received(topic, mark);
+  // Reported before the message is delivered: what reacts to the gap (sessions told to resume) must not
+  // let this message reach them as if nothing were missing before it.
+  if (skipped) bus.local.gap({ topic, reason: 'sequence', origin: mark.origin, ...skipped });
+  bus.local.deliver(topic, envelope.m, mark);
+}
+
 class RedisEventBus implements RedisEventBusLike {
   readonly distributed = true;
   private readonly local = new LocalSubscribers();
   private readonly counts = new TopicSubscriptions();
   private readonly origin = randomBytes(9).toString('base64url');
   private readonly positions = new BusPositions(this.origin);
+  private readonly receiver = { origin: this.origin, positions: this.positions, local: this.local };
   private readonly channelPrefix: string;
 
   constructor(
@@ -438,20 +465,7 @@ class RedisEventBus implements RedisEventBusLike {
 
   private receive(channel: string, text: string): void {
     if (!channel.startsWith(this.channelPrefix)) return;
-    let envelope: Envelope;
-    try {
-      envelope = JSON.parse(text) as Envelope;
-    } catch {
-      return;
-    }
-    if (envelope.o === this.origin || typeof envelope.n !== 'number') return;
-    const topic = channel.slice(this.channelPrefix.length);
-    const mark = { origin: envelope.o, n: envelope.n };
-    const skipped = this.positions.received(topic, mark);
-    // Reported before the message is delivered: what reacts to the gap (sessions told to resume) must not
-    // let this message reach them as if nothing were missing before it.
-    if (skipped) this.local.gap({ topic, reason: 'sequence', origin: envelope.o, ...skipped });
-    this.local.deliver(topic, envelope.m, mark);
+    deliverReceived(this.receiver, channel.slice(this.channelPrefix.length), text, (origin) => origin);
   }
 
   onGap(topic: string, handler: GapHandler): () => void {
@@ -548,6 +562,7 @@ class RedisShardedEventBus implements RedisEventBusLike {
   private readonly counts = new TopicSubscriptions();
   private readonly origin = randomBytes(9).toString('base64url');
   private readonly positions = new BusPositions(this.origin);
+  private readonly receiver = { origin: this.origin, positions: this.positions, local: this.local };
   /** Every channel subscribed to → what it carries. */
   private readonly channels = new Map<string, { topic: string; stream: string }>();
   /** Subscribed channel → the master (node key `host:port`) it is subscribed on; absent while unknown. */
@@ -651,18 +666,7 @@ class RedisShardedEventBus implements RedisEventBusLike {
   private receive(channel: string, text: string): void {
     const carried = this.channels.get(channel);
     if (!carried) return;
-    let envelope: Envelope;
-    try {
-      envelope = JSON.parse(text) as Envelope;
-    } catch {
-      return;
-    }
-    if (envelope.o === this.origin || typeof envelope.n !== 'number') return;
-    const { topic, stream } = carried;
-    const mark = { origin: streamOrigin(envelope.o, stream), n: envelope.n };
-    const skipped = this.positions.received(topic, mark);
-    if (skipped) this.local.gap({ topic, reason: 'sequence', origin: mark.origin, ...skipped });
-    this.local.deliver(topic, envelope.m, mark);
+    deliverReceived(this.receiver, carried.topic, text, (origin) => streamOrigin(origin, carried.stream));
   }
 
   onGap(topic: string, handler: GapHandler): () => void {
