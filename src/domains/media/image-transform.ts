@@ -58,7 +58,11 @@ export async function transformImage(
  * What identifies the encoder: a derived image's entity tag includes it, so an upgrade that changes the output
  * bytes also changes the tag (docs/media.md#conditional-requests).
  */
-export const TRANSFORM_REVISION = `sharp ${sharp.versions.sharp ?? ''} vips ${sharp.versions.vips}`;
+export async function transformRevision(): Promise<string> {
+  // Asked only where an image is derived, so sharp still loads at the first image, not at start.
+  const sharp = await loadSharp();
+  return `sharp ${sharp.versions.sharp ?? ''} vips ${sharp.versions.vips}`;
+}
 
 /**
  * Runs at most `concurrency` image transforms at once and queues up to `maxWaiting` more; past that a task is

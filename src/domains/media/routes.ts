@@ -25,7 +25,7 @@ import {
   formatFromName,
   type ImageFormat,
   snapSize,
-  TRANSFORM_REVISION,
+  transformRevision,
   TransformQueue,
   TransformQueueFull,
   transformImage,
@@ -116,11 +116,11 @@ interface DeriveOptions {
 }
 
 /** A derived image (a size or format of a stored one): the original's identity, the encoder and the options. */
-function derivedValidators(key: string, info: ObjectInfo, options: DeriveOptions): Validators {
+async function derivedValidators(key: string, info: ObjectInfo, options: DeriveOptions): Promise<Validators> {
   return {
     etag: entityTag([
       'derived',
-      TRANSFORM_REVISION,
+      await transformRevision(),
       key,
       info.size,
       info.version,
@@ -230,7 +230,7 @@ export function mediaRoutes(services: MediaRoutesDeps): AnyRoute[] {
       ...(size ? { width: size, height: size } : {}),
       animated: format === 'gif' || (format === 'webp' && ctx.query.animated === 'true'),
     };
-    const validators = derivedValidators(objectKey, info, options);
+    const validators = await derivedValidators(objectKey, info, options);
     if (answeredConditionally(ctx, validators)) return REPLY_SENT;
     const out = await derive(objectKey, info, validators.etag, options, 'Stored image could not be processed');
     return send(ctx.reply, out.bytes, out.contentType, {}, { validators });
@@ -314,7 +314,7 @@ export function mediaRoutes(services: MediaRoutesDeps): AnyRoute[] {
               ? { quality: Math.min(100, Math.max(1, Math.round(quality))) }
               : {}),
           };
-          const validators = derivedValidators(key, info, options);
+          const validators = await derivedValidators(key, info, options);
           if (answeredConditionally(ctx, validators)) return REPLY_SENT;
           const out = await derive(key, info, validators.etag, options, 'Image could not be processed');
           return send(ctx.reply, out.bytes, out.contentType, headers, { validators });
