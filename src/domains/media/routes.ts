@@ -25,10 +25,10 @@ import {
   formatFromName,
   type ImageFormat,
   snapSize,
-  transformRevision,
   TransformQueue,
   TransformQueueFull,
   transformImage,
+  transformRevision,
 } from './image-transform.ts';
 import { sniffImageType } from './user-images.ts';
 
