@@ -111,13 +111,7 @@ async function run(label: string, target: Target, receivers: number, messages: n
   for (let n = 0; n < messages; n++) {
     const guildId = guilds[n % guilds.length] as string;
     const dispatch = dispatchFor(guildId, n);
-    inFlight.push(
-      publisher.bus.publish(
-        DISPATCH_TOPIC,
-        dispatch,
-        dispatchShardKey(dispatch.event, dispatch.payload, dispatch.audience),
-      ),
-    );
+    inFlight.push(publisher.bus.publish(DISPATCH_TOPIC, dispatch, dispatchShardKey(dispatch)));
     if (inFlight.length >= 500) {
       await Promise.all(inFlight);
       inFlight = [];

@@ -1,20 +1,16 @@
 import type { CredentialsRevoked } from '../domains/auth/sessions.ts';
 import type { ChatReadModelPort } from '../domains/chat/read-model.ts';
-import type { Dispatch } from '../domains/events/dispatch.ts';
+import type { Dispatch, GatewayEvent } from '../domains/events/dispatch.ts';
 import type { Logger } from '../platform/log.ts';
 import type { BusMark } from '../platform/state/event-bus.ts';
-import { CLOSE, dispatchPrefix, FRAMES } from './protocol.ts';
+import { CLOSE, type EventFrame, FRAMES, framePrefix } from './protocol.ts';
 import type { FrameTag, GatewaySession, SessionRegistry } from './sessions.ts';
 
 /** One frame for some sessions. */
-interface Part {
-  event: string;
-  payload: Record<string, unknown>;
-  sessions: GatewaySession[];
-}
+type Part = EventFrame & { sessions: GatewaySession[] };
 
 interface Delivery {
-  event: string;
+  event: GatewayEvent | undefined;
   publishedAt: number | undefined;
   parts: Part[] | Promise<Part[]>;
   tag: FrameTag | undefined;
@@ -61,9 +57,7 @@ export class Fanout {
                   this.chat.holdsGuildPermission(userId, audience.guildId, audience.permission as string),
                 )
               : candidates;
-      const part = (sessions: GatewaySession[]): Part[] => [
-        { event: dispatch.event, payload: dispatch.payload, sessions },
-      ];
+      const part = (sessions: GatewaySession[]): Part[] => [{ ...frameOf(dispatch), sessions }];
       parts = Array.isArray(recipients) ? part(recipients) : recipients.then(part);
     }
     const tag = mark && { mark, guildId: audience.kind === 'users' ? undefined : audience.guildId };
@@ -81,7 +75,7 @@ export class Fanout {
       then();
       return;
     }
-    this.queue.push({ event: '', parts: [], publishedAt: undefined, tag: undefined, barrier: then });
+    this.queue.push({ event: undefined, parts: [], publishedAt: undefined, tag: undefined, barrier: then });
     void this.drain();
   }
 
@@ -145,33 +139,100 @@ export class Fanout {
     return [...(this.registry.ofGuild(audience.guildId) ?? [])];
   }
 
-  /** Keeps guild → sessions current from the membership events themselves (docs/gateway.md). */
+  /**
+   * Keeps guild → sessions current from the membership events themselves (docs/gateway.md). The switch names
+   * every event of the catalogue (src/domains/events/catalogue.ts): a new event does not compile until it is
+   * placed here, as one that moves sessions between guilds or one that does not.
+   */
   private updateIndexes(dispatch: Dispatch, candidates: GatewaySession[]): void {
-    const { event, payload } = dispatch;
-    switch (event) {
+    switch (dispatch.event) {
       case 'GUILD_CREATE': {
-        const guildId = stringField(payload, 'id');
-        if (guildId && !payload.unavailable) for (const s of candidates) this.registry.joinGuild(s, guildId);
+        const guildId = stringField(dispatch.payload, 'id');
+        if (guildId && !dispatch.payload.unavailable) for (const s of candidates) this.registry.joinGuild(s, guildId);
         return;
       }
       case 'GUILD_DELETE': {
-        const guildId = stringField(payload, 'id');
+        const guildId = dispatch.payload.id;
         if (guildId) for (const s of candidates) this.registry.leaveGuild(s, guildId);
         return;
       }
       case 'GUILD_MEMBER_ADD': {
-        const guildId = stringField(payload, 'guild_id');
-        const userId = nestedUserId(payload);
+        const guildId = stringField(dispatch.payload, 'guild_id');
+        const userId = nestedUserId(dispatch.payload);
         if (guildId && userId) for (const s of this.registry.ofUser(userId) ?? []) this.registry.joinGuild(s, guildId);
         return;
       }
       case 'GUILD_MEMBER_REMOVE': {
-        const guildId = stringField(payload, 'guild_id');
-        const userId = nestedUserId(payload);
+        const guildId = dispatch.payload.guild_id;
+        const userId = nestedUserId(dispatch.payload);
         if (guildId && userId)
           for (const s of [...(this.registry.ofUser(userId) ?? [])]) this.registry.leaveGuild(s, guildId);
         return;
       }
+      // Events that move no session between guilds.
+      case 'READY':
+      case 'RESUMED':
+      case 'USER_UPDATE':
+      case 'USER_SETTINGS_UPDATE':
+      case 'USER_NOTE_UPDATE':
+      case 'RELATIONSHIP_ADD':
+      case 'RELATIONSHIP_UPDATE':
+      case 'RELATIONSHIP_REMOVE':
+      case 'GUILD_UPDATE':
+      case 'GUILD_MEMBER_UPDATE':
+      case 'GUILD_MEMBERS_CHUNK':
+      case 'GUILD_ROLE_CREATE':
+      case 'GUILD_ROLE_UPDATE':
+      case 'GUILD_ROLE_UPDATE_BULK':
+      case 'GUILD_ROLE_DELETE':
+      case 'GUILD_BAN_ADD':
+      case 'GUILD_BAN_REMOVE':
+      case 'GUILD_EMOJIS_UPDATE':
+      case 'GUILD_STICKERS_UPDATE':
+      case 'GUILD_AUDIT_LOG_ENTRY_CREATE':
+      case 'INVITE_CREATE':
+      case 'INVITE_DELETE':
+      case 'WEBHOOKS_UPDATE':
+      case 'CHANNEL_CREATE':
+      case 'CHANNEL_UPDATE':
+      case 'CHANNEL_DELETE':
+      case 'CHANNEL_PINS_UPDATE':
+      case 'CHANNEL_PINS_ACK':
+      case 'CHANNEL_RECIPIENT_ADD':
+      case 'CHANNEL_RECIPIENT_REMOVE':
+      case 'TYPING_START':
+      case 'MESSAGE_CREATE':
+      case 'MESSAGE_UPDATE':
+      case 'MESSAGE_DELETE':
+      case 'MESSAGE_DELETE_BULK':
+      case 'MESSAGE_REACTION_ADD':
+      case 'MESSAGE_REACTION_REMOVE':
+      case 'MESSAGE_REACTION_REMOVE_ALL':
+      case 'MESSAGE_REACTION_REMOVE_EMOJI':
+      case 'MESSAGE_ACK':
+      case 'SAVED_MESSAGE_CREATE':
+      case 'SAVED_MESSAGE_DELETE':
+      case 'THREAD_CREATE':
+      case 'THREAD_UPDATE':
+      case 'THREAD_DELETE':
+      case 'THREAD_LIST_SYNC':
+      case 'THREAD_MEMBER_UPDATE':
+      case 'THREAD_MEMBERS_UPDATE':
+      case 'PRESENCE_UPDATE':
+      case 'INTERACTION_CREATE':
+      case 'INTERACTION_SUCCESS':
+      case 'INTERACTION_MODAL_CREATE':
+      case 'APPLICATION_COMMAND_AUTOCOMPLETE_RESPONSE':
+      case 'APPLICATION_COMMAND_PERMISSIONS_UPDATE':
+      case 'VOICE_STATE_UPDATE':
+      case 'VOICE_SERVER_UPDATE':
+      case 'CALL_CREATE':
+      case 'CALL_UPDATE':
+      case 'CALL_DELETE':
+      case 'CHANNEL_VISIBILITY':
+        return;
+      default:
+        unhandled(dispatch);
     }
   }
 
@@ -224,10 +285,11 @@ export class Fanout {
 
   private send(parts: Part[], publishedAt: number | undefined, tag: FrameTag | undefined): void {
     let reached = false;
-    for (const { event, payload, sessions } of parts) {
+    for (const part of parts) {
+      const { sessions } = part;
       if (sessions.length === 0) continue;
       reached = true;
-      const prefix = dispatchPrefix(event, payload);
+      const prefix = framePrefix(part);
       for (const session of sessions) if (this.registry.get(session.id) === session) session.deliver(prefix, tag);
     }
     if (reached && publishedAt !== undefined) this.onDelivered((Date.now() - publishedAt) / 1000);
@@ -262,18 +324,27 @@ function intentOf(dispatch: Dispatch): number | undefined {
 function withIntent(dispatch: Dispatch, candidates: GatewaySession[]): GatewaySession[] {
   const intent = intentOf(dispatch);
   if (intent === undefined) return candidates;
-  const subject = dispatch.event === 'PRESENCE_UPDATE' ? undefined : nestedUserId(dispatch.payload);
+  const subject =
+    dispatch.event === 'PRESENCE_UPDATE' ? undefined : nestedUserId(dispatch.payload as { user?: unknown });
   return candidates.filter(
     (s) => s.intents === undefined || (s.intents & intent) !== 0 || (subject !== undefined && s.userId === subject),
   );
 }
+
+/** The event and payload of a dispatch as one frame part. */
+function frameOf({ event, payload }: Dispatch): EventFrame {
+  return { event, payload } as EventFrame;
+}
+
+/** Compiles only when every event of the catalogue has its case; at run time, an unknown event is left alone. */
+function unhandled(_dispatch: never): void {}
 
 function stringField(payload: Record<string, unknown>, key: string): string | undefined {
   const value = payload[key];
   return typeof value === 'string' ? value : undefined;
 }
 
-function nestedUserId(payload: Record<string, unknown>): string | undefined {
+function nestedUserId(payload: { user?: unknown }): string | undefined {
   const user = payload.user;
   if (typeof user !== 'object' || user === null) return undefined;
   const id = (user as { id?: unknown }).id;

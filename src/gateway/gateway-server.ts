@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { AppServices } from '../app-services.ts';
 import { CREDENTIALS_REVOKED_TOPIC } from '../domains/auth/sessions.ts';
-import { DISPATCH_TOPIC, type Dispatcher } from '../domains/events/dispatch.ts';
+import { DISPATCH_TOPIC, type Dispatcher, type GatewayEvents } from '../domains/events/dispatch.ts';
 import { presenceView } from '../domains/users/presence-view.ts';
 import { VOICE_SESSION_TOPIC, type VoiceStateRequest } from '../domains/voice/voice-service.ts';
 import { AUTH_INVALIDATION_TOPIC } from '../http/auth/credential-resolver.ts';
@@ -309,7 +309,7 @@ export class GatewayServer implements ConnectionHandlers {
       : undefined;
     for (let index = 0; index < chunkCount; index++) {
       const chunk = members.slice(index * MEMBERS_PER_CHUNK, (index + 1) * MEMBERS_PER_CHUNK);
-      const payload: Record<string, unknown> = {
+      const payload: GatewayEvents['GUILD_MEMBERS_CHUNK'] = {
         guild_id: request.guildId,
         members: chunk,
         chunk_index: index,

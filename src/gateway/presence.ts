@@ -142,7 +142,12 @@ export class PresenceTracker {
       return;
     }
     // A relationship changed on both sides: each side's friend list is read again on its next change.
-    if (dispatch.event.startsWith('RELATIONSHIP_') && dispatch.audience.kind === 'users') {
+    if (
+      (dispatch.event === 'RELATIONSHIP_ADD' ||
+        dispatch.event === 'RELATIONSHIP_UPDATE' ||
+        dispatch.event === 'RELATIONSHIP_REMOVE') &&
+      dispatch.audience.kind === 'users'
+    ) {
       const otherId = dispatch.payload.id;
       for (const userId of dispatch.audience.userIds) this.friends.delete(userId);
       if (typeof otherId === 'string') this.friends.delete(otherId);

@@ -1,3 +1,4 @@
+import type { GatewayEvent, GatewayEvents } from '../domains/events/catalogue.ts';
 import { parseSnowflake } from '../platform/crypto/snowflake.ts';
 
 /** Gateway opcodes (docs/gateway.md), the numbers Discord-style libraries already speak. */
@@ -67,7 +68,15 @@ export const FRAMES = {
  * A dispatch serialised once for all its recipients: every session's frame is `prefix + seq + '}'`, so the
  * (possibly large) `d` is stringified a single time per audience however many sockets receive it.
  */
-export function dispatchPrefix(event: string, payload: unknown): string {
+export function dispatchPrefix<E extends GatewayEvent>(event: E, payload: GatewayEvents[E]): string {
+  return framePrefix({ event, payload } as EventFrame);
+}
+
+/** Any event of the catalogue with its payload (src/domains/events/catalogue.ts). */
+export type EventFrame = { [E in GatewayEvent]: { event: E; payload: GatewayEvents[E] } }[GatewayEvent];
+
+/** `dispatchPrefix` of an event and payload already paired (a fan-out part). */
+export function framePrefix({ event, payload }: EventFrame): string {
   return `{"op":0,"t":${JSON.stringify(event)},"d":${JSON.stringify(payload)},"s":`;
 }
 

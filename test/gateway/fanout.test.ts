@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { ChatReadModelPort } from '../../src/domains/chat/read-model.ts';
-import type { Dispatch } from '../../src/domains/events/dispatch.ts';
+import type { Dispatch, DispatchOf, GatewayEvent, GatewayEvents } from '../../src/domains/events/dispatch.ts';
 import { Fanout } from '../../src/gateway/fanout.ts';
 import { GatewaySession, SessionRegistry } from '../../src/gateway/sessions.ts';
 import { createLogger } from '../../src/platform/log.ts';
@@ -63,11 +63,11 @@ function setup(chat: ChatReadModelPort) {
   return { registry, fanout, connect };
 }
 
-const dispatch = (event: string, payload: Record<string, unknown>, audience: Dispatch['audience']): Dispatch => ({
-  event,
-  payload,
-  audience,
-});
+const dispatch = <E extends GatewayEvent>(
+  event: E,
+  payload: GatewayEvents[E],
+  audience: Dispatch['audience'],
+): Dispatch => ({ event, payload, audience }) as DispatchOf<E> as Dispatch;
 
 describe('fan-out', () => {
   test('a guild dispatch with a permission reaches only members holding it, asked once per user', async () => {

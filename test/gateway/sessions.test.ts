@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
+import type { GatewayEvent, GatewayEvents } from '../../src/domains/events/dispatch.ts';
 import { harness, registerUser, request, type TestUser } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { GatewayClient, readyClient } from './gateway-client.ts';
@@ -25,7 +26,7 @@ async function setClock(offsetMs: number): Promise<void> {
   assert.equal(res.status, 200, res.text);
 }
 
-function toUser(userId: string, event: string, payload: Record<string, unknown>) {
+function toUser<E extends GatewayEvent>(userId: string, event: E, payload: GatewayEvents[E]) {
   return server.app.services.dispatcher.dispatch(event, payload, { kind: 'users', userIds: [userId] });
 }
 

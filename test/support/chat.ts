@@ -1,4 +1,9 @@
-import { DISPATCH_TOPIC, type Dispatch } from '../../src/domains/events/dispatch.ts';
+import {
+  DISPATCH_TOPIC,
+  type Dispatch,
+  type DispatchOf,
+  type GatewayEvent,
+} from '../../src/domains/events/dispatch.ts';
 import { type ApiResponse, registerUser, request, type TestUser } from './client.ts';
 import type { TestServer } from './server.ts';
 
@@ -83,16 +88,17 @@ export class DispatchRecorder {
     this.seen.length = 0;
   }
 
-  of(event: string): Dispatch[] {
-    return this.seen.filter((d) => d.event === event);
+  /** The dispatches of `event`, their payloads typed by the catalogue (src/domains/events/catalogue.ts). */
+  of<E extends GatewayEvent>(event: E): DispatchOf<E>[] {
+    return this.seen.filter((d): d is Dispatch & DispatchOf<E> => d.event === event);
   }
 
   /** The single dispatch of `event` matching `where`; fails when there is none. */
-  one(event: string, where: (d: Dispatch) => boolean = () => true): Dispatch {
+  one<E extends GatewayEvent>(event: E, where: (d: DispatchOf<E>) => boolean = () => true): DispatchOf<E> {
     const found = this.of(event).filter(where);
     if (found.length !== 1)
       throw new Error(`expected one ${event}, saw ${found.length}: ${JSON.stringify(this.seen.map((d) => d.event))}`);
-    return found[0] as Dispatch;
+    return found[0] as DispatchOf<E>;
   }
 
   close(): void {

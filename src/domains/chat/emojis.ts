@@ -92,10 +92,10 @@ export function emojiRoutes(deps: ChatDeps): AnyRoute[] {
     find: guildEmoji,
     remove: deleteEmoji,
     objectKey: emojiObjectKey,
-    announcement: async (db, guildId) => ({
-      event: 'GUILD_EMOJIS_UPDATE',
-      payload: { emojis: (await guildEmojis(db, guildId)).map((e) => emojiView(e)) },
-    }),
+    announce: async (db, events, guildId) =>
+      events.guild('GUILD_EMOJIS_UPDATE', guildId, {
+        emojis: (await guildEmojis(db, guildId)).map((e) => emojiView(e)),
+      }),
     auditDelete: (guild, emoji, reason) =>
       auditEmoji(AUDIT_LOG_EVENTS.EMOJI_DELETE, guild, emoji.id, { old: emoji.name }, reason),
   });

@@ -1,5 +1,12 @@
 import type { EventBus } from '../../platform/state/event-bus.ts';
-import { type Audience, type Dispatcher, VISIBILITY_EVENT, type VisibilityBefore } from '../events/dispatch.ts';
+import {
+  type Audience,
+  type Dispatcher,
+  type GatewayEvent,
+  type GatewayEvents,
+  VISIBILITY_EVENT,
+  type VisibilityBefore,
+} from '../events/dispatch.ts';
 import type { ChannelAccess } from './access.ts';
 import { type ChannelRow, isThread } from './rows.ts';
 
@@ -15,6 +22,14 @@ export interface ChatInvalidation {
   guildId: string;
   /** Only this member's row changed; absent = the guild's roles, channels or owner changed. */
   userId?: string;
+}
+
+/** The payload of `E` without the fields a `ChatEvents` method adds itself (`guild_id`, `channel_id`). */
+type Without<E extends GatewayEvent, K extends string> = Omit<GatewayEvents[E], K>;
+
+/** `payload` with the fields a method added: the event's payload again (checked at the call site without them). */
+function completed<E extends GatewayEvent>(payload: object): GatewayEvents[E] {
+  return payload as GatewayEvents[E];
 }
 
 /**
@@ -34,46 +49,49 @@ export class ChatEvents {
     this.threadAudience = resolve;
   }
 
-  guild(event: string, guildId: string, payload: Record<string, unknown>): Promise<void> {
-    return this.dispatcher.dispatch(event, { ...payload, guild_id: guildId }, { kind: 'guild', guildId });
+  guild<E extends GatewayEvent>(event: E, guildId: string, payload: Without<E, 'guild_id'>): Promise<void> {
+    return this.dispatcher.dispatch(event, completed<E>({ ...payload, guild_id: guildId }), { kind: 'guild', guildId });
   }
 
   /** Guild members holding `permission` at guild level (owner and ADMINISTRATOR included). */
-  guildHolders(event: string, guildId: string, permission: bigint, payload: Record<string, unknown>): Promise<void> {
-    return this.dispatcher.dispatch(
-      event,
-      { ...payload, guild_id: guildId },
-      { kind: 'guild', guildId, permission: permission.toString() },
-    );
+  guildHolders<E extends GatewayEvent>(
+    event: E,
+    guildId: string,
+    permission: bigint,
+    payload: Without<E, 'guild_id'>,
+  ): Promise<void> {
+    return this.dispatcher.dispatch(event, completed<E>({ ...payload, guild_id: guildId }), {
+      kind: 'guild',
+      guildId,
+      permission: permission.toString(),
+    });
   }
 
-  users(event: string, userIds: readonly string[], payload: Record<string, unknown>): Promise<void> {
+  users<E extends GatewayEvent>(event: E, userIds: readonly string[], payload: GatewayEvents[E]): Promise<void> {
     if (userIds.length === 0) return Promise.resolve();
     return this.dispatcher.dispatch(event, payload, { kind: 'users', userIds: [...new Set(userIds)] });
   }
 
   /** Channel-scoped events: viewers of a guild channel, or the recipients of a DM. */
-  channel(event: string, access: Pick<ChannelAccess, 'channel' | 'recipients'>, payload: Record<string, unknown>) {
+  channel<E extends GatewayEvent>(
+    event: E,
+    access: Pick<ChannelAccess, 'channel' | 'recipients'>,
+    payload: Without<E, 'channel_id' | 'guild_id'>,
+  ) {
     const { channel } = access;
     if (channel.guild_id === null) {
-      return this.users(event, access.recipients ?? [], { ...payload, channel_id: channel.id });
+      return this.users(event, access.recipients ?? [], completed<E>({ ...payload, channel_id: channel.id }));
     }
+    const full = completed<E>({ ...payload, channel_id: channel.id, guild_id: channel.guild_id });
     if (isThread(channel) && this.threadAudience) {
-      const guildId = channel.guild_id;
-      return this.threadAudience(channel).then((audience) =>
-        this.dispatcher.dispatch(event, { ...payload, channel_id: channel.id, guild_id: guildId }, audience),
-      );
+      return this.threadAudience(channel).then((audience) => this.dispatcher.dispatch(event, full, audience));
     }
     const audience: Audience = { kind: 'channel', guildId: channel.guild_id, channelId: channel.id };
-    return this.dispatcher.dispatch(
-      event,
-      { ...payload, channel_id: channel.id, guild_id: channel.guild_id },
-      audience,
-    );
+    return this.dispatcher.dispatch(event, full, audience);
   }
 
   /** A thread's own events (THREAD_CREATE/UPDATE/DELETE/MEMBERS_UPDATE): who sees the thread; payload untouched. */
-  async thread(event: string, thread: ChannelRow, payload: Record<string, unknown>): Promise<void> {
+  async thread<E extends GatewayEvent>(event: E, thread: ChannelRow, payload: GatewayEvents[E]): Promise<void> {
     const guildId = thread.guild_id as string;
     const audience: Audience = this.threadAudience
       ? await this.threadAudience(thread)
@@ -82,7 +100,12 @@ export class ChatEvents {
   }
 
   /** A guild channel's own events (CHANNEL_CREATE/UPDATE): members who can view it; payload untouched. */
-  channelViewers(event: string, guildId: string, channelId: string, payload: Record<string, unknown>): Promise<void> {
+  channelViewers<E extends GatewayEvent>(
+    event: E,
+    guildId: string,
+    channelId: string,
+    payload: GatewayEvents[E],
+  ): Promise<void> {
     return this.dispatcher.dispatch(event, payload, { kind: 'channel', guildId, channelId });
   }
 

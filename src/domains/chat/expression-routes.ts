@@ -3,6 +3,7 @@ import { type AnyRoute, type RequestContext, route } from '../../http/route.ts';
 import type { Queryable } from '../../platform/db/database.ts';
 import { type GuildContext, pathId } from './access.ts';
 import { type ChatDeps, limits } from './deps.ts';
+import type { ChatEvents } from './events.ts';
 import { requireManageExpression } from './expression-permissions.ts';
 import { auditReason } from './guild-audit.ts';
 
@@ -19,8 +20,8 @@ export interface ExpressionKind<Row extends { id: string; user_id: string | null
   /** Deletes the row; false when it was already gone. */
   remove(db: Queryable, id: string): Promise<boolean>;
   objectKey(id: string): string;
-  /** The guild's whole list, as the update event carries it. */
-  announcement(db: Queryable, guildId: string): Promise<{ event: string; payload: Record<string, unknown> }>;
+  /** Tells the guild its whole new list (GUILD_EMOJIS_UPDATE, GUILD_STICKERS_UPDATE). */
+  announce(db: Queryable, events: ChatEvents, guildId: string): Promise<void>;
   /** Records the deletion in the guild's audit log (EMOJI_DELETE, STICKER_DELETE). */
   auditDelete(guild: GuildContext, row: Row, reason: string | null): Promise<void>;
 }
@@ -53,8 +54,7 @@ export function expressionParts<Row extends { id: string; user_id: string | null
   /** After a change: drop cached guild payloads and tell the guild the whole new list. */
   async function announce(guildId: string): Promise<void> {
     await events.invalidate({ guildId });
-    const { event, payload } = await kind.announcement(db, guildId);
-    await events.guild(event, guildId, payload);
+    await kind.announce(db, events, guildId);
   }
 
   /**

@@ -498,7 +498,7 @@ export class MessageService {
 
   /** MESSAGE_CREATE/UPDATE: guild messages also carry `member` (the author's, without `user`). */
   private async dispatchWithMember(
-    event: string,
+    event: 'MESSAGE_CREATE' | 'MESSAGE_UPDATE',
     channel: ChannelRow,
     recipients: string[] | undefined,
     message: Record<string, unknown>,

@@ -124,14 +124,14 @@ export function reactionRoutes(deps: ChatDeps): AnyRoute[] {
           return rows.length > 0;
         });
         if (inserted) {
-          const payload: Record<string, unknown> = {
+          const member = channelAccess.guild?.member;
+          const payload = {
             user_id: ctx.user.id,
             message_id: message.id,
             message_author_id: message.author_id,
             emoji: emojiView(emoji),
+            ...(member ? { member: memberView(member, ctx.user) } : {}),
           };
-          const member = channelAccess.guild?.member;
-          if (member) payload.member = memberView(member, ctx.user);
           await events.channel('MESSAGE_REACTION_ADD', channelAccess, payload);
         }
         return undefined;

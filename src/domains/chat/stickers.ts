@@ -89,10 +89,10 @@ export function stickerRoutes(deps: ChatDeps): AnyRoute[] {
     find: guildSticker,
     remove: deleteSticker,
     objectKey: stickerObjectKey,
-    announcement: async (db, guildId) => ({
-      event: 'GUILD_STICKERS_UPDATE',
-      payload: { stickers: (await guildStickers(db, guildId)).map((s) => stickerView(s)) },
-    }),
+    announce: async (db, events, guildId) =>
+      events.guild('GUILD_STICKERS_UPDATE', guildId, {
+        stickers: (await guildStickers(db, guildId)).map((s) => stickerView(s)),
+      }),
     auditDelete: (guild, sticker, reason) =>
       auditSticker(AUDIT_LOG_EVENTS.STICKER_DELETE, guild, sticker, undefined, reason),
   });

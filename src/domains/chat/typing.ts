@@ -21,9 +21,12 @@ export function typingRoutes(deps: ChatDeps): AnyRoute[] {
           throw new ApiError('CANNOT_SEND_MESSAGES_IN_NON_TEXT_CHANNEL');
         requireChannel(channelAccess, PERMISSIONS.SEND_MESSAGES);
         // TYPING_START is one of the few places with Unix seconds (docs/conventions.md#ids-and-time).
-        const payload: Record<string, unknown> = { user_id: ctx.user.id, timestamp: Math.floor(ctx.now / 1000) };
         const member = channelAccess.guild?.member;
-        if (member) payload.member = memberView(member, ctx.user);
+        const payload = {
+          user_id: ctx.user.id,
+          timestamp: Math.floor(ctx.now / 1000),
+          ...(member ? { member: memberView(member, ctx.user) } : {}),
+        };
         await events.channel('TYPING_START', channelAccess, payload);
         return undefined;
       },

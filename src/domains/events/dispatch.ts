@@ -1,4 +1,7 @@
 import type { EventBus } from '../../platform/state/event-bus.ts';
+import type { GatewayEvent, GatewayEvents } from './catalogue.ts';
+
+export type { GatewayEvent, GatewayEvents, GatewayPayload } from './catalogue.ts';
 
 declare module '../../platform/state/event-bus.ts' {
   interface BusTopics {
@@ -43,11 +46,14 @@ export interface VisibilityBefore {
 }
 
 /** The internal event name of a `visibility` dispatch (never sent to a client). */
-export const VISIBILITY_EVENT = 'CHANNEL_VISIBILITY';
+export const VISIBILITY_EVENT = 'CHANNEL_VISIBILITY' satisfies GatewayEvent;
 
-export interface Dispatch {
-  event: string;
-  payload: Record<string, unknown>;
+/** One event of the catalogue with its payload: a switch over `event` narrows `payload`. */
+export type Dispatch = { [E in GatewayEvent]: DispatchOf<E> }[GatewayEvent];
+
+export interface DispatchOf<E extends GatewayEvent> {
+  event: E;
+  payload: GatewayEvents[E];
   audience: Audience;
   /** Unix ms when published: fan-out latency is measured from here (docs/deployment.md, "Metrics"). */
   publishedAt?: number;
@@ -62,12 +68,9 @@ export const DISPATCH_TOPIC = 'gateway.dispatch';
 export class Dispatcher {
   constructor(private readonly bus: EventBus) {}
 
-  async dispatch(event: string, payload: Record<string, unknown>, audience: Audience): Promise<void> {
-    await this.bus.publish(
-      DISPATCH_TOPIC,
-      { event, payload, audience, publishedAt: Date.now() },
-      dispatchShardKey(event, payload, audience),
-    );
+  async dispatch<E extends GatewayEvent>(event: E, payload: GatewayEvents[E], audience: Audience): Promise<void> {
+    const dispatch = { event, payload, audience, publishedAt: Date.now() } as DispatchOf<E> as Dispatch;
+    await this.bus.publish(DISPATCH_TOPIC, dispatch, dispatchShardKey(dispatch));
   }
 }
 
@@ -77,13 +80,10 @@ export class Dispatcher {
  * users name the guild in `id`: they go on the guild's shard too, so a member's first guild event never
  * overtakes the GUILD_CREATE that adds the guild to their sessions (the gateway's guild index follows it).
  */
-export function dispatchShardKey(
-  event: string,
-  payload: Record<string, unknown>,
-  audience: Audience,
-): string | undefined {
+export function dispatchShardKey({ event, payload, audience }: Dispatch): string | undefined {
   if (audience.kind !== 'users') return audience.guildId;
-  if (typeof payload.guild_id === 'string') return payload.guild_id;
-  if ((event === 'GUILD_CREATE' || event === 'GUILD_DELETE') && typeof payload.id === 'string') return payload.id;
+  const fields = payload as { guild_id?: unknown; id?: unknown };
+  if (typeof fields.guild_id === 'string') return fields.guild_id;
+  if ((event === 'GUILD_CREATE' || event === 'GUILD_DELETE') && typeof fields.id === 'string') return fields.id;
   return undefined;
 }

@@ -22,7 +22,7 @@ import { has, PERMISSIONS, threadPermissions } from '../chat/permissions.ts';
 import { isThread, type MemberRow, type MessageRow, type RoleRow } from '../chat/rows.ts';
 import { threadView } from '../chat/thread-views.ts';
 import { channelView, memberView, roleView } from '../chat/views.ts';
-import type { Dispatcher } from '../events/dispatch.ts';
+import type { Dispatcher, GatewayEvent, GatewayEvents } from '../events/dispatch.ts';
 import { mayUseDmCommand, mayUseGuildCommand } from './command-permissions.ts';
 import { COMMAND_TYPES, type CommandRow, OPTION_TYPES } from './commands.ts';
 import { findComponent, messageComponentsSchema, modalSchema } from './components.ts';
@@ -838,7 +838,10 @@ export class InteractionsService {
   async deleteMessage(row: InteractionRow, messageId: string): Promise<void> {
     if (messageId === '@original' && row.ephemeral_message) {
       await this.deps.store.setOriginal(row.id, null, null);
-      await this.toInvoker(row, 'MESSAGE_DELETE', { id: row.ephemeral_message.id, channel_id: row.channel_id });
+      await this.toInvoker(row, 'MESSAGE_DELETE', {
+        id: row.ephemeral_message.id as string,
+        channel_id: row.channel_id,
+      });
       return;
     }
     const id = messageId === '@original' ? row.original_message_id : messageId;
@@ -996,7 +999,7 @@ export class InteractionsService {
     };
   }
 
-  private toInvoker(row: InteractionRow, event: string, payload: Record<string, unknown>): Promise<void> {
+  private toInvoker<E extends GatewayEvent>(row: InteractionRow, event: E, payload: GatewayEvents[E]): Promise<void> {
     return this.deps.dispatcher.dispatch(event, payload, { kind: 'users', userIds: [row.user_id] });
   }
 }

@@ -3,6 +3,7 @@ import type { AppServices } from '../../app-services.ts';
 import { ApiError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
 import { pathId } from '../chat/access.ts';
+import type { GatewayEvent, GatewayEvents } from '../events/dispatch.ts';
 import { settingsPatchSchema } from './settings.ts';
 
 const noteBody = z.object({ note: z.string().max(256).nullish() });
@@ -14,7 +15,7 @@ export type UserSettingsRoutesDeps = Pick<AppServices, 'credentials' | 'db' | 'd
 /** `/users/@me/settings` and `/users/@me/notes/{id}` (docs/accounts.md, "Settings and notes"). */
 export function userSettingsRoutes(services: UserSettingsRoutesDeps): AnyRoute[] {
   const { userSettings, dispatcher, db, credentials } = services;
-  const toUser = (userId: string, event: string, payload: Record<string, unknown>) =>
+  const toUser = <E extends GatewayEvent>(userId: string, event: E, payload: GatewayEvents[E]) =>
     dispatcher.dispatch(event, payload, { kind: 'users', userIds: [userId] });
 
   return [

@@ -6,6 +6,7 @@ import { type ChannelAccess, isPrivateChannel } from '../chat/access.ts';
 import { MESSAGE_TYPES } from '../chat/message-service.ts';
 import type { ChatModule } from '../chat/module.ts';
 import { CHANNEL_TYPES, type ChannelRow } from '../chat/rows.ts';
+import type { GatewayEvent, GatewayEvents } from '../events/dispatch.ts';
 import { mintVoiceServer, type VoiceServiceDeps, type VoiceStateRequest } from './voice-service.ts';
 
 /** The one media region of an embedded SFU (Discord's `region` of a call). */
@@ -274,7 +275,7 @@ export class CallService {
     });
   }
 
-  private send(userIds: string[], event: string, payload: Record<string, unknown>): Promise<void> {
+  private send<E extends GatewayEvent>(userIds: string[], event: E, payload: GatewayEvents[E]): Promise<void> {
     return this.deps.dispatcher.dispatch(event, payload, { kind: 'users', userIds });
   }
 }

@@ -5,6 +5,7 @@ import type { Logger } from '../../platform/log.ts';
 import type { EventBus } from '../../platform/state/event-bus.ts';
 import type { RoomAssignment, VoiceNodeAnnouncement, VoiceNodeStore } from '../../platform/state/voice-nodes.ts';
 import type { StoredVoiceState, VoiceStateStore } from '../../platform/state/voice-states.ts';
+import type { GatewayEvents } from '../events/catalogue.ts';
 
 declare module '../../platform/state/event-bus.ts' {
   interface BusTopics {
@@ -17,8 +18,8 @@ export const VOICE_SESSION_TOPIC = 'voice.session';
 
 export interface VoiceSessionMessage {
   sessionId: string;
-  event: string;
-  payload: Record<string, unknown>;
+  event: 'VOICE_SERVER_UPDATE';
+  payload: GatewayEvents['VOICE_SERVER_UPDATE'];
 }
 
 /** How long the VOICE_SERVER_UPDATE token opens the media endpoint. */

@@ -1,0 +1,124 @@
+/**
+ * Every gateway event Hearth sends as op 0 and the type of its payload (docs/gateway.md#every-event), plus the
+ * internal `CHANNEL_VISIBILITY` that never reaches a client. `Dispatcher.dispatch`, `ChatEvents` and the gateway's
+ * `dispatchPrefix` take an event of this map with its payload type, so an unknown name or a payload of another
+ * shape does not compile; the gateway's fan-out switches over the names exhaustively (src/gateway/fanout.ts), so a
+ * new event has to be placed there too. test/unit/gateway-events.test.ts keeps this map and the docs' list equal.
+ *
+ * Payloads that are an object as its REST route shows it (a guild, channel, member, message, …) are `View`: the
+ * views are built field by field in the domains' `views.ts` and not typed further yet.
+ */
+
+/** An object as its REST route shows it (built by a domain's view function). */
+export type View = Record<string, unknown>;
+
+/** A user as `partialUser` shows it. */
+type PartialUser = View | { id: string };
+
+/** `guild_id` on events of a guild channel; absent (or null in voice) in DMs. */
+type InChannel = { channel_id: string; guild_id?: string };
+
+type Reaction = InChannel & { message_id: string; emoji: View };
+
+export interface GatewayEvents {
+  // Session (docs/gateway.md#identify, #resume)
+  READY: View;
+  RESUMED: Record<string, never>;
+  // The user
+  USER_UPDATE: View;
+  USER_SETTINGS_UPDATE: View;
+  USER_NOTE_UPDATE: { id: string; note: string };
+  RELATIONSHIP_ADD: View;
+  RELATIONSHIP_UPDATE: View;
+  RELATIONSHIP_REMOVE: { id: string };
+  // Guilds
+  GUILD_CREATE: View;
+  GUILD_UPDATE: View;
+  GUILD_DELETE: { id: string; unavailable?: boolean };
+  GUILD_MEMBER_ADD: View;
+  GUILD_MEMBER_UPDATE: View;
+  GUILD_MEMBER_REMOVE: { guild_id: string; user: PartialUser };
+  GUILD_MEMBERS_CHUNK: {
+    guild_id: string;
+    members: View[];
+    chunk_index: number;
+    chunk_count: number;
+    not_found?: string[];
+    nonce?: string;
+    presences?: View[];
+  };
+  GUILD_ROLE_CREATE: { guild_id: string; role: View };
+  GUILD_ROLE_UPDATE: { guild_id: string; role: View };
+  GUILD_ROLE_UPDATE_BULK: { guild_id: string; roles: View[] };
+  GUILD_ROLE_DELETE: { guild_id: string; role_id: string };
+  GUILD_BAN_ADD: { guild_id: string; user: PartialUser };
+  GUILD_BAN_REMOVE: { guild_id: string; user: PartialUser };
+  GUILD_EMOJIS_UPDATE: { guild_id: string; emojis: View[] };
+  GUILD_STICKERS_UPDATE: { guild_id: string; stickers: View[] };
+  GUILD_AUDIT_LOG_ENTRY_CREATE: View;
+  INVITE_CREATE: View;
+  INVITE_DELETE: { code: string; channel_id: string; guild_id: string };
+  WEBHOOKS_UPDATE: { guild_id: string; channel_id: string };
+  // Channels
+  CHANNEL_CREATE: View;
+  CHANNEL_UPDATE: View;
+  CHANNEL_DELETE: View;
+  CHANNEL_PINS_UPDATE: InChannel & { last_pin_timestamp: string | null };
+  CHANNEL_PINS_ACK: { channel_id: string; timestamp: string; version: number };
+  CHANNEL_RECIPIENT_ADD: { channel_id: string; user: PartialUser };
+  CHANNEL_RECIPIENT_REMOVE: { channel_id: string; user: PartialUser };
+  TYPING_START: InChannel & { user_id: string; timestamp: number; member?: View };
+  // Messages
+  MESSAGE_CREATE: View;
+  MESSAGE_UPDATE: View;
+  MESSAGE_DELETE: InChannel & { id: string };
+  MESSAGE_DELETE_BULK: InChannel & { ids: string[] };
+  MESSAGE_REACTION_ADD: Reaction & { user_id: string; message_author_id: string | null; member?: View };
+  MESSAGE_REACTION_REMOVE: Reaction & { user_id: string };
+  MESSAGE_REACTION_REMOVE_ALL: InChannel & { message_id: string };
+  MESSAGE_REACTION_REMOVE_EMOJI: Reaction;
+  MESSAGE_ACK: {
+    channel_id: string;
+    message_id: string | null;
+    version: number;
+    mention_count: number;
+    manual?: boolean;
+  };
+  SAVED_MESSAGE_CREATE: View;
+  SAVED_MESSAGE_DELETE: { channel_id: string; message_id: string };
+  // Threads (docs/chat.md#threads)
+  THREAD_CREATE: View;
+  THREAD_UPDATE: View;
+  THREAD_DELETE: { id: string; guild_id: string | null; parent_id: string | null; type: number };
+  THREAD_LIST_SYNC: { guild_id: string; channel_ids?: string[]; threads: View[]; members: View[] };
+  THREAD_MEMBER_UPDATE: View;
+  THREAD_MEMBERS_UPDATE: {
+    id: string;
+    guild_id: string | null;
+    member_count: number;
+    added_members?: View[];
+    removed_member_ids?: string[];
+  };
+  // Presence (docs/gateway.md#presence)
+  PRESENCE_UPDATE: View;
+  // Bots (docs/bots.md)
+  INTERACTION_CREATE: View;
+  INTERACTION_SUCCESS: { id: string };
+  INTERACTION_MODAL_CREATE: View;
+  APPLICATION_COMMAND_AUTOCOMPLETE_RESPONSE: { id: string; choices: unknown[] | undefined };
+  APPLICATION_COMMAND_PERMISSIONS_UPDATE: View;
+  // Voice (docs/voice.md)
+  VOICE_STATE_UPDATE: View;
+  VOICE_SERVER_UPDATE: View;
+  CALL_CREATE: View;
+  CALL_UPDATE: View;
+  CALL_DELETE: { channel_id: string };
+  /** Internal, never sent as such: who may see which channel changed (`Audience` `visibility`). */
+  CHANNEL_VISIBILITY: Record<string, never>;
+}
+
+/** The name of an event Hearth sends (or the internal `CHANNEL_VISIBILITY`). */
+export type GatewayEvent = keyof GatewayEvents & string;
+
+/** The payload of `E`. */
+export type GatewayPayload<E extends GatewayEvent> = GatewayEvents[E];

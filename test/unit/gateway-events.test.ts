@@ -1,0 +1,135 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { it } from 'node:test';
+import type { ChatEvents } from '../../src/domains/chat/events.ts';
+import {
+  type Audience,
+  DISPATCH_TOPIC,
+  type Dispatch,
+  Dispatcher,
+  type GatewayEvent,
+  type GatewayEvents,
+} from '../../src/domains/events/dispatch.ts';
+import { dispatchPrefix } from '../../src/gateway/protocol.ts';
+import { type EventBus, InProcessEventBus } from '../../src/platform/state/event-bus.ts';
+
+// docs/gateway.md#every-event: gateway events and their payload types are one catalogue (`GatewayEvents`,
+// src/domains/events/catalogue.ts). The `@ts-expect-error` lines are the assertion: `npm run typecheck` fails if
+// any of them ever compiles.
+it('dispatches catalogued events with their payload type, and nothing else compiles', async () => {
+  const bus: EventBus = new InProcessEventBus();
+  const seen: Dispatch[] = [];
+  bus.subscribe(DISPATCH_TOPIC, (dispatch) => seen.push(dispatch));
+  const dispatcher = new Dispatcher(bus);
+  const audience: Audience = { kind: 'users', userIds: ['1'] };
+  await dispatcher.dispatch('MESSAGE_DELETE', { id: '2', channel_id: '3' }, audience);
+  // @ts-expect-error an event the catalogue does not list
+  await dispatcher.dispatch('MESSAGE_DESTROY', { id: '2', channel_id: '3' }, audience);
+  // @ts-expect-error a payload of another event's shape
+  await dispatcher.dispatch('MESSAGE_DELETE', { ids: ['2'], channel_id: '3' }, audience);
+  // @ts-expect-error a field of the wrong type
+  await dispatcher.dispatch('CHANNEL_PINS_ACK', { channel_id: '3', timestamp: 'now', version: '1' }, audience);
+  // @ts-expect-error the gateway's own frames go through the catalogue too
+  dispatchPrefix('GUILD_MEMBERS_CHUNK', { guild_id: '1' });
+  assert.deepEqual(
+    seen.map((d) => d.event),
+    ['MESSAGE_DELETE', 'MESSAGE_DESTROY', 'MESSAGE_DELETE', 'CHANNEL_PINS_ACK'],
+  );
+  // A switch over the event narrows the payload.
+  const [first] = seen;
+  if (first?.event === 'MESSAGE_DELETE') assert.equal(first.payload.id, '2');
+  else assert.fail('expected MESSAGE_DELETE first');
+});
+
+it("types ChatEvents' helpers by the catalogue, without the fields they add", () => {
+  // Type-level only: the helpers add `guild_id` (and `channel_id`) themselves.
+  const check = (events: ChatEvents) => {
+    void events.guild('GUILD_ROLE_DELETE', '1', { role_id: '2' });
+    // @ts-expect-error a payload without the event's own fields
+    void events.guild('GUILD_ROLE_DELETE', '1', { role: {} });
+    // @ts-expect-error an event the catalogue does not list
+    void events.users('GUILD_ROLE_DELETED', ['1'], { guild_id: '1', role_id: '2' });
+  };
+  assert.equal(typeof check, 'function');
+});
+
+/** Every catalogued event once: `satisfies` fails typecheck on a missing or an extra name. */
+const CATALOGUE = {
+  READY: 0,
+  RESUMED: 0,
+  USER_UPDATE: 0,
+  USER_SETTINGS_UPDATE: 0,
+  USER_NOTE_UPDATE: 0,
+  RELATIONSHIP_ADD: 0,
+  RELATIONSHIP_UPDATE: 0,
+  RELATIONSHIP_REMOVE: 0,
+  GUILD_CREATE: 0,
+  GUILD_UPDATE: 0,
+  GUILD_DELETE: 0,
+  GUILD_MEMBER_ADD: 0,
+  GUILD_MEMBER_UPDATE: 0,
+  GUILD_MEMBER_REMOVE: 0,
+  GUILD_MEMBERS_CHUNK: 0,
+  GUILD_ROLE_CREATE: 0,
+  GUILD_ROLE_UPDATE: 0,
+  GUILD_ROLE_UPDATE_BULK: 0,
+  GUILD_ROLE_DELETE: 0,
+  GUILD_BAN_ADD: 0,
+  GUILD_BAN_REMOVE: 0,
+  GUILD_EMOJIS_UPDATE: 0,
+  GUILD_STICKERS_UPDATE: 0,
+  GUILD_AUDIT_LOG_ENTRY_CREATE: 0,
+  INVITE_CREATE: 0,
+  INVITE_DELETE: 0,
+  WEBHOOKS_UPDATE: 0,
+  CHANNEL_CREATE: 0,
+  CHANNEL_UPDATE: 0,
+  CHANNEL_DELETE: 0,
+  CHANNEL_PINS_UPDATE: 0,
+  CHANNEL_PINS_ACK: 0,
+  CHANNEL_RECIPIENT_ADD: 0,
+  CHANNEL_RECIPIENT_REMOVE: 0,
+  TYPING_START: 0,
+  MESSAGE_CREATE: 0,
+  MESSAGE_UPDATE: 0,
+  MESSAGE_DELETE: 0,
+  MESSAGE_DELETE_BULK: 0,
+  MESSAGE_REACTION_ADD: 0,
+  MESSAGE_REACTION_REMOVE: 0,
+  MESSAGE_REACTION_REMOVE_ALL: 0,
+  MESSAGE_REACTION_REMOVE_EMOJI: 0,
+  MESSAGE_ACK: 0,
+  SAVED_MESSAGE_CREATE: 0,
+  SAVED_MESSAGE_DELETE: 0,
+  THREAD_CREATE: 0,
+  THREAD_UPDATE: 0,
+  THREAD_DELETE: 0,
+  THREAD_LIST_SYNC: 0,
+  THREAD_MEMBER_UPDATE: 0,
+  THREAD_MEMBERS_UPDATE: 0,
+  PRESENCE_UPDATE: 0,
+  INTERACTION_CREATE: 0,
+  INTERACTION_SUCCESS: 0,
+  INTERACTION_MODAL_CREATE: 0,
+  APPLICATION_COMMAND_AUTOCOMPLETE_RESPONSE: 0,
+  APPLICATION_COMMAND_PERMISSIONS_UPDATE: 0,
+  VOICE_STATE_UPDATE: 0,
+  VOICE_SERVER_UPDATE: 0,
+  CALL_CREATE: 0,
+  CALL_UPDATE: 0,
+  CALL_DELETE: 0,
+  CHANNEL_VISIBILITY: 0,
+} as const satisfies Record<GatewayEvent, 0>;
+
+it('lists in docs/gateway.md#every-event exactly the catalogued events (the internal one aside)', () => {
+  const docs = readFileSync('docs/gateway.md', 'utf8');
+  const section = docs.slice(docs.indexOf('### Every event'), docs.indexOf('\n## ', docs.indexOf('### Every event')));
+  const documented = new Set<string>();
+  for (const row of section.split('\n').filter((line) => line.startsWith('| ') && !line.startsWith('| Area')))
+    for (const [, name] of (row.split('|')[2] ?? '').matchAll(/`([A-Z][A-Z_]+)`/g)) documented.add(name as string);
+  const catalogued = Object.keys(CATALOGUE).filter((name) => name !== 'CHANNEL_VISIBILITY');
+  assert.deepEqual([...documented].sort(), catalogued.sort());
+  // The payload map and the name list are the same keys.
+  const keys: (keyof GatewayEvents)[] = Object.keys(CATALOGUE) as (keyof typeof CATALOGUE)[];
+  assert.equal(keys.length, 64);
+});
