@@ -7,6 +7,7 @@ import {
   assertAccessible,
   CHROMIUM_PATH,
   confirmWithPassword,
+  imageLoaded,
   serverAndChromium,
   signedInPage,
   warnNoChromium,
@@ -145,13 +146,8 @@ if (!CHROMIUM_PATH) {
       const bot = await request(server, 'GET', '/v1/users/@me', { auth: `Bot ${token}` });
       assert.equal(bot.body.username, 'weather_helper');
       assert.match(String(bot.body.avatar), /^[0-9a-f]{8,}$/);
-      await page.getByRole('img', { name: 'Current avatar' }).waitFor();
-      assert.ok(
-        await page
-          .getByRole('img', { name: 'Current avatar' })
-          .evaluate((img) => (img as HTMLImageElement).complete && (img as HTMLImageElement).naturalWidth > 0),
-        'the stored avatar loads',
-      );
+      // The stored avatar loads.
+      await imageLoaded(page.getByRole('img', { name: 'Current avatar' }));
 
       // Invite link: the checkboxes add up to the permissions integer.
       await page.getByRole('checkbox', { name: 'Send messages', exact: true }).check();

@@ -8,6 +8,7 @@ import {
   CHROMIUM_PATH,
   chromiumForFile,
   guildWith,
+  imageLoaded,
   signedInContext,
   startWebServer,
   warnNoChromium,
@@ -80,8 +81,7 @@ if (!CHROMIUM_PATH) {
       assert.match(String(guild.body.icon), /^[0-9a-f]+$/);
       // The member's guild rail shows the new icon.
       const railIcon = b.getByRole('navigation', { name: 'Servers' }).locator('img.rail-icon');
-      await railIcon.waitFor();
-      assert.equal(await railIcon.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0), true);
+      await imageLoaded(railIcon);
       assert.equal(guild.body.afk_timeout, 900);
       assert.equal(guild.body.default_message_notifications, 1);
     });

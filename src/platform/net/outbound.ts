@@ -94,11 +94,13 @@ export class OutboundClient {
   async fetch(rawUrl: string | URL, init: OutboundInit, limits: Limits): Promise<Response> {
     if (this.closed) throw new OutboundFailure('closed');
     const url = this.target(rawUrl);
+    // The request's time starts once the client is loaded: loading undici at the first request (slow on a busy
+    // machine) is not the destination being slow.
+    const { agent, fetch: undiciFetch } = await this.open();
+    if (this.closed) throw new OutboundFailure('closed');
     const deadline = AbortSignal.timeout(limits.timeoutMs);
     const signal = init.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
     try {
-      const { agent, fetch: undiciFetch } = await this.open();
-      if (this.closed) throw new OutboundFailure('closed');
       const response = await undiciFetch(url, {
         method: init.method ?? 'GET',
         ...(init.headers ? { headers: init.headers } : {}),

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { after, before } from 'node:test';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
 import { harness, request, type TestUser } from '../../support/client.ts';
 import { startTestServer, type TestServer } from '../../support/server.ts';
 
@@ -306,4 +306,18 @@ export function mailLink(mail: Mail, origin: string, path: string): string {
   const match = new RegExp(`${origin}${path}#token=[A-Za-z0-9%]+`).exec(mail.text + mail.html);
   assert.ok(match, `a ${path} link in the ${mail.type} email`);
   return match[0];
+}
+
+/**
+ * Waits until an image has loaded and decoded (complete with a width): an image's element appears before its
+ * bytes arrive, and the first image a server derives also loads the image library (docs/performance.md#start-up).
+ */
+export async function imageLoaded(image: Locator, timeoutMs = 15_000): Promise<void> {
+  await image.waitFor();
+  const handle = await image.elementHandle();
+  await image
+    .page()
+    .waitForFunction((img) => img instanceof HTMLImageElement && img.complete && img.naturalWidth > 0, handle, {
+      timeout: timeoutMs,
+    });
 }
