@@ -6,7 +6,7 @@ import { ApiError, rateLimited } from '../../http/errors.ts';
 import { type AnyRoute, REPLY_SENT, type RequestContext, route, type StreamedBody } from '../../http/route.ts';
 import { ConcurrencyGate } from '../../platform/concurrency-gate.ts';
 import { fetchMedia, OutboundFailure } from '../../platform/net/outbound.ts';
-import { boundedChunks, isSafeKey, type ObjectInfo, ObjectTooLargeError } from '../../platform/storage/object-store.ts';
+import { isSafeKey, type ObjectInfo, ObjectTooLargeError, readBounded } from '../../platform/storage/object-store.ts';
 import { UPLOAD_BUCKET } from './buckets.ts';
 import { parseByteRange } from './byte-range.ts';
 import { verifyCapability } from './capability.ts';
@@ -185,21 +185,13 @@ export function mediaRoutes(services: MediaRoutesDeps): AnyRoute[] {
       .run(async () => {
         const stream = await objects.readStream(key);
         if (!stream) throw new ApiError('NOT_FOUND');
-        const chunks: Buffer[] = [];
-        let length = 0;
-        try {
-          for await (const chunk of boundedChunks(stream, MAX_TRANSFORM_INPUT_BYTES)) {
-            chunks.push(chunk);
-            length += chunk.length;
-          }
-        } catch (error) {
-          stream.destroy();
+        const original = await readBounded(stream, MAX_TRANSFORM_INPUT_BYTES).catch((error: unknown) => {
           if (error instanceof ObjectTooLargeError)
             throw new ApiError('BAD_REQUEST', { message: 'Stored image is too large to process' });
           throw error;
-        }
+        });
         try {
-          return await transformImage(Buffer.concat(chunks, length), options);
+          return await transformImage(original, options);
         } catch {
           throw new ApiError('BAD_REQUEST', { message: failure });
         }

@@ -78,6 +78,22 @@ export async function* boundedChunks(source: AsyncIterable<Buffer | string>, max
   }
 }
 
+/** A stream read whole into one buffer, failing with `ObjectTooLargeError` (and destroying it) past `maxBytes`. */
+export async function readBounded(source: Readable, maxBytes: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  try {
+    for await (const chunk of boundedChunks(source, maxBytes)) {
+      chunks.push(chunk);
+      length += chunk.length;
+    }
+  } catch (error) {
+    source.destroy();
+    throw error;
+  }
+  return Buffer.concat(chunks, length);
+}
+
 /** Keys are slash-separated; every segment is checked so a key can never leave the root. */
 export function isSafeKey(key: string): boolean {
   return (
