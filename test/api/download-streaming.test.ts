@@ -4,6 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { postAttachment } from '../support/chat.ts';
 import { registerUser, request, type TestUser } from '../support/client.ts';
 import { startTestS3, type TestS3 } from '../support/s3-server.ts';
 import { TEST_TOKEN } from '../support/server.ts';
@@ -49,17 +50,11 @@ for (const kind of ['local', 's3'] as const) {
     let small: { url: string; bytes: Buffer };
 
     async function upload(channelId: string, filename: string, bytes: Buffer): Promise<string> {
-      const form = new FormData();
-      form.append('payload_json', JSON.stringify({ attachments: [{ id: 0, filename }] }));
-      form.append('files[0]', new Blob([new Uint8Array(bytes)], { type: 'application/octet-stream' }), filename);
-      const res = await fetch(`${server.url}/v1/channels/${channelId}/messages`, {
-        method: 'POST',
-        headers: { authorization: owner.token },
-        body: form,
+      const attachment = await postAttachment(server, owner.token, channelId, {
+        filename,
+        bytes,
+        type: 'application/octet-stream',
       });
-      const text = await res.text();
-      assert.equal(res.status, 200, text);
-      const attachment = JSON.parse(text).attachments[0];
       assert.equal(attachment.size, bytes.length);
       return attachment.url;
     }

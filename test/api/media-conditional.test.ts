@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
 import { externalMediaPath } from '../../src/domains/media/external-signature.ts';
-import { as, newGuild, ok } from '../support/chat.ts';
+import { as, newGuild, ok, postAttachment } from '../support/chat.ts';
 import { registerUser, request, type TestUser } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -51,17 +51,7 @@ function assertNotModified(res: Got, full: Got, label: string) {
 }
 
 async function uploadAttachment(channelId: string, filename: string, bytes: Buffer, type: string): Promise<string> {
-  const form = new FormData();
-  form.append('payload_json', JSON.stringify({ attachments: [{ id: 0, filename }] }));
-  form.append('files[0]', new Blob([new Uint8Array(bytes)], { type }), filename);
-  const res = await fetch(`${server.url}/v1/channels/${channelId}/messages`, {
-    method: 'POST',
-    headers: { authorization: owner.token },
-    body: form,
-  });
-  const text = await res.text();
-  assert.equal(res.status, 200, text);
-  return JSON.parse(text).attachments[0].url;
+  return (await postAttachment(server, owner.token, channelId, { filename, bytes, type })).url;
 }
 
 before(async () => {

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import {
   DISPATCH_TOPIC,
   type Dispatch,
@@ -129,3 +130,23 @@ export const P = {
 } as const;
 
 export const bits = (...values: bigint[]) => values.reduce((a, b) => a | b, 0n).toString();
+
+/** Posts a message carrying one file (multipart, `files[0]`) and answers the created attachment; asserts 200. */
+export async function postAttachment(
+  server: Pick<TestServer, 'url'>,
+  token: string,
+  channelId: string,
+  file: { filename: string; bytes: Buffer; type: string },
+): Promise<{ url: string; size: number; [field: string]: unknown }> {
+  const form = new FormData();
+  form.append('payload_json', JSON.stringify({ attachments: [{ id: 0, filename: file.filename }] }));
+  form.append('files[0]', new Blob([new Uint8Array(file.bytes)], { type: file.type }), file.filename);
+  const res = await fetch(`${server.url}/v1/channels/${channelId}/messages`, {
+    method: 'POST',
+    headers: { authorization: token },
+    body: form,
+  });
+  const text = await res.text();
+  assert.equal(res.status, 200, text);
+  return JSON.parse(text).attachments[0];
+}
