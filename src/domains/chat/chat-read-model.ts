@@ -201,6 +201,10 @@ export class ChatReadModel implements ChatReadModelPort {
     return this.store.friendIds(userId);
   }
 
+  membershipsOf(userId: string): Promise<MemberRow[]> {
+    return this.store.membershipsOf(userId);
+  }
+
   readStateOf(userId: string): Promise<ReadStatePayload> {
     return this.readStates.readyState(userId);
   }

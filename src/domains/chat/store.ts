@@ -80,6 +80,11 @@ export class ChatStore {
     return row;
   }
 
+  /** The user's member rows, one per guild they are in. */
+  async membershipsOf(userId: string, db: Queryable = this.db): Promise<MemberRow[]> {
+    return db.query<MemberRow>(`SELECT ${MEMBER_COLUMNS} FROM members m WHERE m.user_id = $1`, [userId]);
+  }
+
   /** The member rows of those of `userIds` who are members (one query). */
   async membersAmong(guildId: string, userIds: readonly string[], db: Queryable = this.db): Promise<MemberRow[]> {
     return db.query<MemberRow>(

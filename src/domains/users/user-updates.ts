@@ -1,15 +1,11 @@
 import type { AppServices } from '../../app-services.ts';
 import { partialUser, type UserRecord } from '../../identity/user-record.ts';
-import { MEMBER_COLUMNS, type MemberRow } from '../chat/rows.ts';
 import { memberView } from '../chat/views.ts';
 import { USER_UPDATED_TOPIC } from './mfa-status-view.ts';
 import { offlinePresenceView, presenceView } from './presence-view.ts';
 import { privateUserView } from './views.ts';
 
-export type UserUpdateDeps = Pick<
-  AppServices,
-  'bus' | 'chat' | 'db' | 'dispatcher' | 'mfaView' | 'presences' | 'users'
->;
+export type UserUpdateDeps = Pick<AppServices, 'bus' | 'chat' | 'dispatcher' | 'mfaView' | 'presences' | 'users'>;
 
 /**
  * After a change to a user's own record (profile, MFA, a bot's profile): every process drops what it cached of
@@ -55,7 +51,7 @@ async function announcePublicChange(deps: UserUpdateDeps, before: UserRecord, af
   const changed = changedPublicFields(before, after);
   if (!changed) return;
   const [members, friends, presences] = await Promise.all([
-    deps.db.query<MemberRow>(`SELECT ${MEMBER_COLUMNS} FROM members m WHERE m.user_id = $1`, [after.id]),
+    deps.chat.membershipsOf(after.id),
     deps.chat.friendIds(after.id),
     deps.presences.getMany([after.id], Date.now()),
   ]);
