@@ -7,6 +7,7 @@ import type { InteractionKeys } from './domains/applications/interaction-keys.ts
 import type { InteractionsEndpoint } from './domains/applications/interactions-endpoint.ts';
 import type { AttachmentService } from './domains/attachments/attachment-service.ts';
 import type { IpAuthorization } from './domains/auth/ip-authorization.ts';
+import type { LegacyTokenDigests } from './domains/auth/legacy-token-digests.ts';
 import type { OneTimeTokens } from './domains/auth/one-time-tokens.ts';
 import type { SessionService } from './domains/auth/sessions.ts';
 import type { CaptchaVerifier } from './domains/captcha/captcha-verifier.ts';
@@ -88,6 +89,8 @@ export interface AppServices {
   credentials: CredentialResolver;
   /** Mints session and bot tokens with their keyed check part (docs/accounts.md). */
   tokenCheck: TokenCheck;
+  /** Session and bot tokens from before check parts, read at start (docs/accounts.md#token-check). */
+  legacyTokenDigests: LegacyTokenDigests;
   settings: InstanceSettings;
   /** Second factors; other modules use its `MfaFactors` face (status, verify, removeAllFactors). */
   mfa: MfaStore;

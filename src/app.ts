@@ -6,14 +6,19 @@ import type { Config } from './config/config.ts';
 import { DeletionSweeper } from './domains/account-lifecycle/deletion-sweeper.ts';
 import { AdminApiKeys } from './domains/admin/admin-api-keys.ts';
 import { ensureAdminApplication } from './domains/admin/admin-application.ts';
+import { AdminKeyCredentials } from './domains/admin/admin-key-credential.ts';
 import { AuditLog } from './domains/admin/audit-log.ts';
 import { ManualIpBans } from './domains/admin/manual-ip-bans.ts';
 import { ApplicationsRepository } from './domains/applications/applications-repository.ts';
+import { BotCredentials } from './domains/applications/bot-credential.ts';
 import { InteractionKeys } from './domains/applications/interaction-keys.ts';
 import { InteractionsEndpoint } from './domains/applications/interactions-endpoint.ts';
 import { AttachmentService } from './domains/attachments/attachment-service.ts';
 import { IpAuthorization } from './domains/auth/ip-authorization.ts';
+import { LegacyTokenDigests } from './domains/auth/legacy-token-digests.ts';
 import { OneTimeTokens } from './domains/auth/one-time-tokens.ts';
+import { SessionCredentials } from './domains/auth/session-credential.ts';
+import { SessionUseBatch } from './domains/auth/session-use.ts';
 import { SessionService } from './domains/auth/sessions.ts';
 import { CaptchaVerifier } from './domains/captcha/captcha-verifier.ts';
 import { createChatModule } from './domains/chat/module.ts';
@@ -26,6 +31,7 @@ import { createInteractionsModule } from './domains/interactions/module.ts';
 import { Janitor } from './domains/maintenance/janitor.ts';
 import { UserImages } from './domains/media/user-images.ts';
 import { MfaStore } from './domains/mfa/mfa-store.ts';
+import { BearerCredentials } from './domains/oauth2/bearer-credential.ts';
 import { GrantStore } from './domains/oauth2/grant-store.ts';
 import { SigningKeys } from './domains/oauth2/signing-keys.ts';
 import { ReportStore } from './domains/reports/report-store.ts';
@@ -149,8 +155,8 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
 
   const users = new UsersRepository(db);
   const tokenCheck = new TokenCheck(secrets.sudo);
-  const credentials = new CredentialResolver(db, users, bus, clock, tokenCheck);
-  await credentials.loadLegacyDigests();
+  const legacyTokenDigests = new LegacyTokenDigests(db);
+  await legacyTokenDigests.load();
   const settings = new InstanceSettings(db, bus, secrets.mfa);
   const lease = await NodeLease.acquire(db, {
     preferredWorkerId: config.workerId,
@@ -170,6 +176,22 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     throw error;
   });
   const ids = new SnowflakeGenerator(lease.workerId, () => clock.now());
+  const applications = new ApplicationsRepository(db);
+  const grants = new GrantStore(db, ids);
+  const adminKeys = new AdminApiKeys(ids);
+  const sessionUse = new SessionUseBatch(db);
+  // One kind per form of the Authorization header (docs/architecture.md#credential-kinds).
+  const credentials = new CredentialResolver(
+    {
+      session: new SessionCredentials(db, tokenCheck, legacyTokenDigests, sessionUse),
+      bot: new BotCredentials(applications, tokenCheck, legacyTokenDigests),
+      bearer: new BearerCredentials(grants),
+      admin: new AdminKeyCredentials(db, adminKeys),
+    },
+    users,
+    bus,
+    clock,
+  );
   await ensureAdminApplication({ db, ids, config, now: clock.now() });
   if (await settings.sealPlainSecret()) log.info('sealed the plain-text SSO client secret');
   await settings.reload();
@@ -207,9 +229,8 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   const chat = createChatModule({ db, users, bus, dispatcher, ids, clock });
 
   const emails = new AccountEmails(mailer, config.webappUrl, clock, log);
-  const sessions = new SessionService(db, ids, clock, credentials, bus, tokenCheck);
+  const sessions = new SessionService(db, ids, clock, credentials, bus, tokenCheck, sessionUse);
   const tokens = new OneTimeTokens(db, clock);
-  const applications = new ApplicationsRepository(db);
   // Set below when this process is a voice node: placement counts it live whatever the shared store says.
   let voiceNode: VoiceNode | undefined;
   const placement = new VoicePlacement({
@@ -257,6 +278,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     }),
     sessions,
     tokenCheck,
+    legacyTokenDigests,
     tokens,
     emails,
     objects,
@@ -308,10 +330,10 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
     ipAuthorization: new IpAuthorization({ config, db, clock, emails, sessions, tokens }),
     applications,
     audit: new AuditLog(ids),
-    adminKeys: new AdminApiKeys(ids),
+    adminKeys,
     // One per process: it caches the current ID-token signing key.
     signingKeys: new SigningKeys(db, secrets.mfa),
-    grants: new GrantStore(db, ids),
+    grants,
     reports: new ReportStore(),
   } satisfies AppServices as AppServices;
 
@@ -456,7 +478,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
       // Interactions still being delivered to endpoints fail now rather than outlive the database.
       interactionsEndpoint.close();
       await services.interactions.service.settled();
-      await credentials.close();
+      await sessionUse.close();
       await closeState();
       await lease.release().catch(() => {});
       await replica?.close();

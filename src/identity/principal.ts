@@ -17,5 +17,3 @@ export type Principal = Readonly<
     }
   | { kind: 'admin_key'; user: UserRecord; keyId: string; keyAcls: readonly string[] }
 >;
-
-export type CredentialKind = Principal['kind'];

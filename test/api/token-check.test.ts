@@ -65,7 +65,7 @@ describe('keyed check part in tokens', () => {
     const before = await request(server, 'GET', '/v1/users/@me', { auth: legacy });
     assert.equal(before.status, 401, 'not listed: refused by its check part');
     await db.query('INSERT INTO legacy_token_digests (token_hash) VALUES ($1)', [digest(legacy)]);
-    await server.app.services.credentials.loadLegacyDigests();
+    await server.app.services.legacyTokenDigests.load();
     // The refusal above was cached briefly as unknown; a restart would not have it.
     await server.app.services.credentials.invalidate({ all: true });
     const after = await request(server, 'GET', '/v1/users/@me', { auth: legacy });

@@ -36,7 +36,7 @@ export function adminApiKeyView(row: AdminApiKeyRow): Record<string, unknown> {
   };
 }
 
-/** Storage of Admin API keys; the credential layer reads the same table to authenticate them. */
+/** Storage of Admin API keys; admin-key-credential.ts authenticates them through `findUnrevoked`. */
 export class AdminApiKeys {
   constructor(private readonly ids: SnowflakeGenerator) {}
 
@@ -74,6 +74,22 @@ export class AdminApiKeys {
       [keyId, ownerId, new Date(now)],
     );
     return row;
+  }
+
+  /** A key not revoked, whoever owns it and whether or not it expired (expiry is checked at every use). */
+  async findUnrevoked(
+    db: Queryable,
+    keyId: string,
+  ): Promise<Pick<AdminApiKeyRow, 'owner_id' | 'secret_hash' | 'acls' | 'expires_at'> | undefined> {
+    const [row] = await db.query<Pick<AdminApiKeyRow, 'owner_id' | 'secret_hash' | 'acls' | 'expires_at'>>(
+      'SELECT owner_id, secret_hash, acls, expires_at FROM admin_api_keys WHERE key_id = $1 AND revoked_at IS NULL',
+      [keyId],
+    );
+    return row;
+  }
+
+  async recordUse(db: Queryable, keyId: string, at: Date): Promise<void> {
+    await db.query('UPDATE admin_api_keys SET last_used_at = $2 WHERE key_id = $1', [keyId, at]);
   }
 
   async update(db: Queryable, keyId: string, changes: { name?: string; acls?: string[] }): Promise<AdminApiKeyRow> {

@@ -183,6 +183,16 @@ export class ApplicationsRepository {
     await this.db.query(`UPDATE applications SET ${sets.join(', ')} WHERE id = $1`, values);
   }
 
+  /** What a `Bot` credential is checked against; the built-in Admin application has no bot. */
+  async botToken(applicationId: string): Promise<{ botUserId: string; botTokenHash: string } | undefined> {
+    const [row] = await this.db.query<{ bot_user_id: string | null; bot_token_hash: string | null }>(
+      'SELECT bot_user_id, bot_token_hash FROM applications WHERE id = $1 AND NOT is_admin_builtin',
+      [applicationId],
+    );
+    if (!row?.bot_user_id || !row.bot_token_hash) return undefined;
+    return { botUserId: row.bot_user_id, botTokenHash: row.bot_token_hash };
+  }
+
   async setBotTokenHash(id: string, hash: string): Promise<void> {
     await this.db.query('UPDATE applications SET bot_token_hash = $2 WHERE id = $1', [id, hash]);
   }

@@ -1,10 +1,12 @@
 import type { CredentialResolver } from '../../http/auth/credential-resolver.ts';
+import type { UserRow } from '../../identity/user-record.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
 import type { TokenCheck } from '../../platform/crypto/token-check.ts';
 import { digest } from '../../platform/crypto/tokens.ts';
 import type { Database, Queryable } from '../../platform/db/database.ts';
 import type { EventBus } from '../../platform/state/event-bus.ts';
+import type { SessionUseBatch } from './session-use.ts';
 
 declare module '../../platform/state/event-bus.ts' {
   interface BusTopics {
@@ -31,6 +33,22 @@ export interface ClientInfo {
   location?: string;
 }
 
+/**
+ * The session a token digest names, with its account row: a cold session is usually a new login or a gateway
+ * identify, which needs the account next, so one join saves a second round trip (the session credential kind,
+ * session-credential.ts, reads it).
+ */
+export async function findSessionWithUser(
+  db: Queryable,
+  tokenHash: string,
+): Promise<(UserRow & { session_id: string }) | undefined> {
+  const [row] = await db.query<UserRow & { session_id: string }>(
+    'SELECT s.id AS session_id, u.* FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1',
+    [tokenHash],
+  );
+  return row;
+}
+
 export class SessionService {
   constructor(
     private readonly db: Database,
@@ -39,6 +57,7 @@ export class SessionService {
     private readonly credentials: CredentialResolver,
     private readonly bus: EventBus,
     private readonly tokenCheck: TokenCheck,
+    private readonly sessionUse: SessionUseBatch,
   ) {}
 
   async issue(
@@ -65,7 +84,7 @@ export class SessionService {
   ): Promise<
     { token_hash: string; client_info: ClientInfo; ip: string | null; created_at: Date; last_used_at: Date }[]
   > {
-    await this.credentials.flushUse();
+    await this.sessionUse.flush();
     return this.db.query(
       'SELECT token_hash, client_info, ip, created_at, last_used_at FROM sessions WHERE user_id = $1 ORDER BY created_at DESC, id DESC',
       [userId],

@@ -63,6 +63,17 @@ export interface TokenInfo {
  * Grants (one per user and application), their authorisation codes and their tokens. Redemption is a single
  * conditional UPDATE, so two concurrent uses of one code or refresh token cannot both succeed.
  */
+export interface AccessTokenGrant {
+  userId: string;
+  applicationId: string;
+  grantId: string;
+  /** The scopes stored with the token itself. */
+  scopes: string[];
+  expiresAt: Date;
+  /** Issued to the built-in Admin application (docs/admin.md#the-built-in-admin-oauth2-application). */
+  isAdminApplication: boolean;
+}
+
 export class GrantStore {
   constructor(
     private readonly db: Database,
@@ -271,6 +282,32 @@ export class GrantStore {
       expiresAt: row.expires_at,
       createdAt: row.created_at,
       usedAt: row.used_at,
+    };
+  }
+
+  /** The grant an access token stands for, by the token's digest (how a `Bearer` credential is read). */
+  async accessTokenGrant(tokenHash: string): Promise<AccessTokenGrant | undefined> {
+    const [row] = await this.db.query<{
+      user_id: string;
+      application_id: string;
+      grant_id: string;
+      scopes: string[];
+      expires_at: Date;
+      is_admin_builtin: boolean;
+    }>(
+      `SELECT g.user_id, g.application_id, g.id AS grant_id, t.scopes, t.expires_at, a.is_admin_builtin
+         FROM oauth2_tokens t JOIN oauth2_grants g ON g.id = t.grant_id JOIN applications a ON a.id = g.application_id
+        WHERE t.token_hash = $1 AND t.kind = 'access'`,
+      [tokenHash],
+    );
+    if (!row) return undefined;
+    return {
+      userId: row.user_id,
+      applicationId: row.application_id,
+      grantId: row.grant_id,
+      scopes: row.scopes,
+      expiresAt: row.expires_at,
+      isAdminApplication: row.is_admin_builtin,
     };
   }
 
