@@ -14,6 +14,7 @@ import type {
 import { ChannelType } from '../../api/chat-types.ts';
 import type { PartialUser } from '../../api/types.ts';
 import type { GatewayHub } from '../../gateway/hub.ts';
+import { type ImageSource, userAvatar } from '../../lib/media.ts';
 import { channelPermissions, P } from './permissions.ts';
 import { prefersDark, readableRoleColor, watchScheme } from './role-color.ts';
 import { compareIds, maxId } from './snowflake.ts';
@@ -275,6 +276,22 @@ export class ChatStore {
     const member = guildId ? this.guilds.get(guildId)?.members.get(userId) : undefined;
     const user = this.users.get(userId) ?? member?.user;
     return member?.nick ?? user?.global_name ?? user?.username ?? userId;
+  }
+
+  /**
+   * The picture someone shows here: their per-guild avatar in a guild when they set one, else their account's,
+   * as last heard of (a change arrives as GUILD_MEMBER_UPDATE, PRESENCE_UPDATE or, for oneself, USER_UPDATE).
+   * `seen`: the copies a message or search hit carried, used when the store has not heard of the person.
+   */
+  avatarOf(userId: string, guildId?: string, seen?: { user?: PartialUser; member?: Member }): ImageSource | null {
+    const member = (guildId ? this.guilds.get(guildId)?.members.get(userId) : undefined) ?? seen?.member;
+    return userAvatar(this.users.get(userId) ?? member?.user ?? seen?.user, member, guildId);
+  }
+
+  /** The other person of a one-to-one conversation, as last heard of; undefined for any other channel. */
+  dmPartner(channel: Channel): PartialUser | undefined {
+    const other = channel.type === ChannelType.DM ? channel.recipients?.[0] : undefined;
+    return other ? (this.users.get(other.id) ?? other) : undefined;
   }
 
   channelLabel(channel: Channel): string {
@@ -1030,6 +1047,18 @@ export class ChatStore {
         const r = data as Relationship;
         this.relationships.set(r.id, r);
         this.rememberUser(r.user);
+        break;
+      }
+      case 'USER_UPDATE': {
+        // One's own account changed (in another tab too): only what others see of it is kept here.
+        const user = data as PartialUser;
+        this.rememberUser({
+          id: user.id,
+          username: user.username,
+          discriminator: user.discriminator,
+          global_name: user.global_name,
+          avatar: user.avatar,
+        });
         break;
       }
       case 'USER_NOTE_UPDATE':
