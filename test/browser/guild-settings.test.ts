@@ -79,9 +79,13 @@ if (!CHROMIUM_PATH) {
       const guild = await request(server, 'GET', `/v1/guilds/${guildId}`, { auth: bob.token });
       assert.equal(guild.body.name, 'Workshop renamed');
       assert.match(String(guild.body.icon), /^[0-9a-f]+$/);
-      // The member's guild rail shows the new icon.
-      const railIcon = b.getByRole('navigation', { name: 'Servers' }).locator('img.rail-icon');
+      // The member's guild rail shows the new icon, named by the guild.
+      const railIcon = b.getByRole('navigation', { name: 'Servers' }).getByRole('img', { name: 'Workshop renamed' });
       await imageLoaded(railIcon);
+      assert.match(
+        String(await railIcon.getAttribute('src')),
+        new RegExp(`/media/icons/${guildId}/${guild.body.icon}\\.webp\\?size=64$`),
+      );
       assert.equal(guild.body.afk_timeout, 900);
       assert.equal(guild.body.default_message_notifications, 1);
     });

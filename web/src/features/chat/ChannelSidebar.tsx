@@ -3,9 +3,11 @@ import { useTranslation } from 'react-i18next';
 import type { Channel } from '../../api/chat-types.ts';
 import { ChannelType } from '../../api/chat-types.ts';
 import { useApp } from '../../app-context.tsx';
+import { Avatar } from '../../components/Avatar.tsx';
 import { Button } from '../../components/Button.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { Field } from '../../components/Field.tsx';
+import { guildIcon, userAvatar } from '../../lib/media.ts';
 import { channelPath, useChat, useChatStore, useChatT } from './context.ts';
 import { Dialog } from './Dialog.tsx';
 import { allowedSections } from './guild-settings/sections.ts';
@@ -36,6 +38,8 @@ export function ChannelSidebar({ guildId, channelId }: { guildId: string | null;
 function ChannelLink({ channel, active }: { channel: Channel; active: boolean }) {
   const store = useChatStore();
   const muted = isMuted(channel.id);
+  // A one-to-one conversation shows the other person's picture; a group shows its initials.
+  const otherUser = store.dmPartner(channel);
   return (
     <ChannelLinkView
       id={channel.id}
@@ -43,6 +47,8 @@ function ChannelLink({ channel, active }: { channel: Channel; active: boolean })
       inGuild={!!channel.guild_id}
       voice={channel.type === ChannelType.Voice}
       name={store.channelLabel(channel)}
+      dmUserId={otherUser?.id}
+      dmAvatar={otherUser?.avatar}
       active={active}
       muted={muted}
       unread={!muted && !active && store.isUnread(channel)}
@@ -57,6 +63,8 @@ const ChannelLinkView = memo(function ChannelLinkView({
   inGuild,
   voice,
   name,
+  dmUserId,
+  dmAvatar,
   active,
   muted,
   unread,
@@ -67,6 +75,9 @@ const ChannelLinkView = memo(function ChannelLinkView({
   inGuild: boolean;
   voice: boolean;
   name: string;
+  /** A one-to-one conversation's other person, and their avatar hash (primitives, so the memo holds). */
+  dmUserId: string | undefined;
+  dmAvatar: string | null | undefined;
   active: boolean;
   muted: boolean;
   unread: boolean;
@@ -93,9 +104,13 @@ const ChannelLinkView = memo(function ChannelLinkView({
         navigate(to);
       }}
     >
-      <span className="channel-icon" aria-hidden="true">
-        {voice ? '🔊' : inGuild ? '#' : '@'}
-      </span>
+      {inGuild ? (
+        <span className="channel-icon" aria-hidden="true">
+          {voice ? '🔊' : '#'}
+        </span>
+      ) : (
+        <Avatar source={dmUserId ? userAvatar({ id: dmUserId, avatar: dmAvatar }) : null} name={name} size={24} />
+      )}
       <span className="channel-name">{name}</span>
       {/* The space keeps the visible text "general 3", words the name "#general, 3 mentions" contains (axe's
           label-content-name-mismatch); the flex layout does not draw it. */}
@@ -138,7 +153,10 @@ function GuildChannels({ guildId, channelId }: { guildId: string; channelId: str
   return (
     <div className="sidebar-body">
       <div className="sidebar-head">
-        <h2 className="sidebar-title">{state.guild.name}</h2>
+        <h2 className="sidebar-title">
+          <Avatar source={guildIcon(state.guild)} name={state.guild.name} size={24} />
+          {state.guild.name}
+        </h2>
         {canInvite && (
           <button type="button" className="ghost small" onClick={() => setDialog('invite')}>
             {t('chat.invitePeople')}
@@ -417,9 +435,7 @@ function UserArea() {
   if (!user) return null;
   return (
     <div className="user-area">
-      <span className="avatar" aria-hidden="true">
-        {[...(user.global_name ?? user.username)][0]}
-      </span>
+      <Avatar source={userAvatar(user)} name={user.global_name ?? user.username} size={32} />
       <span className="user-names">
         <span className="user-name">{user.global_name ?? user.username}</span>
         <span className="user-handle">{user.username}</span>

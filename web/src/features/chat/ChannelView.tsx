@@ -2,6 +2,8 @@ import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { Channel, Message } from '../../api/chat-types.ts';
 import { ChannelType } from '../../api/chat-types.ts';
+import { Avatar } from '../../components/Avatar.tsx';
+import { userAvatar } from '../../lib/media.ts';
 import { DmCallButton, DmCallPanel } from '../voice/DmCall.tsx';
 import { VoiceView } from '../voice/VoiceView.tsx';
 import { Composer } from './Composer.tsx';
@@ -55,9 +57,13 @@ export function ChannelView({
           ☰
         </button>
         <h1>
-          <span className="channel-icon" aria-hidden="true">
-            {voice ? '🔊' : dm ? '@' : '#'}
-          </span>
+          {dm ? (
+            <DmPicture channel={channel} name={name} />
+          ) : (
+            <span className="channel-icon" aria-hidden="true">
+              {voice ? '🔊' : '#'}
+            </span>
+          )}
           <span className="visually-hidden">{voice ? t('chat.voiceChannelNamed', { name }) : title}</span>
           <span aria-hidden="true">{name}</span>
         </h1>
@@ -121,6 +127,12 @@ export function ChannelView({
       {pins && <PinsDialog channel={channel} onClose={() => setPins(false)} />}
     </div>
   );
+}
+
+/** A conversation's picture beside its name: the other person's in a one-to-one, the name's initials in a group. */
+function DmPicture({ channel, name }: { channel: Channel; name: string }) {
+  const store = useChat();
+  return <Avatar source={userAvatar(store.dmPartner(channel))} name={name} size={28} />;
 }
 
 function TypingLine({ channelId }: { channelId: string }) {

@@ -9,7 +9,9 @@ import {
 } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { Channel, Message } from '../../api/chat-types.ts';
+import { Avatar } from '../../components/Avatar.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
+import type { ImageSource } from '../../lib/media.ts';
 import { useChat } from './context.ts';
 import { EmojiPicker, emojiText } from './EmojiPicker.tsx';
 import { EMOJI } from './emoji.ts';
@@ -23,6 +25,8 @@ interface Suggestion {
   insert: string;
   /** A slash command: choosing it opens its options instead of inserting text. */
   command?: CommandEntry;
+  /** A person: their picture beside the label (whose name it repeats). */
+  person?: { source: ImageSource | null; name: string };
 }
 
 /**
@@ -274,6 +278,7 @@ export function Composer({
                 complete(s);
               }}
             >
+              {s.person && <Avatar source={s.person.source} name={s.person.name} size={20} />}
               {s.label}
             </div>
           ))}
@@ -382,7 +387,12 @@ function suggest(store: ReturnType<typeof useChat>, channel: Channel, before: st
       if (!user) continue;
       const name = store.displayName(user.id, channel.guild_id);
       if (user.username.toLowerCase().startsWith(query) || name.toLowerCase().startsWith(query)) {
-        out.push({ id: user.id, label: `${name} (@${user.username})`, insert: `<@${user.id}>` });
+        out.push({
+          id: user.id,
+          label: `${name} (@${user.username})`,
+          insert: `<@${user.id}>`,
+          person: { source: store.avatarOf(user.id, channel.guild_id), name },
+        });
       }
       if (out.length >= 8) break;
     }

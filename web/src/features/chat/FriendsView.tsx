@@ -2,6 +2,7 @@ import { type FormEvent, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { Relationship } from '../../api/chat-types.ts';
 import { useApp } from '../../app-context.tsx';
+import { Avatar } from '../../components/Avatar.tsx';
 import { Button } from '../../components/Button.tsx';
 import { ErrorNotice, Notice } from '../../components/ErrorNotice.tsx';
 import { Field } from '../../components/Field.tsx';
@@ -99,6 +100,7 @@ export function FriendsView({ onOpenNav }: { onOpenNav: () => void }) {
               const name = r.user.global_name ?? r.user.username;
               return (
                 <li key={r.id}>
+                  <Avatar source={store.avatarOf(r.id)} name={name} size={32} />
                   <span className="friend-name">
                     {name} <span className="user-handle">@{r.user.username}</span>
                   </span>

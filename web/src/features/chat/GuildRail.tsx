@@ -1,23 +1,14 @@
 import { type FormEvent, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useApp } from '../../app-context.tsx';
+import { Avatar } from '../../components/Avatar.tsx';
 import { Button } from '../../components/Button.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { Field } from '../../components/Field.tsx';
+import { guildIcon } from '../../lib/media.ts';
 import { channelPath, useChat } from './context.ts';
 import { Dialog } from './Dialog.tsx';
 import { isMuted } from './notifications.tsx';
-
-function initials(name: string): string {
-  return (
-    name
-      .split(/\s+/)
-      .filter(Boolean)
-      .slice(0, 3)
-      .map((word) => [...word][0])
-      .join('') || '?'
-  );
-}
 
 /** The column of guilds: home (DMs), one button per guild with unread and mention badges, create. */
 export function GuildRail({ activeGuildId }: { activeGuildId: string | null }) {
@@ -71,12 +62,8 @@ export function GuildRail({ activeGuildId }: { activeGuildId: string | null }) {
                 title={guild.name}
                 onClick={go(to)}
               >
-                {guild.icon ? (
-                  <img className="rail-icon" src={`/media/icons/${guild.id}/${guild.icon}.png?size=96`} alt="" />
-                ) : (
-                  // Drawn from an attribute so the initials ("WR") are not read as text that the name must contain.
-                  <span aria-hidden="true" className="rail-initials" data-initials={initials(guild.name)} />
-                )}
+                {/* The picture stands for the guild here: it carries the guild's name. */}
+                <Avatar source={guildIcon(guild)} name={guild.name} size={48} labelled className="rail-picture" />
                 {mentions > 0 && (
                   <span className="badge" aria-hidden="true">
                     {mentions}

@@ -2,6 +2,7 @@ import type { TFunction } from 'i18next';
 import { useEffect, useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { Channel, Member, Role } from '../../api/chat-types.ts';
+import { Avatar } from '../../components/Avatar.tsx';
 import { useChat } from './context.ts';
 import { channelPermissions, P } from './permissions.ts';
 import type { ChatStore, GuildState } from './store.ts';
@@ -125,10 +126,9 @@ export function MemberList({ guildId, channel }: { guildId: string; channel: Cha
                       style={{ color: store.roleColor(guildId, id) }}
                       onClick={() => setOpen(open === id ? null : id)}
                     >
-                      <span className="avatar" aria-hidden="true">
-                        {[...store.displayName(id, guildId)][0]}
+                      <Avatar source={store.avatarOf(id, guildId)} name={store.displayName(id, guildId)} size={32}>
                         {presenceKnown && <span className={`status status-${store.presences.get(id) ?? 'offline'}`} />}
-                      </span>
+                      </Avatar>
                       {store.displayName(id, guildId)}
                       {presenceKnown && (
                         <span className="visually-hidden">

@@ -1,6 +1,7 @@
 import { type KeyboardEvent, memo, useCallback, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { Attachment, Channel, Message } from '../../api/chat-types.ts';
+import { Avatar } from '../../components/Avatar.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { formatDate } from '../../i18n/format.ts';
 import { AppsMenu, MESSAGE_COMMAND } from './AppsMenu.tsx';
@@ -151,6 +152,16 @@ function Item({
             onClick={() => setPopout(!popout)}
             aria-expanded={popout}
           >
+            {/* In the author's button, so a click on the picture opens the card too; drawn left of the head. */}
+            <Avatar
+              source={store.avatarOf(message.author.id, channel.guild_id, {
+                user: message.author,
+                ...(message.member ? { member: message.member } : {}),
+              })}
+              name={author}
+              size={40}
+              className="message-avatar"
+            />
             {author}
           </button>
           {message.author.bot && <span className="tag">{t('chat.bot')}</span>}

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { Channel, Message } from '../../api/chat-types.ts';
 import { useApp } from '../../app-context.tsx';
+import { Avatar } from '../../components/Avatar.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { formatDate } from '../../i18n/format.ts';
 import { channelPath, jumpToMessage, useChat } from './context.ts';
@@ -23,6 +24,11 @@ export function PinsDialog({ channel, onClose }: { channel: Channel; onClose: ()
       <ul className="pins">
         {pins?.map((m) => (
           <li key={m.id}>
+            <Avatar
+              source={store.avatarOf(m.author.id, channel.guild_id, { user: m.author })}
+              name={store.displayName(m.author.id, channel.guild_id)}
+              size={20}
+            />{' '}
             <strong>{store.displayName(m.author.id, channel.guild_id)}</strong>{' '}
             <time>{formatDate(m.timestamp, 'dateTime')}</time>
             <p>{m.content}</p>

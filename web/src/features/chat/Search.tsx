@@ -14,6 +14,7 @@ import { useTranslation } from 'react-i18next';
 import type { Channel, Message } from '../../api/chat-types.ts';
 import { ChannelType } from '../../api/chat-types.ts';
 import { useApp } from '../../app-context.tsx';
+import { Avatar } from '../../components/Avatar.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { formatDate, formatNumber } from '../../i18n/format.ts';
 import { channelPath, jumpToMessage, useChat } from './context.ts';
@@ -437,6 +438,11 @@ export function SearchResults() {
               <li key={message.id}>
                 <button type="button" className="search-hit" onClick={() => open(message)}>
                   <span className="search-hit-head">
+                    <Avatar
+                      source={store.avatarOf(message.author.id, gid, { user: message.author })}
+                      name={store.displayName(message.author.id, gid)}
+                      size={20}
+                    />
                     <span className="search-hit-author" style={{ color: store.roleColor(gid, message.author.id) }}>
                       {store.displayName(message.author.id, gid)}
                     </span>

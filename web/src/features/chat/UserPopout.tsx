@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { Channel } from '../../api/chat-types.ts';
 import { useApp } from '../../app-context.tsx';
+import { Avatar } from '../../components/Avatar.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { AppsMenu, USER_COMMAND } from './AppsMenu.tsx';
 import { channelPath, useChat } from './context.ts';
@@ -44,6 +45,12 @@ export function UserPopout({
   };
   return (
     <section className="popout" aria-label={t('chat.profileOf', { name: store.displayName(userId, guildId) })}>
+      <Avatar
+        source={store.avatarOf(userId, guildId)}
+        name={store.displayName(userId, guildId)}
+        size={64}
+        className="popout-avatar"
+      />
       <p className="popout-name">{user.global_name ?? user.username}</p>
       <p className="user-handle">@{user.username}</p>
       {member && member.roles.length > 0 && (

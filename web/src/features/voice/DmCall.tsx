@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { Channel } from '../../api/chat-types.ts';
 import { useApp } from '../../app-context.tsx';
+import { Avatar } from '../../components/Avatar.tsx';
 import { useChat } from '../chat/context.ts';
 import { loadVolumes, startCall, useCall, useVoiceStates } from './call.ts';
 import { CallControls, VolumeSlider } from './VoiceView.tsx';
@@ -46,6 +47,7 @@ export function DmCallPanel({ channel }: { channel: Channel }) {
               className={speaking ? 'voice-member speaking' : 'voice-member'}
               data-user-id={state.user_id}
             >
+              <Avatar source={store.avatarOf(state.user_id)} name={store.displayName(state.user_id)} size={24} />
               <span className="voice-name">{store.displayName(state.user_id)}</span>
               {speaking && <span className="voice-badge">{t('voice.speaking')}</span>}
               {state.self_deaf ? (

@@ -2,6 +2,7 @@ import { useEffect, useId, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { type Channel, ChannelType } from '../../api/chat-types.ts';
 import { useApp } from '../../app-context.tsx';
+import { Avatar } from '../../components/Avatar.tsx';
 import { useChat } from '../chat/context.ts';
 import { useGuildAdmin } from '../chat/guild-settings/shared.ts';
 import { has, P } from '../chat/permissions.ts';
@@ -67,6 +68,11 @@ export function VoiceView({ channel }: { channel: Channel }) {
                 className={speaking ? 'voice-member speaking' : 'voice-member'}
                 data-user-id={state.user_id}
               >
+                <Avatar
+                  source={store.avatarOf(state.user_id, guildId)}
+                  name={store.displayName(state.user_id, guildId)}
+                  size={24}
+                />
                 <span className="voice-name">{store.displayName(state.user_id, guildId)}</span>
                 {speaking && <span className="voice-badge">{t('voice.speaking')}</span>}
                 {state.mute && <span className="voice-badge">{t('voice.serverMuted')}</span>}
