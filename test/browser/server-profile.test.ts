@@ -92,7 +92,7 @@ if (!CHROMIUM_PATH) {
       const preview = form.getByRole('img', { name: 'Server avatar preview' });
       assert.equal(
         await preview.getAttribute('src'),
-        `/media/guilds/${guildId}/users/${member.id}/avatars/${res.body.avatar}.png?size=128`,
+        `${server.origin}/media/guilds/${guildId}/users/${member.id}/avatars/${res.body.avatar}.webp?size=64`,
       );
     });
   });

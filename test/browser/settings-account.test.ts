@@ -75,7 +75,7 @@ if (!CHROMIUM_PATH) {
       // The saved avatar is what the page shows now, served by the media routes and really loaded.
       const shown = page.getByRole('img', { name: 'Your avatar' });
       await shown.waitFor();
-      assert.ok(((await shown.getAttribute('src')) ?? '').includes(`/media/avatars/${user.id}/${me.body.avatar}.png`));
+      assert.ok(((await shown.getAttribute('src')) ?? '').includes(`/media/avatars/${user.id}/${me.body.avatar}.webp`));
       await page.waitForFunction(
         () => (document.querySelector('img.profile-avatar') as HTMLImageElement | null)?.naturalWidth === 64,
       );

@@ -10,6 +10,7 @@ import { Link } from '../../components/Link.tsx';
 import { PageLayout } from '../../components/PageLayout.tsx';
 import { SecretReveal } from '../../components/SecretReveal.tsx';
 import { SudoCancelled, useSudo } from '../../components/SudoPrompt.tsx';
+import { imageUrl, userAvatar } from '../../lib/media.ts';
 import { useLocation } from '../../shell/router.tsx';
 import { forget, peek } from './handoff.ts';
 import { InviteBuilder } from './InviteBuilder.tsx';
@@ -289,10 +290,11 @@ function BotSection({
   const [saved, setSaved] = useState(false);
   const token = useAction();
   const profile = useAction();
-  const avatarUrl = useMemo(
-    () => (bot?.avatar ? `${discovery.endpoints.media}/avatars/${bot.id}/${bot.avatar}.png?size=128` : null),
-    [bot, discovery],
-  );
+  // Drawn 64 px square.
+  const avatarUrl = useMemo(() => {
+    const stored = userAvatar(bot);
+    return stored ? imageUrl(discovery.endpoints.media, stored, 64) : null;
+  }, [bot, discovery]);
   if (!bot) return null;
 
   const resetToken = () =>

@@ -5,6 +5,7 @@ import { useApp } from '../../app-context.tsx';
 import { Button } from '../../components/Button.tsx';
 import { ErrorNotice, Notice } from '../../components/ErrorNotice.tsx';
 import { Field } from '../../components/Field.tsx';
+import { imageUrl } from '../../lib/media.ts';
 
 /** JSON bodies are limited to 1 MiB, so an image is sent as a data URI of at most this many bytes of file. */
 const MAX_SENT_BYTES = 700 * 1024;
@@ -65,8 +66,9 @@ export function ProfileSection() {
   const accentId = useId();
   if (!user) return null;
 
+  // Drawn 96 px square (the avatar) and up to the settings column's 600 px wide (the banner): styles.css.
   const mediaUrl = (kind: ImageKind, hash: string) =>
-    `${discovery.endpoints.media}/${kind === 'avatar' ? 'avatars' : 'banners'}/${user.id}/${hash}.${hash.startsWith('a_') ? 'gif' : 'png'}?size=${kind === 'avatar' ? 128 : 600}`;
+    imageUrl(discovery.endpoints.media, { kind, userId: user.id, hash }, kind === 'avatar' ? 96 : 600);
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();

@@ -2,9 +2,11 @@ import { type FormEvent, useEffect, useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { ChannelType } from '../../../api/chat-types.ts';
 import type { GuildSettings } from '../../../api/guild-admin.ts';
+import { useApp } from '../../../app-context.tsx';
 import { Button } from '../../../components/Button.tsx';
 import { ErrorNotice, Notice } from '../../../components/ErrorNotice.tsx';
 import { Field } from '../../../components/Field.tsx';
+import { guildIcon, imageUrl } from '../../../lib/media.ts';
 import { useChat } from '../context.ts';
 import { readAsDataUri, useGuildAdmin, useRun } from './shared.ts';
 
@@ -44,8 +46,10 @@ export function Overview({ guildId }: { guildId: string }) {
   const text = channels.filter((c) => c.type === ChannelType.Text);
   const voice = channels.filter((c) => c.type === ChannelType.Voice);
   const current = store.guilds.get(guildId)?.guild;
-  const iconUrl =
-    icon !== undefined ? icon : current?.icon ? `/media/icons/${guildId}/${current.icon}.png?size=128` : null;
+  const { discovery } = useApp();
+  // Drawn 64 px square (guild-settings.css).
+  const stored = current ? guildIcon(current) : null;
+  const iconUrl = icon !== undefined ? icon : stored ? imageUrl(discovery.endpoints.media, stored, 64) : null;
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();

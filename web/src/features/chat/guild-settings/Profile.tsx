@@ -1,9 +1,11 @@
 import { type FormEvent, useEffect, useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { Member } from '../../../api/chat-types.ts';
+import { useApp } from '../../../app-context.tsx';
 import { Button } from '../../../components/Button.tsx';
 import { ErrorNotice, Notice } from '../../../components/ErrorNotice.tsx';
 import { Field } from '../../../components/Field.tsx';
+import { imageUrl, userAvatar } from '../../../lib/media.ts';
 import { useChat } from '../context.ts';
 import { readAsDataUri, useGuildAdmin, useRun } from './shared.ts';
 
@@ -34,13 +36,10 @@ export function Profile({ guildId }: { guildId: string }) {
     });
   }, [guildId, admin]);
 
-  const me = store.me;
-  const avatarUrl =
-    avatar !== undefined
-      ? avatar
-      : member?.avatar
-        ? `/media/guilds/${guildId}/users/${me}/avatars/${member.avatar}.png?size=128`
-        : null;
+  const { discovery } = useApp();
+  // The stored server avatar, drawn 64 px square (guild-settings.css); not the account's avatar it replaces.
+  const stored = member?.avatar ? userAvatar({ id: store.me }, member, guildId) : null;
+  const avatarUrl = avatar !== undefined ? avatar : stored ? imageUrl(discovery.endpoints.media, stored, 64) : null;
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
