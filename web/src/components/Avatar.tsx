@@ -31,6 +31,8 @@ export function Avatar({
   // element, another src) instead of flashing the initials.
   const [shown, setShown] = useState(false);
   const picture = url !== null && url !== failed;
+  // A picture removed: the next one starts over behind the initials (state adjusted while rendering).
+  if (!picture && shown) setShown(false);
   const showInitials = !picture || !shown;
   const style = { '--avatar-size': `${size}px` } as CSSProperties;
   const classes = `avatar${className ? ` ${className}` : ''}`;
