@@ -47,3 +47,65 @@ export async function audioGrowing(page: Page, what: string): Promise<void> {
     await page.waitForTimeout(250);
   }
 }
+
+interface VideoStats {
+  type: string;
+  kind?: string;
+  trackIdentifier?: string;
+  framesDecoded?: number;
+  bytesSent?: number;
+  codecId?: string;
+  mimeType?: string;
+}
+
+/**
+ * The inbound stream shown in the video element labelled `label` (a tile, e.g. "Video of alice"): its frames
+ * decoded and its codec's MIME type (`video/VP8`, `video/H264`), matched through the element's track id.
+ */
+export function decodedVideo(page: Page, label: string): Promise<{ framesDecoded: number; mimeType: string | null }> {
+  return page.evaluate(async (label) => {
+    const video = [...document.querySelectorAll('video')].find((v) => v.getAttribute('aria-label') === label);
+    const track = (video?.srcObject as MediaStream | null)?.getVideoTracks()[0];
+    const report = (await (
+      window as unknown as { hearthVoiceStats?: () => Promise<RTCStatsReport> }
+    ).hearthVoiceStats?.()) as Map<string, VideoStats> | undefined;
+    let found = { framesDecoded: 0, mimeType: null as string | null };
+    report?.forEach((s) => {
+      if (s.type !== 'inbound-rtp' || !track || s.trackIdentifier !== track.id) return;
+      found = { framesDecoded: s.framesDecoded ?? 0, mimeType: (s.codecId && report.get(s.codecId)?.mimeType) || null };
+    });
+    return found;
+  }, label);
+}
+
+/** The codecs (MIME types) of the page's outbound video that has sent bytes. */
+export function sentVideoCodecs(page: Page): Promise<string[]> {
+  return page.evaluate(async () => {
+    const report = (await (
+      window as unknown as { hearthVoiceStats?: () => Promise<RTCStatsReport> }
+    ).hearthVoiceStats?.()) as Map<string, VideoStats> | undefined;
+    const codecs: string[] = [];
+    report?.forEach((s) => {
+      if (s.type === 'outbound-rtp' && s.kind === 'video' && (s.bytesSent ?? 0) > 0 && s.codecId) {
+        const mimeType = report.get(s.codecId)?.mimeType;
+        if (mimeType) codecs.push(mimeType);
+      }
+    });
+    return codecs;
+  });
+}
+
+/**
+ * Waits (up to 20 s) until the stream in the tile labelled `label` has decoded `frames` frames, then returns its
+ * codec; throws with what was decoded.
+ */
+export async function decodesVideo(page: Page, label: string, frames = 20): Promise<string | null> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const stats = await decodedVideo(page, label);
+    if (stats.framesDecoded >= frames) return stats.mimeType;
+    if (Date.now() > deadline)
+      throw new Error(`${label}: ${stats.framesDecoded} frames decoded (${stats.mimeType ?? 'no codec'})`);
+    await page.waitForTimeout(250);
+  }
+}

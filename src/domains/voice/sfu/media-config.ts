@@ -18,7 +18,24 @@ export interface SfuNetworkSettings {
   includeLoopback: boolean;
 }
 
-/** Opus (DTX and in-band FEC asked for in fmtp) and VP8, with NACK/PLI feedback; the audio-level extension. */
+/**
+ * Video codecs offered on every video m-line, in this order (docs/voice.md#codecs): VP8 first, so a client that
+ * states no preference sends VP8; H.264 constrained baseline 3.1 in non-interleaved mode, which every browser with
+ * H.264 decodes. One payload type each and no RTX, so a payload type names one codec on every peer connection.
+ */
+export const VIDEO_PAYLOAD_TYPES = { VP8: 96, H264: 102 } as const;
+const H264_PARAMETERS = 'level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=42e01f';
+
+function videoFeedback() {
+  return [
+    { type: 'nack' },
+    { type: 'nack', parameter: 'pli' },
+    { type: 'goog-remb' },
+    { type: 'ccm', parameter: 'fir' },
+  ];
+}
+
+/** Opus (DTX and in-band FEC asked for in fmtp), VP8 and H.264, with NACK/PLI feedback; the audio-level extension. */
 export function peerConfig(network: SfuNetworkSettings): Partial<PeerConfig> {
   return {
     codecs: {
@@ -35,13 +52,15 @@ export function peerConfig(network: SfuNetworkSettings): Partial<PeerConfig> {
         new RTCRtpCodecParameters({
           mimeType: 'video/VP8',
           clockRate: 90000,
-          payloadType: 96,
-          rtcpFeedback: [
-            { type: 'nack' },
-            { type: 'nack', parameter: 'pli' },
-            { type: 'goog-remb' },
-            { type: 'ccm', parameter: 'fir' },
-          ],
+          payloadType: VIDEO_PAYLOAD_TYPES.VP8,
+          rtcpFeedback: videoFeedback(),
+        }),
+        new RTCRtpCodecParameters({
+          mimeType: 'video/H264',
+          clockRate: 90000,
+          payloadType: VIDEO_PAYLOAD_TYPES.H264,
+          parameters: H264_PARAMETERS,
+          rtcpFeedback: videoFeedback(),
         }),
       ],
     },

@@ -1,4 +1,13 @@
-import { RTCPeerConnection, type RTCRtpTransceiver, RTP_EXTENSION_URI, type RtpPacket } from 'werift';
+import {
+  PictureLossIndication,
+  RTCPeerConnection,
+  type RTCRtpCodecParameters,
+  type RTCRtpTransceiver,
+  RTP_EXTENSION_URI,
+  type RtcpPacket,
+  RtcpPayloadSpecificFeedback,
+  type RtpPacket,
+} from 'werift';
 import type WebSocket from 'ws';
 import type { HandshakeGate } from './handshake-gate.ts';
 import { announceAddresses, audioLevel, peerConfig, type SfuNetworkSettings } from './media-config.ts';
@@ -31,8 +40,8 @@ const SPEAKING_HANGOVER_MS = 400;
 export class Participant {
   readonly pc: RTCPeerConnection;
   flags: ForwardingFlags = { silenced: false, deafened: false };
-  /** Forwards this member's upstream RTP; set by the room. */
-  onRtp: ((kind: MediaKind, packet: RtpPacket) => void) | undefined;
+  /** Forwards this member's upstream RTP (with its codec's MIME type, e.g. `video/H264`); set by the room. */
+  onRtp: ((kind: MediaKind, packet: RtpPacket, mimeType: string | undefined) => void) | undefined;
   onSpeaking: ((speaking: boolean) => void) | undefined;
   onPictureLoss: ((publisherId: string, kind: MediaKind) => void) | undefined;
   private readonly upstream = new Map<MediaKind, { transceiver: RTCRtpTransceiver; ssrc: number | undefined }>();
@@ -75,6 +84,8 @@ export class Participant {
         track.onReceiveRtp.subscribe((packet) => this.received(kind, packet));
       });
     }
+    // Every m-line shares one transport (max-bundle), created with the first transceiver above.
+    this.upstream.get('audio')?.transceiver.dtlsTransport.onRtcp.subscribe((packet) => this.keyFrameRequest(packet));
   }
 
   /** Wraps a downstream subscription to a publisher's media; takes effect at the next negotiation. */
@@ -86,16 +97,46 @@ export class Participant {
       return free.transceiver;
     }
     const transceiver = this.pc.addTransceiver(kind === 'audio' ? 'audio' : 'video', { direction: 'sendonly' });
-    const entry: Downstream = { publisherId, kind, transceiver };
-    transceiver.sender.onPictureLossIndication.subscribe(() => {
-      if (entry.publisherId) this.onPictureLoss?.(entry.publisherId, kind);
-    });
-    this.downstream.push(entry);
+    this.downstream.push({ publisherId, kind, transceiver });
     return transceiver;
   }
 
   sendersFor(publisherId: string, kind: MediaKind): RTCRtpTransceiver | undefined {
     return this.downstream.find((d) => d.publisherId === publisherId && d.kind === kind)?.transceiver;
+  }
+
+  /**
+   * Sends a publisher's packet (`packet`, serialized) on this member's downstream m-line for it, with the payload
+   * type this member negotiated for the packet's codec (`mimeType`): payload types are per peer connection, and a
+   * video m-line carries VP8 or H.264 depending on the publisher (docs/voice.md#codecs). `not-ready`: no m-line,
+   * no connected transport or no answer for it yet; `unsupported`: this member's answer did not accept that codec.
+   */
+  forward(
+    publisherId: string,
+    kind: MediaKind,
+    mimeType: string | undefined,
+    packet: Buffer,
+  ): 'sent' | 'not-ready' | 'unsupported' {
+    const transceiver = this.sendersFor(publisherId, kind);
+    const sender = transceiver?.sender;
+    // A member still waiting for admission or in its handshake has nothing to send on (docs/voice.md#join-admission).
+    if (!transceiver || sender?.dtlsTransport?.state !== 'connected') return 'not-ready';
+    // Nothing is sent on an m-line before this member's answer for it is applied: a browser that receives RTP
+    // for an m-line it has not answered yet binds that SSRC elsewhere, and its answer then fails ("Failed to
+    // apply demuxer criteria"), which left that subscriber without the new stream (docs/voice.md#codecs).
+    if (transceiver.currentDirection !== 'sendonly') return 'not-ready';
+    const codec = mimeType === undefined ? undefined : sameCodec(transceiver.codecs, mimeType);
+    if (!codec) return 'unsupported';
+    // werift labels every packet with the sender's `codec` (set to the first negotiated one at each negotiation);
+    // it is read synchronously at the start of sendRtp, so each packet goes out with its own codec's number.
+    sender.codec = codec;
+    sender.sendRtp(packet).catch(() => {});
+    return 'sent';
+  }
+
+  /** The codec of a payload type this member sends on its upstream slot (from its answer). */
+  upstreamCodec(kind: MediaKind, payloadType: number): RTCRtpCodecParameters | undefined {
+    return this.upstream.get(kind)?.transceiver.codecs.find((c) => c.payloadType === payloadType);
   }
 
   /** A publisher left: its downstream tracks go quiet (transceivers are kept, as renegotiating them away costs more). */
@@ -192,7 +233,30 @@ export class Participant {
 
   private received(kind: MediaKind, packet: RtpPacket): void {
     if (kind === 'audio') this.trackSpeech(packet);
-    this.onRtp?.(kind, packet);
+    this.onRtp?.(kind, packet, this.upstreamCodec(kind, packet.header.payloadType)?.mimeType);
+  }
+
+  /**
+   * A PLI or FIR from this member's client asks for a key frame of one of its downstream streams (named by the
+   * SSRC of our sender): the room asks that stream's publisher. Read off the transport rather than the sender's
+   * own event: werift routes payload-specific feedback by the packet's *sender* SSRC first, and Chromium sends
+   * it from the SSRC of one of its own upstream streams, so our receiver for that slot took it and the request
+   * never reached the publisher; a subscriber who missed the key frame at the start waited for the next one the
+   * publisher happened to send (docs/voice.md#codecs).
+   */
+  private keyFrameRequest(packet: RtcpPacket): void {
+    if (!(packet instanceof RtcpPayloadSpecificFeedback)) return;
+    const feedback = packet.feedback;
+    const ssrcs =
+      feedback instanceof PictureLossIndication
+        ? [feedback.mediaSsrc]
+        : 'fir' in feedback
+          ? feedback.fir.map((entry) => entry.ssrc)
+          : [];
+    for (const ssrc of ssrcs) {
+      const entry = this.downstream.find((d) => d.transceiver.sender.ssrc === ssrc);
+      if (entry?.publisherId && entry.kind !== 'audio') this.onPictureLoss?.(entry.publisherId, entry.kind);
+    }
   }
 
   private trackSpeech(packet: RtpPacket): void {
@@ -220,4 +284,10 @@ export class Participant {
     this.levelId = extension?.id;
     return this.levelId;
   }
+}
+
+/** The negotiated codec with this MIME type (case-insensitive, as in SDP). */
+function sameCodec(codecs: RTCRtpCodecParameters[], mimeType: string): RTCRtpCodecParameters | undefined {
+  const wanted = mimeType.toLowerCase();
+  return codecs.find((c) => c.mimeType.toLowerCase() === wanted);
 }

@@ -33,7 +33,7 @@ export class Room {
   join(participant: Participant): void {
     this.participants.get(participant.userId)?.close();
     this.participants.set(participant.userId, participant);
-    participant.onRtp = (kind, packet) => this.forward(participant, kind, packet);
+    participant.onRtp = (kind, packet, mimeType) => this.forward(participant, kind, packet, mimeType);
     participant.onSpeaking = (speaking) => {
       this.broadcast('speaking', { user_id: participant.userId, speaking });
       if (speaking) this.onActive?.(participant.userId);
@@ -62,7 +62,7 @@ export class Room {
     this.broadcast('participants', { user_ids: [...this.participants.keys()] });
   }
 
-  private forward(from: Participant, kind: MediaKind, packet: RtpPacket): void {
+  private forward(from: Participant, kind: MediaKind, packet: RtpPacket, mimeType: string | undefined): void {
     let kinds = this.published.get(from.userId);
     if (!kinds?.has(kind)) {
       // First packet of this kind from this member: every other participant gets a downstream m-line for it.
@@ -88,11 +88,10 @@ export class Room {
     const buffer = packet.serialize();
     for (const other of this.participants.values()) {
       if (other === from || (kind === 'audio' && other.flags.deafened)) continue;
-      const transceiver = other.sendersFor(from.userId, kind);
-      // A member still waiting for admission or in its handshake has nothing to send on (docs/voice.md#join-admission).
-      if (transceiver?.sender.dtlsTransport?.state !== 'connected') continue;
-      transceiver.sender.sendRtp(buffer).catch(() => {});
-      this.stats.forwarded++;
+      const outcome = other.forward(from.userId, kind, mimeType, buffer);
+      if (outcome === 'sent') this.stats.forwarded++;
+      // A subscriber whose browser cannot decode the publisher's codec does not get that stream.
+      else if (outcome === 'unsupported') this.stats.dropped++;
     }
   }
 

@@ -16,7 +16,13 @@ import {
   useCall,
   useVoiceStates,
 } from './call.ts';
-import { type ConnectionQuality, keyName, type VoiceSettings } from './voice-connection.ts';
+import {
+  type ConnectionQuality,
+  keyName,
+  sendableVideoCodecs,
+  type VideoCodec,
+  type VoiceSettings,
+} from './voice-connection.ts';
 import type { VoiceState } from './voice-states.ts';
 import './voice.css';
 
@@ -243,6 +249,9 @@ function ModeratorMenu({
   );
 }
 
+/** Codec names as people know them (not translated). */
+const VIDEO_CODEC_NAMES: Record<VideoCodec, string> = { VP8: 'VP8', H264: 'H.264' };
+
 export function CallControls() {
   const { t } = useTranslation();
   const store = useChat();
@@ -268,6 +277,7 @@ export function CallControls() {
     call.setMode(next);
   };
   const inputs = devices.filter((d) => d.kind === 'audioinput');
+  const videoCodecs = sendableVideoCodecs();
   const outputs = devices.filter((d) => d.kind === 'audiooutput');
   const media = [...call.remote.entries()];
   const volumes = loadVolumes();
@@ -432,6 +442,26 @@ export function CallControls() {
           />
           {t('voice.noiseSuppression')}
         </label>
+        {videoCodecs.length > 1 && (
+          <label>
+            {t('voice.videoCodec')}
+            <select
+              value={settings.videoCodec}
+              onChange={(e) => {
+                const next = { ...settings, videoCodec: e.target.value as VideoCodec };
+                setSettings(next);
+                saveSettings(next);
+                void call.setVideoCodec(next);
+              }}
+            >
+              {videoCodecs.map((codec) => (
+                <option key={codec} value={codec}>
+                  {VIDEO_CODEC_NAMES[codec]}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
       </div>
       <div className="voice-media">
         {media.map(([mid, m]) =>

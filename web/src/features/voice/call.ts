@@ -46,6 +46,7 @@ export function loadSettings(): VoiceSettings {
     pushToTalkKey: 'Backquote',
     sensitivityAuto: true,
     sensitivityDb: -50,
+    videoCodec: 'VP8',
   };
   try {
     return { ...fallback, ...(JSON.parse(localStorage.getItem(SETTINGS_KEY) ?? '{}') as Partial<VoiceSettings>) };

@@ -40,6 +40,35 @@ export interface VoiceSettings {
    */
   sensitivityAuto: boolean;
   sensitivityDb: number;
+  /** The codec camera and screen are sent with, when the browser has it (docs/voice.md#codecs). */
+  videoCodec: VideoCodec;
+}
+
+/** Video codecs the SFU offers (docs/voice.md#codecs); VP8 is the default. */
+export const VIDEO_CODECS = ['VP8', 'H264'] as const;
+export type VideoCodec = (typeof VIDEO_CODECS)[number];
+
+/** The video codecs this browser can send, among those the SFU offers. */
+export function sendableVideoCodecs(): VideoCodec[] {
+  const mimeTypes = new Set(
+    (RTCRtpSender.getCapabilities?.('video')?.codecs ?? []).map((c) => c.mimeType.toLowerCase()),
+  );
+  return VIDEO_CODECS.filter((codec) => mimeTypes.has(`video/${codec.toLowerCase()}`));
+}
+
+/**
+ * The browser's video codecs with `preferred` first, for `setCodecPreferences` on the camera and screen slots:
+ * the answer then lists it first and the browser sends it. The others stay after it, so a codec the browser
+ * lacks leaves the slot usable (undefined: the browser cannot set preferences at all).
+ */
+function videoPreferences(preferred: VideoCodec): RTCRtpCodec[] | undefined {
+  const codecs = RTCRtpReceiver.getCapabilities?.('video')?.codecs;
+  if (!codecs) return undefined;
+  const wanted = `video/${preferred.toLowerCase()}`;
+  return [
+    ...codecs.filter((c) => c.mimeType.toLowerCase() === wanted),
+    ...codecs.filter((c) => c.mimeType.toLowerCase() !== wanted),
+  ];
 }
 
 /** The local connection's quality, from `RTCPeerConnection.getStats` (docs/web.md#voice). */
@@ -458,6 +487,7 @@ export class VoiceConnection {
       const transceiver = pc.getTransceivers().find((t) => t.mid === mid);
       if (!transceiver) continue;
       transceiver.direction = 'sendonly';
+      if (kind !== 'audio') this.preferVideoCodec(transceiver);
       this.upstream.set(kind, transceiver);
       const track =
         kind === 'audio' ? (this.mic?.getAudioTracks()[0] ?? null) : kind === 'camera' ? this.camera : this.screen;
@@ -467,6 +497,38 @@ export class VoiceConnection {
     await pc.setLocalDescription(answer);
     this.ws?.send(JSON.stringify({ op: 'answer', d: { sdp: pc.localDescription?.sdp ?? answer.sdp } }));
     this.onChange();
+  }
+
+  /**
+   * A new video codec, applied at once: the camera and screen senders switch to it among the codecs their slots
+   * negotiated (`encodings[].codec`), and the next answers list it first.
+   */
+  async setVideoCodec(settings: VoiceSettings): Promise<void> {
+    this.settings = settings;
+    const wanted = `video/${settings.videoCodec.toLowerCase()}`;
+    for (const kind of ['camera', 'screen'] as const) {
+      const transceiver = this.upstream.get(kind);
+      if (!transceiver) continue;
+      this.preferVideoCodec(transceiver);
+      const parameters = transceiver.sender.getParameters();
+      const codec = parameters.codecs.find((c) => c.mimeType.toLowerCase() === wanted);
+      if (!codec) continue;
+      for (const encoding of parameters.encodings as (RTCRtpEncodingParameters & { codec?: RTCRtpCodec })[])
+        encoding.codec = codec;
+      await transceiver.sender.setParameters(parameters).catch(() => {});
+    }
+    this.onChange();
+  }
+
+  /** Camera and screen are answered with the chosen codec first (docs/voice.md#codecs). */
+  private preferVideoCodec(transceiver: RTCRtpTransceiver): void {
+    const preferences = videoPreferences(this.settings.videoCodec);
+    if (!preferences || typeof transceiver.setCodecPreferences !== 'function') return;
+    try {
+      transceiver.setCodecPreferences(preferences);
+    } catch {
+      // A browser that refuses the list keeps its default order (VP8 first, as offered).
+    }
   }
 
   private closeMedia(): void {

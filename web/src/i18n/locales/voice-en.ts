@@ -41,6 +41,7 @@ const voiceEn = {
   defaultDevice: 'Default',
   echoCancellation: 'Echo cancellation',
   noiseSuppression: 'Noise suppression',
+  videoCodec: 'Video codec',
   volumeOf: 'Volume of {{name}}',
   sensitivity: 'Input sensitivity (dB)',
   sensitivityAuto: 'Determine input sensitivity automatically',

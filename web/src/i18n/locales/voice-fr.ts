@@ -43,6 +43,7 @@ const voiceFr: VoiceMessages = {
   defaultDevice: 'Par défaut',
   echoCancellation: 'Annulation d’écho',
   noiseSuppression: 'Suppression du bruit',
+  videoCodec: 'Codec vidéo',
   volumeOf: 'Volume de {{name}}',
   sensitivity: 'Sensibilité du micro (dB)',
   sensitivityAuto: 'Déterminer automatiquement la sensibilité du micro',
