@@ -3,13 +3,15 @@ import { after, before, describe, it } from 'node:test';
 import { as, join, newGuild, ok } from '../support/chat.ts';
 import { registerUser, type TestUser } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { until, VoiceTestClient } from '../support/voice-client.ts';
+import { until, type VideoCodec, VoiceTestClient } from '../support/voice-client.ts';
 import { type Frame, type GatewayClient, readyClient } from './gateway-client.ts';
 
 let server: TestServer;
 let owner: TestUser;
 let alice: TestUser;
 let bob: TestUser;
+let carol: TestUser;
+let dave: TestUser;
 let guild: { id: string; system_channel_id: string };
 const gateways: GatewayClient[] = [];
 const voices: VoiceTestClient[] = [];
@@ -18,25 +20,32 @@ async function joinVoice(
   user: TestUser,
   channelId: string,
   setup?: (voice: VoiceTestClient) => void,
+  options?: { videoCodecs?: VideoCodec[] },
 ): Promise<VoiceTestClient> {
   const { client: gw } = await readyClient(server, user.token);
   gateways.push(gw);
   gw.send({ op: 4, d: { guild_id: guild.id, channel_id: channelId, self_mute: false, self_deaf: false } });
   const update = (await gw.dispatch('VOICE_SERVER_UPDATE')) as Frame & { d: { token: string; endpoint: string } };
-  const voice = new VoiceTestClient(update.d.endpoint, update.d.token);
+  const voice = new VoiceTestClient(update.d.endpoint, update.d.token, options);
   setup?.(voice);
   voices.push(voice);
   await voice.negotiations(1);
   return voice;
 }
 
-/** Keeps `voice` sending video frames (a key frame every 10th) until `check` holds. */
-async function streamUntil(voice: VoiceTestClient, kind: 'camera' | 'screen', check: () => boolean, what: string) {
+/** Keeps each of `voices` sending video frames (a key frame every 10th) until `check` holds. */
+async function streamUntil(
+  voices: VoiceTestClient | VoiceTestClient[],
+  kind: 'camera' | 'screen',
+  check: () => boolean,
+  what: string,
+) {
   let done = false;
   let frame = 0;
   const sending = (async () => {
     while (!done) {
-      voice.sendVideoPacket(kind, frame++ % 10 === 0);
+      const keyFrame = frame++ % 10 === 0;
+      for (const voice of [voices].flat()) voice.sendVideoPacket(kind, keyFrame);
       await new Promise((r) => setTimeout(r, 33));
     }
   })();
@@ -50,9 +59,15 @@ async function streamUntil(voice: VoiceTestClient, kind: 'camera' | 'screen', ch
 
 before(async () => {
   server = await startTestServer();
-  [owner, alice, bob] = await Promise.all([registerUser(server), registerUser(server), registerUser(server)]);
+  [owner, alice, bob, carol, dave] = await Promise.all([
+    registerUser(server),
+    registerUser(server),
+    registerUser(server),
+    registerUser(server),
+    registerUser(server),
+  ]);
   guild = await newGuild(server, owner);
-  for (const user of [alice, bob]) await join(server, owner, user, guild);
+  for (const user of [alice, bob, carol, dave]) await join(server, owner, user, guild);
 });
 
 after(async () => {
@@ -77,5 +92,42 @@ describe('video through the embedded SFU (werift clients)', () => {
     assert.deepEqual(upstreamMids, ['0', '1', '2']);
     const camera = last.tracks.find((t: { user_id: string; kind: string }) => t.user_id === alice.id);
     assert.ok(camera && !upstreamMids.includes(camera.mid));
+  });
+
+  it('an H.264 camera and a VP8 camera reach each subscriber with its payload type for each codec; one without H.264 gets the VP8 only', async () => {
+    const room = (await ok(as(server, owner, 'POST', `/guilds/${guild.id}/channels`, { name: 'codecs', type: 2 }))).id;
+    const droppedBefore = server.app.sfu?.stats().dropped ?? 0;
+    const a = await joinVoice(alice, room, (v) => v.publishVideo('camera', 'H264'));
+    const b = await joinVoice(bob, room, (v) => v.publishVideo('camera', 'VP8'));
+    const c = await joinVoice(carol, room);
+    const d = await joinVoice(dave, room, undefined, { videoCodecs: ['VP8'] });
+    await streamUntil(
+      [a, b],
+      'camera',
+      () => c.count(alice.id, 'camera') >= 10 && c.count(bob.id, 'camera') >= 10 && d.count(bob.id, 'camera') >= 10,
+      'carol receives both cameras and dave the VP8 one',
+    );
+    // werift's sender alone would have labelled every packet with its first negotiated codec (VP8, 96).
+    assert.equal(c.lastPacket.get(`${alice.id}:camera`)?.header.payloadType, 102);
+    assert.equal(c.lastPacket.get(`${bob.id}:camera`)?.header.payloadType, 96);
+    assert.equal(b.lastPacket.get(`${alice.id}:camera`)?.header.payloadType, 102);
+    assert.equal(a.lastPacket.get(`${bob.id}:camera`)?.header.payloadType, 96);
+    assert.equal(d.lastPacket.get(`${bob.id}:camera`)?.header.payloadType, 96);
+    // Dave's answer accepted VP8 only: Alice's H.264 is not sent to him under a payload type he would misread.
+    assert.equal(d.count(alice.id, 'camera'), 0);
+    assert.ok((server.app.sfu?.stats().dropped ?? 0) > droppedBefore, 'counted as dropped');
+  });
+
+  it('a key-frame request sent from the subscriber’s own upstream SSRC, as Chromium sends it, reaches the publisher', async () => {
+    const room = (await ok(as(server, owner, 'POST', `/guilds/${guild.id}/channels`, { name: 'pli', type: 2 }))).id;
+    const a = await joinVoice(alice, room, (v) => v.publishVideo('camera'));
+    const b = await joinVoice(bob, room);
+    await streamUntil(a, 'camera', () => b.count(alice.id, 'camera') >= 10, 'bob receives alice’s camera');
+    // The SFU's own requests (a new subscriber, a new stream) are over: the count holds still.
+    const before = a.keyFrameRequests.get('camera') ?? 0;
+    await new Promise((r) => setTimeout(r, 700));
+    assert.equal(a.keyFrameRequests.get('camera') ?? 0, before);
+    await b.requestKeyFrame(alice.id, 'camera');
+    await until(() => (a.keyFrameRequests.get('camera') ?? 0) > before, 'alice is asked for a key frame');
   });
 });

@@ -1,13 +1,17 @@
 import {
   MediaStreamTrack,
+  PictureLossIndication,
   RTCPeerConnection,
   type RTCRtpTransceiver,
   RTP_EXTENSION_URI,
+  RtcpPayloadSpecificFeedback,
   RtpHeader,
   RtpPacket,
 } from 'werift';
 import WebSocket from 'ws';
 import { peerConfig } from '../../src/domains/voice/sfu/media-config.ts';
+
+export type VideoCodec = 'VP8' | 'H264';
 
 interface OfferTrack {
   mid: string | null;
@@ -22,9 +26,9 @@ interface OfferTrack {
  */
 export class VoiceTestClient {
   readonly ws: WebSocket;
-  readonly pc = new RTCPeerConnection(
-    peerConfig({ announcedAddresses: [], portRange: undefined, iceServers: [], includeLoopback: true }),
-  );
+  readonly pc: RTCPeerConnection;
+  /** Key-frame requests (PLI) the SFU sent for this client's camera and screen, by kind. */
+  readonly keyFrameRequests = new Map<string, number>();
   readonly received = new Map<string, number>();
   /** Packets received by `<publisher id>:<kind>` (audio, camera, screen). */
   readonly receivedByKind = new Map<string, number>();
@@ -39,8 +43,13 @@ export class VoiceTestClient {
   private readonly audio = new MediaStreamTrack({ kind: 'audio' });
   private audioTransceiver: RTCRtpTransceiver | undefined;
   /** Video kinds this client publishes, attached at the next answer (`publishVideo`). */
-  private readonly videoTracks = new Map<string, { track: MediaStreamTrack; sequence: number; timestamp: number }>();
+  private readonly videoTracks = new Map<
+    string,
+    { track: MediaStreamTrack; codec: VideoCodec; sequence: number; timestamp: number }
+  >();
   private readonly videoTransceivers = new Map<string, RTCRtpTransceiver>();
+  /** The mid of each upstream slot (`audio`, `camera`, `screen`), from the server's offers. */
+  private readonly upstreamMids = new Map<string, string>();
   private sequence = Math.floor(Math.random() * 30000);
   private timestamp = Math.floor(Math.random() * 1e6);
   private negotiated = 0;
@@ -52,9 +61,18 @@ export class VoiceTestClient {
   private readonly publish: boolean;
   private readonly trackOwners = new Map<MediaStreamTrack, { owner: string; mid: string }>();
 
-  /** `publish: false`: a receive-only member (no audio track on its upstream slot; the benchmark's listeners). */
-  constructor(endpoint: string, token: string, options: { publish?: boolean } = {}) {
+  /**
+   * `publish: false`: a receive-only member (no audio track on its upstream slot; the benchmark's listeners).
+   * `videoCodecs`: the video codecs this client accepts in its answers (default: all the SFU offers), as a
+   * browser without H.264 would.
+   */
+  constructor(endpoint: string, token: string, options: { publish?: boolean; videoCodecs?: VideoCodec[] } = {}) {
     this.publish = options.publish ?? true;
+    const config = peerConfig({ announcedAddresses: [], portRange: undefined, iceServers: [], includeLoopback: true });
+    const accepted = options.videoCodecs?.map((codec) => `video/${codec}`.toLowerCase());
+    if (accepted && config.codecs)
+      config.codecs.video = config.codecs.video?.filter((c) => accepted.includes(c.mimeType.toLowerCase()));
+    this.pc = new RTCPeerConnection(config);
     this.ws = new WebSocket(endpoint);
     this.closed = new Promise((resolve) =>
       this.ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
@@ -122,33 +140,58 @@ export class VoiceTestClient {
     this.audio.writeRtp(new RtpPacket(header, payload));
   }
 
-  /** Publishes synthetic VP8 on the `camera` or `screen` slot from the next answer on (call before joining). */
-  publishVideo(kind: 'camera' | 'screen'): void {
+  /** Publishes synthetic VP8 (or H.264) on the `camera` or `screen` slot from the next answer on (call before joining). */
+  publishVideo(kind: 'camera' | 'screen', codec: VideoCodec = 'VP8'): void {
     if (this.videoTracks.has(kind)) return;
     this.videoTracks.set(kind, {
       track: new MediaStreamTrack({ kind: 'video' }),
+      codec,
       sequence: Math.floor(Math.random() * 30000),
       timestamp: Math.floor(Math.random() * 1e6),
     });
   }
 
-  /** Sends one VP8-shaped frame as one packet (a key frame when `keyFrame`): payload descriptor + frame header. */
+  /**
+   * Sends one frame as one packet (a key frame when `keyFrame`): for VP8 a payload descriptor and frame header, for
+   * H.264 one NAL unit (IDR or non-IDR slice).
+   */
   sendVideoPacket(kind: 'camera' | 'screen', keyFrame = false, size = 800): void {
     const video = this.videoTracks.get(kind);
     if (!video) throw new Error(`not publishing ${kind}`);
     video.sequence = (video.sequence + 1) & 0xffff;
     video.timestamp = (video.timestamp + 3000) >>> 0;
     const payload = Buffer.alloc(size, 0x55);
-    payload[0] = 0x10; // VP8 payload descriptor: start of partition 0
-    payload[1] = keyFrame ? 0x00 : 0x01; // frame tag: P bit clear = key frame
+    if (video.codec === 'VP8') {
+      payload[0] = 0x10; // VP8 payload descriptor: start of partition 0
+      payload[1] = keyFrame ? 0x00 : 0x01; // frame tag: P bit clear = key frame
+    } else payload[0] = keyFrame ? 0x65 : 0x41; // NAL header: IDR slice (type 5) or non-IDR slice (type 1)
+    // werift's sender labels each packet with its `codec`, the first negotiated one unless told otherwise.
+    const sender = this.videoTransceivers.get(kind);
+    const codec = sender?.codecs.find((c) => c.mimeType.toLowerCase() === `video/${video.codec}`.toLowerCase());
+    if (sender && codec) sender.sender.codec = codec;
     const header = new RtpHeader({
-      payloadType: 96,
+      payloadType: codec?.payloadType ?? 96,
       sequenceNumber: video.sequence,
       timestamp: video.timestamp,
       ssrc: 2,
       marker: true,
     });
     video.track.writeRtp(new RtpPacket(header, payload));
+  }
+
+  /**
+   * Asks for a key frame of `userId`'s `kind` as Chromium does: a PLI naming the stream's SSRC as this client
+   * receives it, sent from the SSRC of this client's own upstream slot of that kind.
+   */
+  async requestKeyFrame(userId: string, kind: 'camera' | 'screen'): Promise<void> {
+    const mediaSsrc = this.lastPacket.get(`${userId}:${kind}`)?.header.ssrc;
+    const slot = this.pc.getTransceivers().find((t) => t.mid === this.upstreamMids.get(kind));
+    if (mediaSsrc === undefined || !slot) throw new Error(`nothing received from ${userId}'s ${kind}`);
+    await slot.dtlsTransport.sendRtcp([
+      new RtcpPayloadSpecificFeedback({
+        feedback: new PictureLossIndication({ senderSsrc: slot.sender.ssrc, mediaSsrc }),
+      }),
+    ]);
   }
 
   /** Packets received from `userId`'s `kind`. */
@@ -182,11 +225,19 @@ export class VoiceTestClient {
       const transceiver = this.pc.getTransceivers().find((t) => t.mid === slot.mid);
       if (transceiver && transceiver.direction !== 'sendonly') transceiver.setDirection('sendonly');
     }
+    for (const slot of offer.upstream) this.upstreamMids.set(slot.kind, slot.mid);
     for (const [kind, video] of this.videoTracks) {
       const mid = offer.upstream.find((u) => u.kind === kind)?.mid;
       const slot = this.pc.getTransceivers().find((t) => t.mid === mid);
       if (!slot || this.videoTransceivers.has(kind)) continue;
       this.videoTransceivers.set(kind, slot);
+      // Read off the transport: werift routes a PLI by its sender SSRC first, and the SFU's carries one that
+      // this client knows as a receiver's (docs/voice.md#codecs).
+      slot.dtlsTransport.onRtcp.subscribe((packet) => {
+        const feedback = packet instanceof RtcpPayloadSpecificFeedback ? packet.feedback : undefined;
+        if (feedback instanceof PictureLossIndication && feedback.mediaSsrc === slot.sender.ssrc)
+          this.keyFrameRequests.set(kind, (this.keyFrameRequests.get(kind) ?? 0) + 1);
+      });
       slot.setDirection('sendonly');
       await slot.sender.replaceTrack(video.track);
     }
