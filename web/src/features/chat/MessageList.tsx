@@ -3,14 +3,16 @@ import { useTranslation } from 'react-i18next';
 import type { Channel, Message } from '../../api/chat-types.ts';
 import { JUMP_TO_MESSAGE_EVENT, useChatHistory } from './context.ts';
 import { MessageItem } from './MessageItem.tsx';
+import { useOlderSlices } from './older-slices.ts';
 import { compareIds, idTime } from './snowflake.ts';
 
 const GROUP_MS = 7 * 60 * 1000;
 
 /**
  * The history of a channel: scrolls back by loading older pages while keeping what is on screen still
- * (the distance from the bottom is restored after a prepend), sticks to the bottom while there, and
- * otherwise shows a "new messages" bar. New messages from others are read out through a polite live region.
+ * (the row at the pane's top keeps its place after a prepend), renders an older page a slice of rows per frame
+ * (`useOlderSlices`), sticks to the bottom while there, and otherwise shows a "new messages" bar. New messages
+ * from others are read out through a polite live region (docs/web.md#the-history-window).
  */
 export function MessageList({
   channel,
@@ -42,6 +44,9 @@ export function MessageList({
 
   const items = history.items;
   const newest = items.at(-1);
+  // The rows rendered: the window, less the part of an older page still waiting for its slice.
+  const { start, showAll } = useOlderSlices(items);
+  const shown = start > 0 ? items.slice(start) : items;
   const list = useRef<HTMLOListElement>(null);
   /** A message on screen and its distance from the pane's top, restored when the window changes above it. */
   const anchor = useRef<{ id: string; top: number } | null>(null);
@@ -71,7 +76,7 @@ export function MessageList({
   useLayoutEffect(() => {
     const el = scroller.current;
     if (!el) return;
-    const first = items[0]?.id;
+    const first = shown[0]?.id;
     if (history.presentLoads !== presentLoads.current) {
       // "Jump to present" (or a message sent from far back): the newest page, from its bottom.
       presentLoads.current = history.presentLoads;
@@ -172,8 +177,10 @@ export function MessageList({
       if (newest) store.markRead(channel.id, newest.id);
     }
     if (history.loading) return;
-    if (el.scrollTop < 300 && !history.reachedStart) void store.loadOlder(channel.id);
-    else if (fromBottom.current < 300 && !history.atPresent) void store.loadNewer(channel.id);
+    if (el.scrollTop < 300 && !history.reachedStart) {
+      // Rows of the last page still being put in above: they are loaded already, and will push the top away.
+      if (start === 0) void store.loadOlder(channel.id);
+    } else if (fromBottom.current < 300 && !history.atPresent) void store.loadNewer(channel.id);
   }, [
     history.loading,
     history.reachedStart,
@@ -183,15 +190,17 @@ export function MessageList({
     newest,
     checkUnreadAbove,
     rememberAnchor,
+    start,
   ]);
 
   // A short history that does not fill the pane: keep loading until it scrolls or the start is reached.
   useEffect(() => {
     const el = scroller.current;
-    if (el && items.length > 0 && el.scrollHeight <= el.clientHeight && !history.reachedStart && !history.loading) {
+    const idle = !history.loading && start === 0;
+    if (el && items.length > 0 && el.scrollHeight <= el.clientHeight && !history.reachedStart && idle) {
       void store.loadOlder(channel.id);
     }
-  }, [items.length, history.reachedStart, history.loading, store, channel.id]);
+  }, [items.length, history.reachedStart, history.loading, store, channel.id, start]);
 
   const jumpToPresent = () => {
     atBottom.current = true;
@@ -208,13 +217,15 @@ export function MessageList({
   const jumpTo = useCallback(
     async (id: string) => {
       if (!id) return;
+      // The target may be among rows of an older page not rendered yet.
+      showAll();
       jumpTarget.current = id;
       atBottom.current = false;
       await store.loadAround(channel.id, id);
       // Held already, or loaded: the layout effect scrolls to it on the render this asks for.
       setJumps((n) => n + 1);
     },
-    [store, channel.id],
+    [store, channel.id, showAll],
   );
   const [, setJumps] = useState(0);
 
@@ -245,7 +256,11 @@ export function MessageList({
   }, [focusMessageId, items.length > 0]);
 
   const name = store.channelLabel(channel);
-  let markerShown = false;
+  // The "new" line goes above the first unread message after the first row of the window (it may not be
+  // rendered yet).
+  const markerId = readMarker
+    ? items.find((m, index) => index > 0 && compareIds(m.id, readMarker) > 0 && m.author.id !== store.me)?.id
+    : undefined;
   return (
     <div className="message-pane">
       {unseen === 0 && unreadAbove && !unreadDismissed && firstUnread && (
@@ -276,7 +291,7 @@ export function MessageList({
         </button>
       )}
       <div className="messages" ref={scroller} onScroll={onScroll}>
-        {history.reachedStart && (
+        {history.reachedStart && start === 0 && (
           <div className="channel-start">
             <p className="md-h2">{t('chat.welcomeTo', { name })}</p>
             <p>{t('chat.channelStart')}</p>
@@ -288,20 +303,17 @@ export function MessageList({
           </p>
         )}
         <ol ref={list} className="message-list" aria-label={t('chat.messagesIn', { name })}>
-          {items.map((message, index) => {
-            const previous = items[index - 1];
+          {shown.map((message, shownIndex) => {
+            // Grouped with the row rendered before it: the first row rendered keeps its header until the rows of
+            // an older page go in above it, which leaves the list room to hold it in place as it loses the header
+            // (at the very top of the pane, a row shrinking alone would move up).
+            const previous = shown[shownIndex - 1];
             const grouped =
               !!previous &&
               previous.author.id === message.author.id &&
               message.type !== 19 &&
               idTime(message.id) - idTime(previous.id) < GROUP_MS;
-            const showMarker =
-              !markerShown &&
-              !!readMarker &&
-              compareIds(message.id, readMarker) > 0 &&
-              message.author.id !== store.me &&
-              index > 0;
-            if (showMarker) markerShown = true;
+            const showMarker = message.id === markerId;
             return (
               <MessageItem
                 key={message.id}
