@@ -172,7 +172,7 @@ for (const factory of factories) {
         assert.equal((await rateLimiter.consume('a', 1, 60_000, T0)).allowed, true);
       });
 
-      it('remembers arrivals while real time outruns the caller\'s clock (a frozen test clock, a slow node)', async () => {
+      it("remembers arrivals while real time outruns the caller's clock (a frozen test clock, a slow node)", async () => {
         const { rateLimiter } = await open();
         // One arrival at 50 per second is 20 ms of the bucket: a key that expired by real time would forget it.
         assert.equal((await rateLimiter.consume('slow', 50, 1000, T0)).allowed, true);
