@@ -109,9 +109,19 @@ export class VoiceTestClient {
     });
   }
 
-  /** Resolves after the `count`-th answered offer. */
-  async negotiations(count = 1): Promise<void> {
-    while (this.negotiated < count) await new Promise<void>((resolve) => this.negotiatedWaiters.push(resolve));
+  /** Resolves after the `count`-th answered offer; throws `timed out: …` when it has not come in `timeoutMs`. */
+  async negotiations(count = 1, timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.negotiated < count) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`timed out: negotiation ${count} (${this.negotiated} answered)`);
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        this.negotiatedWaiters.push(resolve);
+        timer = setTimeout(resolve, left);
+      });
+      clearTimeout(timer);
+    }
   }
 
   /** Sends `count` Opus-shaped packets, one every `intervalMs`, with the audio-level extension (`level` dBov). */
