@@ -10,7 +10,7 @@ import {
   signedInWithMedia,
   warnNoChromium,
 } from './support/browser.ts';
-import { decodesVideo, sentVideoCodecs } from './support/voice-stats.ts';
+import { decodesVideo, sentScalabilityModes, sentVideoCodecs } from './support/voice-stats.ts';
 
 /**
  * Video codecs through the SFU in Chromium (docs/voice.md#codecs): one camera in H.264 and one in VP8 in the same
@@ -77,6 +77,8 @@ if (!CHROMIUM_PATH) {
       await cameraOn(b);
       await sends(a, 'video/H264', 'alice');
       await sends(b, 'video/VP8', 'bob');
+      // A VP8 camera is sent in three temporal layers, for the SFU's layer selection (docs/voice.md#layer-selection).
+      assert.deepEqual(await sentScalabilityModes(b), ['L1T3']);
       // Each publisher decodes the other's camera, whose m-line was added while both were connected.
       assert.equal(await decodesVideo(b, `Video of ${alice.username}`), 'video/H264');
       assert.equal(await decodesVideo(a, `Video of ${bob.username}`), 'video/VP8');

@@ -130,4 +130,66 @@ describe('video through the embedded SFU (werift clients)', () => {
     await b.requestKeyFrame(alice.id, 'camera');
     await until(() => (a.keyFrameRequests.get('camera') ?? 0) > before, 'alice is asked for a key frame');
   });
+
+  it('layer selection: each subscriber gets the temporal layers of a VP8 camera its bandwidth estimate fits, gapless, and more when it says it can take more', async () => {
+    const room = (await ok(as(server, owner, 'POST', `/guilds/${guild.id}/channels`, { name: 'layers', type: 2 }))).id;
+    const a = await joinVoice(alice, room, (v) => v.publishVideo('camera'));
+    const b = await joinVoice(bob, room);
+    const c = await joinVoice(carol, room);
+    const d = await joinVoice(dave, room);
+    const received = new Map<VoiceTestClient, { tid: number; sequence: number; pictureId: number }[]>();
+    for (const voice of [b, c, d]) {
+      received.set(voice, []);
+      voice.onPacket = (from, packet) => {
+        if (from !== alice.id || packet.payload[0] !== 0x90) return;
+        const pictureId = (((packet.payload[2] ?? 0) & 0x7f) << 8) | (packet.payload[3] ?? 0);
+        const tid = (packet.payload[5] ?? 0) >> 6;
+        received.get(voice)?.push({ tid, sequence: packet.header.sequenceNumber, pictureId });
+      };
+    }
+    // 30 frames/s in the usual three-layer pattern 0, 2, 1, 2: layer 0 ≈ 60 kbit/s, with layer 1 ≈ 96, all ≈ 144.
+    let frame = 0;
+    let sending = true;
+    const stream = (async () => {
+      while (sending) {
+        const position = frame % 4;
+        const temporalId = [0, 2, 1, 2][position] ?? 0;
+        a.sendVideoPacket('camera', frame % 60 === 0, [1000, 400, 600, 400][position], {
+          temporalId,
+          layerSync: position === 1 || position === 2,
+          pictureId: frame & 0x7fff,
+        });
+        frame++;
+        await new Promise((r) => setTimeout(r, 33));
+      }
+    })();
+    try {
+      await until(() => [b, c, d].every((v) => v.count(alice.id, 'camera') >= 10), 'everyone receives the camera');
+      await b.sendBandwidthEstimate(70_000);
+      await d.sendBandwidthEstimate(110_000);
+      // The layers' weights are measured over a second; then each subscriber settles on its layers.
+      await new Promise((r) => setTimeout(r, 2500));
+      for (const list of received.values()) list.length = 0;
+      await new Promise((r) => setTimeout(r, 2000));
+      const layersOf = (voice: VoiceTestClient) => [...new Set(received.get(voice)?.map((p) => p.tid))].sort();
+      assert.deepEqual(layersOf(b), [0], 'bob (70 kbit/s) gets layer 0 only');
+      assert.deepEqual(layersOf(d), [0, 1], 'dave (110 kbit/s) gets layers 0 and 1');
+      assert.deepEqual(layersOf(c), [0, 1, 2], 'carol (no estimate) gets every layer');
+      // What is dropped leaves no hole: sequence numbers and picture IDs go on one by one.
+      for (const voice of [b, d]) {
+        const packets = received.get(voice) ?? [];
+        assert.ok(packets.length >= 10);
+        for (let i = 1; i < packets.length; i++) {
+          assert.equal(packets[i]?.sequence, ((packets[i - 1]?.sequence ?? 0) + 1) & 0xffff);
+          assert.equal(packets[i]?.pictureId, ((packets[i - 1]?.pictureId ?? 0) + 1) & 0x7fff);
+        }
+      }
+      // Bob's estimate rises: layers come back at the next layer-sync or key frame.
+      await b.sendBandwidthEstimate(1_000_000);
+      await until(() => received.get(b)?.some((p) => p.tid === 2) ?? false, 'bob gets layer 2 again');
+    } finally {
+      sending = false;
+      await stream;
+    }
+  });
 });

@@ -1,6 +1,7 @@
 import {
   MediaStreamTrack,
   PictureLossIndication,
+  ReceiverEstimatedMaxBitrate,
   RTCPeerConnection,
   type RTCRtpTransceiver,
   RTP_EXTENSION_URI,
@@ -165,13 +166,27 @@ export class VoiceTestClient {
    * Sends one frame as one packet (a key frame when `keyFrame`): for VP8 a payload descriptor and frame header, for
    * H.264 one NAL unit (IDR or non-IDR slice).
    */
-  sendVideoPacket(kind: 'camera' | 'screen', keyFrame = false, size = 800): void {
+  sendVideoPacket(
+    kind: 'camera' | 'screen',
+    keyFrame = false,
+    size = 800,
+    layer?: { temporalId: number; layerSync: boolean; pictureId: number },
+  ): void {
     const video = this.videoTracks.get(kind);
     if (!video) throw new Error(`not publishing ${kind}`);
     video.sequence = (video.sequence + 1) & 0xffff;
     video.timestamp = (video.timestamp + 3000) >>> 0;
     const payload = Buffer.alloc(size, 0x55);
-    if (video.codec === 'VP8') {
+    if (layer) {
+      // Extended descriptor (RFC 7741): 15-bit picture ID, TL0PICIDX, TID and Y; then the frame tag.
+      payload[0] = 0x90;
+      payload[1] = 0xe0;
+      payload[2] = 0x80 | ((layer.pictureId >> 8) & 0x7f);
+      payload[3] = layer.pictureId & 0xff;
+      payload[4] = 0;
+      payload[5] = (layer.temporalId << 6) | (layer.layerSync ? 0x20 : 0);
+      payload[6] = keyFrame ? 0x00 : 0x01;
+    } else if (video.codec === 'VP8') {
       payload[0] = 0x10; // VP8 payload descriptor: start of partition 0
       payload[1] = keyFrame ? 0x00 : 0x01; // frame tag: P bit clear = key frame
     } else payload[0] = keyFrame ? 0x65 : 0x41; // NAL header: IDR slice (type 5) or non-IDR slice (type 1)
@@ -200,6 +215,26 @@ export class VoiceTestClient {
     await slot.dtlsTransport.sendRtcp([
       new RtcpPayloadSpecificFeedback({
         feedback: new PictureLossIndication({ senderSsrc: slot.sender.ssrc, mediaSsrc }),
+      }),
+    ]);
+  }
+
+  /** Tells the SFU what this client can receive, as a browser's REMB does (bits per second). */
+  async sendBandwidthEstimate(bitsPerSecond: number): Promise<void> {
+    let exponent = 0;
+    while (bitsPerSecond >> exponent >= 1 << 18) exponent++;
+    const slot = this.pc.getTransceivers()[0];
+    if (!slot) throw new Error('not negotiated');
+    await slot.dtlsTransport.sendRtcp([
+      new RtcpPayloadSpecificFeedback({
+        feedback: new ReceiverEstimatedMaxBitrate({
+          senderSsrc: slot.sender.ssrc,
+          mediaSsrc: 0,
+          ssrcNum: 1,
+          brExp: exponent,
+          brMantissa: bitsPerSecond >> exponent,
+          ssrcFeedbacks: [slot.sender.ssrc],
+        }),
       }),
     ]);
   }

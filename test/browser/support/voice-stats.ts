@@ -55,6 +55,7 @@ interface VideoStats {
   framesDecoded?: number;
   bytesSent?: number;
   codecId?: string;
+  scalabilityMode?: string;
   mimeType?: string;
 }
 
@@ -108,4 +109,19 @@ export async function decodesVideo(page: Page, label: string, frames = 20): Prom
       throw new Error(`${label}: ${stats.framesDecoded} frames decoded (${stats.mimeType ?? 'no codec'})`);
     await page.waitForTimeout(250);
   }
+}
+
+/** The scalability modes (`L1T3` …) of the page's outbound video that has sent bytes. */
+export function sentScalabilityModes(page: Page): Promise<string[]> {
+  return page.evaluate(async () => {
+    const report = (await (
+      window as unknown as { hearthVoiceStats?: () => Promise<RTCStatsReport> }
+    ).hearthVoiceStats?.()) as Map<string, VideoStats> | undefined;
+    const modes: string[] = [];
+    report?.forEach((s) => {
+      if (s.type === 'outbound-rtp' && s.kind === 'video' && (s.bytesSent ?? 0) > 0)
+        modes.push(s.scalabilityMode ?? '');
+    });
+    return modes;
+  });
 }

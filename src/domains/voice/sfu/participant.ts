@@ -1,17 +1,19 @@
 import {
   PictureLossIndication,
+  ReceiverEstimatedMaxBitrate,
   RTCPeerConnection,
   type RTCRtpCodecParameters,
   type RTCRtpTransceiver,
   RTP_EXTENSION_URI,
   type RtcpPacket,
   RtcpPayloadSpecificFeedback,
-  type RtpPacket,
+  RtpPacket,
 } from 'werift';
 import type WebSocket from 'ws';
 import type { HandshakeGate } from './handshake-gate.ts';
 import { announceAddresses, audioLevel, peerConfig, type SfuNetworkSettings } from './media-config.ts';
 import { type MediaKind, UPSTREAM_KINDS } from './media-kinds.ts';
+import { LayerFilter, type LayerMeter, type Vp8Descriptor } from './temporal-layers.ts';
 
 export { type MediaKind, UPSTREAM_KINDS };
 
@@ -27,6 +29,14 @@ interface Downstream {
   publisherId: string;
   kind: MediaKind;
   transceiver: RTCRtpTransceiver;
+  /** Which temporal layers of a layered VP8 stream this member gets (docs/voice.md#layer-selection). */
+  layers: LayerFilter;
+}
+
+/** A layered VP8 packet's descriptor and its stream's layer weights (docs/voice.md#layer-selection). */
+export interface LayeredPacket {
+  descriptor: Vp8Descriptor;
+  meter: LayerMeter;
 }
 
 /** Speaking indicator: louder than this (dBov, 0 = loudest) counts as speech; a short hangover avoids flicker. */
@@ -44,6 +54,8 @@ export class Participant {
   onRtp: ((kind: MediaKind, packet: RtpPacket, mimeType: string | undefined) => void) | undefined;
   onSpeaking: ((speaking: boolean) => void) | undefined;
   onPictureLoss: ((publisherId: string, kind: MediaKind) => void) | undefined;
+  /** The bandwidth this member's client estimates it can receive (REMB, bits/s); undefined until it says. */
+  receiveBandwidth: number | undefined;
   private readonly upstream = new Map<MediaKind, { transceiver: RTCRtpTransceiver; ssrc: number | undefined }>();
   private readonly downstream: Downstream[] = [];
   private negotiating: Promise<void> = Promise.resolve();
@@ -85,7 +97,7 @@ export class Participant {
       });
     }
     // Every m-line shares one transport (max-bundle), created with the first transceiver above.
-    this.upstream.get('audio')?.transceiver.dtlsTransport.onRtcp.subscribe((packet) => this.keyFrameRequest(packet));
+    this.upstream.get('audio')?.transceiver.dtlsTransport.onRtcp.subscribe((packet) => this.clientFeedback(packet));
   }
 
   /** Wraps a downstream subscription to a publisher's media; takes effect at the next negotiation. */
@@ -94,10 +106,11 @@ export class Participant {
     const free = this.downstream.find((d) => d.publisherId === '' && d.kind === kind);
     if (free) {
       free.publisherId = publisherId;
+      free.layers = new LayerFilter();
       return free.transceiver;
     }
     const transceiver = this.pc.addTransceiver(kind === 'audio' ? 'audio' : 'video', { direction: 'sendonly' });
-    this.downstream.push({ publisherId, kind, transceiver });
+    this.downstream.push({ publisherId, kind, transceiver, layers: new LayerFilter() });
     return transceiver;
   }
 
@@ -116,8 +129,10 @@ export class Participant {
     kind: MediaKind,
     mimeType: string | undefined,
     packet: Buffer,
-  ): 'sent' | 'not-ready' | 'unsupported' {
-    const transceiver = this.sendersFor(publisherId, kind);
+    layered?: LayeredPacket,
+  ): 'sent' | 'not-ready' | 'unsupported' | 'thinned' {
+    const entry = this.downstream.find((d) => d.publisherId === publisherId && d.kind === kind);
+    const transceiver = entry?.transceiver;
     const sender = transceiver?.sender;
     // A member still waiting for admission or in its handshake has nothing to send on (docs/voice.md#join-admission).
     if (!transceiver || sender?.dtlsTransport?.state !== 'connected') return 'not-ready';
@@ -130,8 +145,39 @@ export class Participant {
     // werift labels every packet with the sender's `codec` (set to the first negotiated one at each negotiation);
     // it is read synchronously at the start of sendRtp, so each packet goes out with its own codec's number.
     sender.codec = codec;
-    sender.sendRtp(packet).catch(() => {});
+    if (layered && entry) {
+      const thinned = this.thin(entry, packet, layered);
+      if (!thinned) return 'thinned';
+      sender.sendRtp(thinned).catch(() => {});
+    } else sender.sendRtp(packet).catch(() => {});
     return 'sent';
+  }
+
+  /**
+   * Layer selection (docs/voice.md#layer-selection): this member's bandwidth estimate, shared evenly among the
+   * video streams it receives, picks the highest temporal layer that fits; the packet is dropped when its frame
+   * is above it, else returned with its sequence number and picture ID shifted past what was dropped.
+   */
+  private thin(entry: Downstream, buffer: Buffer, { descriptor, meter }: LayeredPacket): RtpPacket | undefined {
+    const now = performance.now();
+    const videoStreams = this.downstream.filter((d) => d.kind !== 'audio' && d.publisherId !== '').length;
+    const maxLayer =
+      this.receiveBandwidth === undefined
+        ? Number.POSITIVE_INFINITY
+        : meter.highestWithin(this.receiveBandwidth / Math.max(1, videoStreams), now);
+    const packet = RtpPacket.deSerialize(buffer);
+    // The payload is shared with the other subscribers' copies until copied here.
+    const payload = Buffer.from(packet.payload);
+    const sequenceNumber = entry.layers.admit(
+      descriptor,
+      packet.header.timestamp,
+      packet.header.sequenceNumber,
+      payload,
+      maxLayer,
+    );
+    if (sequenceNumber === undefined) return undefined;
+    packet.header.sequenceNumber = sequenceNumber;
+    return new RtpPacket(packet.header, payload);
   }
 
   /** The codec of a payload type this member sends on its upstream slot (from its answer). */
@@ -237,16 +283,22 @@ export class Participant {
   }
 
   /**
-   * A PLI or FIR from this member's client asks for a key frame of one of its downstream streams (named by the
+   * Feedback from this member's client, read off the transport. A REMB is its receive estimate. A PLI or FIR
+   * asks for a key frame of one of its downstream streams (named by the
    * SSRC of our sender): the room asks that stream's publisher. Read off the transport rather than the sender's
-   * own event: werift routes payload-specific feedback by the packet's *sender* SSRC first, and Chromium sends
+   * own events: werift routes payload-specific feedback by the packet's *sender* SSRC first, and Chromium sends
    * it from the SSRC of one of its own upstream streams, so our receiver for that slot took it and the request
    * never reached the publisher; a subscriber who missed the key frame at the start waited for the next one the
    * publisher happened to send (docs/voice.md#codecs).
    */
-  private keyFrameRequest(packet: RtcpPacket): void {
+  private clientFeedback(packet: RtcpPacket): void {
     if (!(packet instanceof RtcpPayloadSpecificFeedback)) return;
     const feedback = packet.feedback;
+    // REMB: the client's estimate of what it can receive, for all its streams (docs/voice.md#layer-selection).
+    if (feedback instanceof ReceiverEstimatedMaxBitrate) {
+      this.receiveBandwidth = Number(feedback.bitrate);
+      return;
+    }
     const ssrcs =
       feedback instanceof PictureLossIndication
         ? [feedback.mediaSsrc]

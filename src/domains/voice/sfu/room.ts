@@ -1,6 +1,7 @@
 import type { RtpPacket } from 'werift';
 import { type MediaKind, UPSTREAM_KINDS } from './media-kinds.ts';
-import type { Participant } from './participant.ts';
+import type { LayeredPacket, Participant } from './participant.ts';
+import { LayerMeter, parseVp8Descriptor } from './temporal-layers.ts';
 
 /** Per-room counters the benchmarks and the status line read. */
 export interface RoomStats {
@@ -16,6 +17,8 @@ export class Room {
   readonly participants = new Map<string, Participant>();
   /** What each member has published so far; a member who joins later is subscribed to all of it. */
   private readonly published = new Map<string, Set<MediaKind>>();
+  /** The weight of each temporal layer of every layered VP8 stream, by `<publisher id>:<kind>`. */
+  private readonly layerMeters = new Map<string, LayerMeter>();
   readonly stats: RoomStats = { forwarded: 0, dropped: 0 };
   /** Someone started speaking (the AFK timeout's notion of activity). */
   onActive: ((userId: string) => void) | undefined;
@@ -57,6 +60,7 @@ export class Room {
     if (this.participants.get(participant.userId) !== participant) return;
     this.participants.delete(participant.userId);
     this.published.delete(participant.userId);
+    for (const kind of UPSTREAM_KINDS) this.layerMeters.delete(`${participant.userId}:${kind}`);
     participant.close();
     for (const other of this.participants.values()) other.unsubscribeAll(participant.userId);
     this.broadcast('participants', { user_ids: [...this.participants.keys()] });
@@ -86,13 +90,28 @@ export class Room {
       return;
     }
     const buffer = packet.serialize();
+    const layered = mimeType?.toLowerCase() === 'video/vp8' ? this.layered(from, kind, packet) : undefined;
     for (const other of this.participants.values()) {
       if (other === from || (kind === 'audio' && other.flags.deafened)) continue;
-      const outcome = other.forward(from.userId, kind, mimeType, buffer);
+      const outcome = other.forward(from.userId, kind, mimeType, buffer, layered);
       if (outcome === 'sent') this.stats.forwarded++;
       // A subscriber whose browser cannot decode the publisher's codec does not get that stream.
       else if (outcome === 'unsupported') this.stats.dropped++;
     }
+  }
+
+  /** A VP8 packet with a temporal layer index: weighed into its stream's meter (docs/voice.md#layer-selection). */
+  private layered(from: Participant, kind: MediaKind, packet: RtpPacket): LayeredPacket | undefined {
+    const descriptor = parseVp8Descriptor(packet.payload);
+    if (descriptor?.temporalId === undefined) return undefined;
+    const key = `${from.userId}:${kind}`;
+    let meter = this.layerMeters.get(key);
+    if (!meter) {
+      meter = new LayerMeter();
+      this.layerMeters.set(key, meter);
+    }
+    meter.add(descriptor.temporalId, packet.payload.length, performance.now());
+    return { descriptor, meter };
   }
 
   broadcast(op: string, d: unknown): void {

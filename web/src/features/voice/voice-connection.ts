@@ -496,6 +496,7 @@ export class VoiceConnection {
     const answer = await pc.createAnswer();
     await pc.setLocalDescription(answer);
     this.ws?.send(JSON.stringify({ op: 'answer', d: { sdp: pc.localDescription?.sdp ?? answer.sdp } }));
+    await this.layerCamera();
     this.onChange();
   }
 
@@ -517,7 +518,24 @@ export class VoiceConnection {
         encoding.codec = codec;
       await transceiver.sender.setParameters(parameters).catch(() => {});
     }
+    await this.layerCamera();
     this.onChange();
+  }
+
+  /**
+   * A VP8 camera goes out in three temporal layers (`L1T3`), so the SFU can send a subscriber with little bandwidth
+   * fewer frames rather than more than it can take (docs/voice.md#layer-selection). Its own setParameters call:
+   * a browser that refuses the mode keeps sending one layer, and the codec set before stays.
+   */
+  private async layerCamera(): Promise<void> {
+    const sender = this.upstream.get('camera')?.sender;
+    if (!sender) return;
+    const parameters = sender.getParameters();
+    const mode = this.settings.videoCodec === 'VP8' ? 'L1T3' : 'L1T1';
+    const encodings = parameters.encodings as (RTCRtpEncodingParameters & { scalabilityMode?: string })[];
+    if (encodings.length === 0 || encodings.every((e) => e.scalabilityMode === mode)) return;
+    for (const encoding of encodings) encoding.scalabilityMode = mode;
+    await sender.setParameters(parameters).catch(() => {});
   }
 
   /** Camera and screen are answered with the chosen codec first (docs/voice.md#codecs). */
