@@ -62,6 +62,29 @@ function requireThreadParent(access: ChannelAccess): void {
   if (access.channel.type !== CHANNEL_TYPES.GUILD_TEXT) throw new ApiError('CANNOT_EXECUTE_ACTION_ON_CHANNEL_TYPE');
 }
 
+/**
+ * Joining (PUT) or leaving (DELETE) a thread oneself: both need only sight of the thread and are refused once it is
+ * archived; `change` adds or removes the caller.
+ */
+function ownMembershipRoute(
+  deps: ChatDeps,
+  method: 'PUT' | 'DELETE',
+  change: (thread: ThreadChannelRow, userId: string) => Promise<unknown>,
+): AnyRoute {
+  return route({
+    method,
+    path: '/channels/:channelId/thread-members/@me',
+    policy: 'user',
+    rateLimit: limits.write('channels:thread-members'),
+    async handler(ctx) {
+      const thread = await threadOf(deps, ctx);
+      if (thread.thread.row.archived) throw new ApiError('THREAD_ARCHIVED');
+      await change(thread.thread.row, ctx.user.id);
+      return undefined;
+    },
+  });
+}
+
 function listed(rows: readonly ThreadChannelRow[], members: readonly ThreadMemberRow[], limit?: number) {
   const page = limit === undefined ? rows : rows.slice(0, limit);
   const shown = new Set(page.map((r) => r.id));
@@ -137,31 +160,8 @@ export function threadRoutes(deps: ChatDeps, threads: ThreadService): AnyRoute[]
       },
     }),
 
-    route({
-      method: 'PUT',
-      path: '/channels/:channelId/thread-members/@me',
-      policy: 'user',
-      rateLimit: limits.write('channels:thread-members'),
-      async handler(ctx) {
-        const thread = await threadOf(deps, ctx);
-        if (thread.thread.row.archived) throw new ApiError('THREAD_ARCHIVED');
-        await threads.addMember(thread.thread.row, ctx.user.id);
-        return undefined;
-      },
-    }),
-
-    route({
-      method: 'DELETE',
-      path: '/channels/:channelId/thread-members/@me',
-      policy: 'user',
-      rateLimit: limits.write('channels:thread-members'),
-      async handler(ctx) {
-        const thread = await threadOf(deps, ctx);
-        if (thread.thread.row.archived) throw new ApiError('THREAD_ARCHIVED');
-        await threads.removeMember(thread.thread.row, ctx.user.id);
-        return undefined;
-      },
-    }),
+    ownMembershipRoute(deps, 'PUT', (row, userId) => threads.addMember(row, userId)),
+    ownMembershipRoute(deps, 'DELETE', (row, userId) => threads.removeMember(row, userId)),
 
     route({
       method: 'PUT',
