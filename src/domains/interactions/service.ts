@@ -95,47 +95,43 @@ const interactionAttachment = z
       : ref,
   );
 
+/** What every invocation carries: the app, where it was invoked, and the invoking client's session and nonce. */
+const invocationEnvelope = {
+  application_id: snowflake,
+  guild_id: snowflake.nullish(),
+  channel_id: snowflake,
+  session_id: z.string().max(64).nullish(),
+  nonce: z.string().max(64).nullish(),
+};
+
+/** The command named by a slash-command invocation and by an autocomplete request alike. */
+const commandData = z.object({
+  id: snowflake,
+  name: z.string().max(32),
+  type: z.number().int().min(1).max(3).optional(),
+  options: z.array(commandOption).max(25).optional(),
+});
+
 /** The body a person's client sends to `POST /interactions`. */
 export const invokeSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal(INTERACTION_TYPES.APPLICATION_COMMAND),
-    application_id: snowflake,
-    guild_id: snowflake.nullish(),
-    channel_id: snowflake,
-    session_id: z.string().max(64).nullish(),
-    nonce: z.string().max(64).nullish(),
-    data: z.object({
-      id: snowflake,
-      name: z.string().max(32),
-      type: z.number().int().min(1).max(3).optional(),
+    ...invocationEnvelope,
+    data: commandData.extend({
       version: z.string().max(20).optional(),
-      options: z.array(commandOption).max(25).optional(),
       target_id: snowflake.optional(),
       attachments: z.array(interactionAttachment).max(10).optional(),
     }),
   }),
   z.object({
     type: z.literal(INTERACTION_TYPES.AUTOCOMPLETE),
-    application_id: snowflake,
-    guild_id: snowflake.nullish(),
-    channel_id: snowflake,
-    session_id: z.string().max(64).nullish(),
-    nonce: z.string().max(64).nullish(),
-    data: z.object({
-      id: snowflake,
-      name: z.string().max(32),
-      type: z.number().int().min(1).max(3).optional(),
-      options: z.array(commandOption).max(25).optional(),
-    }),
+    ...invocationEnvelope,
+    data: commandData,
   }),
   z.object({
     type: z.literal(INTERACTION_TYPES.MESSAGE_COMPONENT),
-    application_id: snowflake,
-    guild_id: snowflake.nullish(),
-    channel_id: snowflake,
+    ...invocationEnvelope,
     message_id: snowflake,
-    session_id: z.string().max(64).nullish(),
-    nonce: z.string().max(64).nullish(),
     data: z.object({
       component_type: z.number().int().min(2).max(8),
       custom_id: z.string().min(1).max(100),
@@ -144,11 +140,7 @@ export const invokeSchema = z.discriminatedUnion('type', [
   }),
   z.object({
     type: z.literal(INTERACTION_TYPES.MODAL_SUBMIT),
-    application_id: snowflake,
-    guild_id: snowflake.nullish(),
-    channel_id: snowflake,
-    session_id: z.string().max(64).nullish(),
-    nonce: z.string().max(64).nullish(),
+    ...invocationEnvelope,
     data: z.object({
       id: snowflake.optional(),
       custom_id: z.string().min(1).max(100),
