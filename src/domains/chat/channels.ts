@@ -215,6 +215,24 @@ export function channelRoutes(deps: ChatDeps): AnyRoute[] {
     return parent;
   }
 
+  /**
+   * What follows a change to one channel's overwrites (putting or deleting one): caches dropped, the audit entries,
+   * CHANNEL_DELETE/CREATE for members who lost or gained the channel, CHANNEL_UPDATE, and its threads re-checked.
+   */
+  async function publishOverwriteChange(
+    guild: GuildContext,
+    { before, row }: { before: OverwriteJson[]; row: ChannelRow },
+    userId: string,
+    reason: string | null,
+  ): Promise<void> {
+    await events.invalidate({ guildId: guild.guildId });
+    for (const entry of overwriteAuditEntries(guild, row.id, before, row.permission_overwrites, userId, reason))
+      await audit.record(entry);
+    await events.visibility(guild.guildId, { overwrites: { [row.id]: before } });
+    await events.channelViewers('CHANNEL_UPDATE', guild.guildId, row.id, channelView(row));
+    await threads.syncChannel(guild.guildId, row.id);
+  }
+
   return [
     route({
       method: 'GET',
@@ -512,24 +530,11 @@ export function channelRoutes(deps: ChatDeps): AnyRoute[] {
           [{ id: targetId, type: ctx.body.type as 0 | 1, allow: ctx.body.allow ?? 0n, deny: ctx.body.deny ?? 0n }],
           channelAccess.permissions,
         );
-        const { before, row } = await replaceOverwrites(db, channelAccess.channel.id, (list) => [
+        const replaced = await replaceOverwrites(db, channelAccess.channel.id, (list) => [
           ...list.filter((o) => o.id !== targetId),
           overwrite as OverwriteJson,
         ]);
-        await events.invalidate({ guildId: guild.guildId });
-        const reason = auditReason(ctx.request.headers);
-        for (const entry of overwriteAuditEntries(
-          guild,
-          row.id,
-          before,
-          row.permission_overwrites,
-          ctx.user.id,
-          reason,
-        ))
-          await audit.record(entry);
-        await events.visibility(guild.guildId, { overwrites: { [row.id]: before } });
-        await events.channelViewers('CHANNEL_UPDATE', guild.guildId, row.id, channelView(row));
-        await threads.syncChannel(guild.guildId, row.id);
+        await publishOverwriteChange(guild, replaced, ctx.user.id, auditReason(ctx.request.headers));
         return undefined;
       },
     }),
@@ -545,23 +550,10 @@ export function channelRoutes(deps: ChatDeps): AnyRoute[] {
         if (!guild) throw new ApiError('MISSING_PERMISSIONS');
         requireChannel(channelAccess, PERMISSIONS.MANAGE_ROLES);
         const targetId = pathId(ctx.params.overwriteId, 'UNKNOWN_ROLE');
-        const { before, row } = await replaceOverwrites(db, channelAccess.channel.id, (list) =>
+        const replaced = await replaceOverwrites(db, channelAccess.channel.id, (list) =>
           list.filter((o) => o.id !== targetId),
         );
-        await events.invalidate({ guildId: guild.guildId });
-        const reason = auditReason(ctx.request.headers);
-        for (const entry of overwriteAuditEntries(
-          guild,
-          row.id,
-          before,
-          row.permission_overwrites,
-          ctx.user.id,
-          reason,
-        ))
-          await audit.record(entry);
-        await events.visibility(guild.guildId, { overwrites: { [row.id]: before } });
-        await events.channelViewers('CHANNEL_UPDATE', guild.guildId, row.id, channelView(row));
-        await threads.syncChannel(guild.guildId, row.id);
+        await publishOverwriteChange(guild, replaced, ctx.user.id, auditReason(ctx.request.headers));
         return undefined;
       },
     }),
