@@ -1,14 +1,11 @@
 import { type FormEvent, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { HearthApiError } from '../../api/errors.ts';
 import { useApp } from '../../app-context.tsx';
-import { Button } from '../../components/Button.tsx';
-import { ErrorNotice, Notice } from '../../components/ErrorNotice.tsx';
-import { fieldSentence } from '../../components/error-sentence.ts';
-import { Field } from '../../components/Field.tsx';
+import { Notice } from '../../components/ErrorNotice.tsx';
 import { Link } from '../../components/Link.tsx';
 import { PageLayout } from '../../components/PageLayout.tsx';
 import { takeFragmentParam } from '../../lib/fragment.ts';
+import { NewPasswordForm } from './NewPasswordForm.tsx';
 
 /**
  * `/auth/email-revert#token=…` from the "your email was changed" message: restores the old address, sets a
@@ -38,7 +35,6 @@ export default function EmailRevertPage() {
     }
   };
 
-  const passwordError = error instanceof HearthApiError ? fieldSentence(t, error.fieldCodes(), 'password') : undefined;
   return (
     <PageLayout title={t('revert.title')}>
       {!token && (
@@ -49,23 +45,14 @@ export default function EmailRevertPage() {
       {token && !done && (
         <>
           <p>{t('revert.intro')}</p>
-          <form onSubmit={submit} noValidate>
-            <Field
-              label={t('common.newPassword')}
-              hint={t('register.passwordHint')}
-              type="password"
-              autoComplete="new-password"
-              required
-              minLength={8}
-              value={password}
-              onChange={(event) => setPassword(event.target.value)}
-              error={passwordError}
-            />
-            <ErrorNotice error={passwordError ? null : error} />
-            <Button type="submit" busy={busy}>
-              {t('revert.submit')}
-            </Button>
-          </form>
+          <NewPasswordForm
+            password={password}
+            onPasswordChange={setPassword}
+            onSubmit={submit}
+            busy={busy}
+            error={error}
+            submitLabel={t('revert.submit')}
+          />
         </>
       )}
       {done && (

@@ -3,14 +3,12 @@ import { useTranslation } from 'react-i18next';
 import { HearthApiError } from '../../api/errors.ts';
 import { isMfaChallenge, type MfaChallenge, type TokenResponse } from '../../api/types.ts';
 import { useApp } from '../../app-context.tsx';
-import { Button } from '../../components/Button.tsx';
-import { ErrorNotice, Notice } from '../../components/ErrorNotice.tsx';
-import { fieldSentence } from '../../components/error-sentence.ts';
-import { Field } from '../../components/Field.tsx';
+import { Notice } from '../../components/ErrorNotice.tsx';
 import { Link } from '../../components/Link.tsx';
 import { PageLayout } from '../../components/PageLayout.tsx';
 import { takeFragmentParam } from '../../lib/fragment.ts';
 import { MfaStep } from './MfaStep.tsx';
+import { NewPasswordForm } from './NewPasswordForm.tsx';
 
 type State = 'checking' | 'invalid' | 'form' | 'done';
 
@@ -59,7 +57,6 @@ export default function ResetPage() {
 
   if (mfa) return <MfaStep challenge={mfa} onDone={finish} onCancel={() => setMfa(null)} />;
 
-  const passwordError = error instanceof HearthApiError ? fieldSentence(t, error.fieldCodes(), 'password') : undefined;
   return (
     <PageLayout title={t('reset.title')}>
       {state === 'checking' && (
@@ -78,23 +75,14 @@ export default function ResetPage() {
         </>
       )}
       {state === 'form' && (
-        <form onSubmit={submit} noValidate>
-          <Field
-            label={t('common.newPassword')}
-            hint={t('register.passwordHint')}
-            type="password"
-            autoComplete="new-password"
-            required
-            minLength={8}
-            value={password}
-            onChange={(event) => setPassword(event.target.value)}
-            error={passwordError}
-          />
-          <ErrorNotice error={passwordError ? null : error} />
-          <Button type="submit" busy={busy}>
-            {t('reset.submit')}
-          </Button>
-        </form>
+        <NewPasswordForm
+          password={password}
+          onPasswordChange={setPassword}
+          onSubmit={submit}
+          busy={busy}
+          error={error}
+          submitLabel={t('reset.submit')}
+        />
       )}
       {state === 'done' && (
         <>
