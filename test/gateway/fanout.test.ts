@@ -69,6 +69,9 @@ const dispatch = <E extends GatewayEvent>(
   audience: Dispatch['audience'],
 ): Dispatch => ({ event, payload, audience }) as DispatchOf<E> as Dispatch;
 
+/** Routing never reads a whole message or user: a marker stands in for the object (the catalogue types the real one). */
+const standIn = <E extends GatewayEvent>(marker: object) => marker as GatewayEvents[E];
+
 describe('fan-out', () => {
   test('a guild dispatch with a permission reaches only members holding it, asked once per user', async () => {
     const asked: string[] = [];
@@ -116,7 +119,13 @@ describe('fan-out', () => {
     const a2 = connect('u1', ['g1']);
     const b = connect('u2', ['g1']);
     const c = connect('u3', ['g2']);
-    fanout.onDispatch(dispatch('MESSAGE_CREATE', { id: 'm1' }, { kind: 'channel', guildId: 'g1', channelId: 'c1' }));
+    fanout.onDispatch(
+      dispatch('MESSAGE_CREATE', standIn<'MESSAGE_CREATE'>({ id: 'm1' }), {
+        kind: 'channel',
+        guildId: 'g1',
+        channelId: 'c1',
+      }),
+    );
     await new Promise((r) => setTimeout(r, 10));
     assert.deepEqual(a.socket.parsed(), [{ op: 0, t: 'MESSAGE_CREATE', d: { id: 'm1' }, s: 1 }]);
     assert.equal(a2.socket.frames.length, 1);
@@ -129,9 +138,15 @@ describe('fan-out', () => {
     let release: (v: boolean) => void = () => {};
     const { fanout, connect } = setup(port({ canViewChannel: () => new Promise<boolean>((r) => (release = r)) }));
     const a = connect('u1', ['g1']);
-    fanout.onDispatch(dispatch('MESSAGE_CREATE', { n: 1 }, { kind: 'channel', guildId: 'g1', channelId: 'c1' }));
+    fanout.onDispatch(
+      dispatch('MESSAGE_CREATE', standIn<'MESSAGE_CREATE'>({ n: 1 }), {
+        kind: 'channel',
+        guildId: 'g1',
+        channelId: 'c1',
+      }),
+    );
     fanout.onDispatch(dispatch('GUILD_UPDATE', { n: 2 }, { kind: 'guild', guildId: 'g1' }));
-    fanout.onDispatch(dispatch('USER_UPDATE', { n: 3 }, { kind: 'users', userIds: ['u1'] }));
+    fanout.onDispatch(dispatch('USER_UPDATE', standIn<'USER_UPDATE'>({ n: 3 }), { kind: 'users', userIds: ['u1'] }));
     await new Promise((r) => setTimeout(r, 10));
     assert.equal(a.socket.frames.length, 0);
     release(true);
@@ -155,8 +170,10 @@ describe('fan-out', () => {
       }),
     );
     const a = connect('u1', ['g1']);
-    fanout.onDispatch(dispatch('MESSAGE_CREATE', {}, { kind: 'channel', guildId: 'g1', channelId: 'c1' }));
-    fanout.onDispatch(dispatch('USER_UPDATE', {}, { kind: 'users', userIds: ['u1'] }));
+    fanout.onDispatch(
+      dispatch('MESSAGE_CREATE', standIn<'MESSAGE_CREATE'>({}), { kind: 'channel', guildId: 'g1', channelId: 'c1' }),
+    );
+    fanout.onDispatch(dispatch('USER_UPDATE', standIn<'USER_UPDATE'>({}), { kind: 'users', userIds: ['u1'] }));
     await new Promise((r) => setTimeout(r, 10));
     assert.deepEqual(
       a.socket.parsed().map((f) => f.t),

@@ -57,7 +57,7 @@ describe('dispatch sequence', () => {
     const a1 = await readyClient(server, alice.token);
     const a2 = await readyClient(server, alice.token);
     const b = await readyClient(server, bob.token);
-    await toUser(alice.id, 'USER_UPDATE', { id: alice.id });
+    await toUser(alice.id, 'USER_UPDATE', { id: alice.id } as GatewayEvents['USER_UPDATE']);
     assert.equal((await a1.client.dispatch('USER_UPDATE')).s, 2);
     assert.equal((await a2.client.dispatch('USER_UPDATE')).s, 2);
     assert.ok(await b.client.nothing((f) => f.t === 'USER_UPDATE'));
@@ -245,7 +245,7 @@ describe('revocation', () => {
     assert.equal(res.status, 204);
     assert.deepEqual(await doomed.client.next(), { op: 9, d: false });
     assert.deepEqual(await doomed.client.closed, { code: 4004, reason: 'Invalid token' });
-    await toUser(alice.id, 'USER_UPDATE', { id: alice.id });
+    await toUser(alice.id, 'USER_UPDATE', { id: alice.id } as GatewayEvents['USER_UPDATE']);
     assert.equal((await other.client.dispatch('USER_UPDATE')).s, 2);
     // The revoked session cannot be resumed either.
     const again = GatewayClient.connect(server);

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { it } from 'node:test';
 import type { ChatEvents } from '../../src/domains/chat/events.ts';
+import type { ChannelRow } from '../../src/domains/chat/rows.ts';
+import type { MessageView } from '../../src/domains/chat/views.ts';
 import {
   type Audience,
   DISPATCH_TOPIC,
@@ -11,6 +13,7 @@ import {
   type GatewayEvents,
 } from '../../src/domains/events/dispatch.ts';
 import { dispatchPrefix } from '../../src/gateway/protocol.ts';
+import { type PrivateUser, partialUser, type UserRecord } from '../../src/identity/user-record.ts';
 import { type EventBus, InProcessEventBus } from '../../src/platform/state/event-bus.ts';
 
 // docs/gateway.md#every-event: gateway events and their payload types are one catalogue (`GatewayEvents`,
@@ -49,6 +52,32 @@ it("types ChatEvents' helpers by the catalogue, without the fields they add", ()
     void events.guild('GUILD_ROLE_DELETE', '1', { role: {} });
     // @ts-expect-error an event the catalogue does not list
     void events.users('GUILD_ROLE_DELETED', ['1'], { guild_id: '1', role_id: '2' });
+  };
+  assert.equal(typeof check, 'function');
+});
+
+// Whole-object events are typed by the domains' view types (docs/gateway.md#every-event): a payload missing a
+// required field, or with one of another type, does not compile. Type-level only, like the helpers' test above.
+it('types whole-object events by the view builders', () => {
+  const check = (
+    dispatcher: Dispatcher,
+    events: ChatEvents,
+    rows: { channel: ChannelRow; user: UserRecord },
+    message: MessageView,
+    user: PrivateUser,
+  ) => {
+    const audience: Audience = { kind: 'users', userIds: ['1'] };
+    void dispatcher.dispatch('MESSAGE_CREATE', { ...message, guild_id: '1' }, audience);
+    const { author: _author, ...withoutAuthor } = message;
+    // @ts-expect-error a message without its author
+    void dispatcher.dispatch('MESSAGE_CREATE', withoutAuthor, audience);
+    // @ts-expect-error a message whose timestamp is a number
+    void dispatcher.dispatch('MESSAGE_UPDATE', { ...message, timestamp: 0 }, audience);
+    // @ts-expect-error the author's member carries no roles
+    void events.channel('MESSAGE_CREATE', { channel: rows.channel, recipients: undefined }, { ...message, member: {} });
+    void dispatcher.dispatch('USER_UPDATE', user, audience);
+    // @ts-expect-error USER_UPDATE is the private user, not the partial one
+    void dispatcher.dispatch('USER_UPDATE', partialUser(rows.user), audience);
   };
   assert.equal(typeof check, 'function');
 });

@@ -1,5 +1,5 @@
 import { ApiError } from '../../http/errors.ts';
-import type { UserRecord } from '../../identity/user-record.ts';
+import type { PartialUser, UserRecord } from '../../identity/user-record.ts';
 import { partialUser } from '../../identity/user-record.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
@@ -19,7 +19,8 @@ import {
 } from './rows.ts';
 import { stickerItemView, stickersByIds, stickerView } from './sticker-store.ts';
 import type { ChatStore } from './store.ts';
-import { memberView, timestampOf } from './views.ts';
+import type { ThreadView } from './thread-views.ts';
+import { type MessageEventView, type MessageView, memberView, timestampOf } from './views.ts';
 
 export const MESSAGE_TYPES = {
   DEFAULT: 0,
@@ -116,7 +117,7 @@ export interface ThreadHooks {
   /** Counts the message, joins the author and the members it mentions. */
   afterMessage(thread: ChannelRow, authorId: string | null, mentionedUserIds: readonly string[]): Promise<void>;
   /** The thread objects started from these messages, by message id. */
-  startedThreads(messageIds: readonly string[]): Promise<Map<string, Record<string, unknown>>>;
+  startedThreads(messageIds: readonly string[]): Promise<Map<string, ThreadView>>;
 }
 
 /** The mentions of a message that ping (after allowed_mentions and permissions). */
@@ -191,7 +192,7 @@ export class MessageService {
     };
   }
 
-  async create(input: CreateMessageInput): Promise<Record<string, unknown>> {
+  async create(input: CreateMessageInput): Promise<MessageView> {
     const { channel } = input;
     if (!TEXT_TYPES.has(channel.type)) throw new ApiError('CANNOT_SEND_MESSAGES_IN_NON_TEXT_CHANNEL');
     const content = input.content ?? '';
@@ -292,7 +293,7 @@ export class MessageService {
       knownUsers: [...mentions.loaded.values(), ...(input.author ? [input.author] : [])],
       fresh: true,
     });
-    const message = { ...(view as Record<string, unknown>) };
+    const message: MessageView = { ...(view as MessageView) };
     if (input.nonce !== undefined && input.nonce !== null) message.nonce = input.nonce;
     await this.dispatchWithMember(
       'MESSAGE_CREATE',
@@ -359,7 +360,7 @@ export class MessageService {
     );
     if (!row) throw new ApiError('UNKNOWN_MESSAGE');
     const [view] = await this.render([row], undefined, { knownUsers: mentionedUsers });
-    const message = view as Record<string, unknown>;
+    const message = view as MessageView;
     await this.dispatchWithMember('MESSAGE_UPDATE', channel, recipients, message, row.author_id);
     return message;
   }
@@ -376,7 +377,7 @@ export class MessageService {
     );
     if (!row) return;
     const [view] = await this.render([row], undefined);
-    await this.dispatchWithMember('MESSAGE_UPDATE', channel, undefined, view as Record<string, unknown>, row.author_id);
+    await this.dispatchWithMember('MESSAGE_UPDATE', channel, undefined, view as MessageView, row.author_id);
   }
 
   async find(channelId: string, messageId: string, db: Queryable = this.db): Promise<MessageRow | undefined> {
@@ -402,7 +403,7 @@ export class MessageService {
     rows: readonly MessageRow[],
     viewerId: string | undefined,
     options: { knownUsers?: readonly UserRecord[]; fresh?: boolean } = {},
-  ): Promise<Record<string, unknown>[]> {
+  ): Promise<MessageView[]> {
     if (rows.length === 0) return [];
     const referenceIds = [...new Set(rows.flatMap((r) => (r.reference_message_id ? [r.reference_message_id] : [])))];
     const referenced = referenceIds.length
@@ -433,13 +434,13 @@ export class MessageService {
     const stickerIds = all.flatMap((r) => r.sticker_ids);
     const stickers =
       stickerIds.length > 0 ? new Map((await stickersByIds(this.db, stickerIds)).map((s) => [s.id, s])) : new Map();
-    const base = (row: MessageRow): Record<string, unknown> => {
+    const base = (row: MessageRow): MessageView => {
       // A sticker deleted since the message was sent is dropped, as on Discord.
       const sent = row.sticker_ids.flatMap((id) => {
         const sticker = stickers.get(id);
         return sticker ? [sticker] : [];
       });
-      const view: Record<string, unknown> = {
+      const view: MessageView = {
         id: row.id,
         channel_id: row.channel_id,
         author: authorView(row, users),
@@ -501,7 +502,7 @@ export class MessageService {
     event: 'MESSAGE_CREATE' | 'MESSAGE_UPDATE',
     channel: ChannelRow,
     recipients: string[] | undefined,
-    message: Record<string, unknown>,
+    message: MessageView,
     authorId: string | null,
     knownMember?: MemberRow,
   ): Promise<void> {
@@ -510,7 +511,7 @@ export class MessageService {
       await this.events.channel(event, { channel, recipients: audience }, message);
       return;
     }
-    const payload: Record<string, unknown> = { ...message };
+    const payload: MessageEventView = { ...message };
     if (knownMember) {
       payload.member = memberView(knownMember, undefined, { includeUser: false });
     } else if (authorId) {
@@ -578,7 +579,7 @@ export class MessageService {
   }
 }
 
-function authorView(row: MessageRow, users: ReadonlyMap<string, UserRecord>): Record<string, unknown> {
+function authorView(row: MessageRow, users: ReadonlyMap<string, UserRecord>): PartialUser {
   if (row.webhook_id) {
     return {
       id: row.webhook_id,

@@ -1,5 +1,5 @@
 import { ApiError } from '../../http/errors.ts';
-import { partialUser, type UserRecord } from '../../identity/user-record.ts';
+import { type PartialUser, partialUser, type UserRecord } from '../../identity/user-record.ts';
 import type { Queryable } from '../../platform/db/database.ts';
 import { type ChannelAccess, requireChannel } from './access.ts';
 import { PERMISSIONS } from './permissions.ts';
@@ -64,8 +64,23 @@ export function stickersByIds(db: Queryable, ids: readonly string[]): Promise<St
 }
 
 /** Discord's sticker object (type 2, guild). `user` only where the caller may see uploaders (REST). */
-export function stickerView(row: StickerRow, user?: UserRecord | null): Record<string, unknown> {
-  const view: Record<string, unknown> = {
+export type StickerView = {
+  id: string;
+  name: string;
+  description: string | null;
+  tags: string;
+  type: 2;
+  format_type: number;
+  available: boolean;
+  guild_id: string;
+  user?: PartialUser;
+};
+
+/** A message's `sticker_items` entry. */
+export type StickerItemView = { id: string; name: string; format_type: number };
+
+export function stickerView(row: StickerRow, user?: UserRecord | null): StickerView {
+  const view: StickerView = {
     id: row.id,
     name: row.name,
     description: row.description,
@@ -79,8 +94,7 @@ export function stickerView(row: StickerRow, user?: UserRecord | null): Record<s
   return view;
 }
 
-/** A message's `sticker_items` entry. */
-export function stickerItemView(row: StickerRow): Record<string, unknown> {
+export function stickerItemView(row: StickerRow): StickerItemView {
   return { id: row.id, name: row.name, format_type: row.format_type };
 }
 

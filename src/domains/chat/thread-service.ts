@@ -10,7 +10,7 @@ import { computeChannelPermissions, has, PERMISSIONS, parsePermissions } from '.
 import { CHANNEL_TYPES, type ChannelRow, type MessageRow } from './rows.ts';
 import type { ChatStore } from './store.ts';
 import type { ThreadChannelRow, ThreadMemberRow, ThreadStore } from './thread-store.ts';
-import { threadMemberView, threadView } from './thread-views.ts';
+import { type ThreadView, threadMemberView, threadView } from './thread-views.ts';
 import { memberView } from './views.ts';
 
 export interface CreateThreadInput {
@@ -256,7 +256,7 @@ export class ThreadService implements ThreadHooks {
       const starter = await this.messages.find(parent.id, input.starter.id);
       if (starter) {
         const [message] = await this.messages.render([starter], undefined);
-        await this.events.channel('MESSAGE_UPDATE', { channel: parent, recipients: undefined }, message ?? {});
+        if (message) await this.events.channel('MESSAGE_UPDATE', { channel: parent, recipients: undefined }, message);
       }
     }
     return row;
@@ -449,7 +449,7 @@ export class ThreadService implements ThreadHooks {
     return has(author.permissions, PERMISSIONS.MANAGE_THREADS);
   }
 
-  async startedThreads(messageIds: readonly string[]): Promise<Map<string, Record<string, unknown>>> {
+  async startedThreads(messageIds: readonly string[]): Promise<Map<string, ThreadView>> {
     const rows = await this.threads.findMany(messageIds);
     return new Map(rows.map((row) => [row.id, threadView(row)]));
   }

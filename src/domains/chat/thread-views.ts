@@ -1,8 +1,49 @@
 import { CHANNEL_TYPES, iso } from './rows.ts';
 import type { ThreadChannelRow, ThreadMemberRow } from './thread-store.ts';
+import type { MemberView } from './views.ts';
+
+/** APIThreadMember as `threadMemberView` sends it; `member` (the guild member) only with `with_member`. */
+export type ThreadMemberView = {
+  id: string;
+  user_id: string;
+  join_timestamp: string | null;
+  flags: number;
+  member?: MemberView;
+};
+
+/** A thread channel as Discord sends it (APIThreadChannel), built by `threadView`. */
+export type ThreadView = {
+  id: string;
+  type: number;
+  guild_id: string;
+  name: string | null;
+  parent_id: string;
+  owner_id: string | null;
+  last_message_id: string | null;
+  last_pin_timestamp: string | null;
+  rate_limit_per_user: number;
+  flags: 0;
+  message_count: number;
+  member_count: number;
+  total_message_sent: number;
+  thread_metadata: {
+    archived: boolean;
+    auto_archive_duration: number;
+    archive_timestamp: string | null;
+    locked: boolean;
+    /** Private threads only. */
+    invitable?: boolean;
+    create_timestamp: string | null;
+  };
+  /**
+   * The viewer's thread member, if any; GUILD_CREATE's `threads` carry only its `join_timestamp` and `flags`
+   * (docs/gateway.md), as Discord's do.
+   */
+  member?: ThreadMemberView | Pick<ThreadMemberView, 'join_timestamp' | 'flags'>;
+};
 
 /** A thread channel as Discord sends it (APIThreadChannel); `member` is the viewer's thread member, if any. */
-export function threadView(t: ThreadChannelRow, member?: ThreadMemberRow): Record<string, unknown> {
+export function threadView(t: ThreadChannelRow, member?: ThreadMemberRow): ThreadView {
   return {
     id: t.id,
     type: t.type,
@@ -30,7 +71,7 @@ export function threadView(t: ThreadChannelRow, member?: ThreadMemberRow): Recor
 }
 
 /** APIThreadMember; `member` (the guild member) only when asked for with `with_member`. */
-export function threadMemberView(m: ThreadMemberRow, guildMember?: Record<string, unknown>): Record<string, unknown> {
+export function threadMemberView(m: ThreadMemberRow, guildMember?: MemberView): ThreadMemberView {
   return {
     id: m.thread_id,
     user_id: m.user_id,

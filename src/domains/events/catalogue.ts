@@ -9,6 +9,9 @@
  * views are built field by field in the domains' `views.ts` and not typed further yet.
  */
 
+import type { PrivateUser } from '../../identity/user-record.ts';
+import type { MessageEventView } from '../chat/views.ts';
+
 /** An object as its REST route shows it (built by a domain's view function). */
 export type View = Record<string, unknown>;
 
@@ -25,7 +28,7 @@ export interface GatewayEvents {
   READY: View;
   RESUMED: Record<string, never>;
   // The user
-  USER_UPDATE: View;
+  USER_UPDATE: PrivateUser;
   USER_SETTINGS_UPDATE: View;
   USER_NOTE_UPDATE: { id: string; note: string };
   RELATIONSHIP_ADD: View;
@@ -69,8 +72,8 @@ export interface GatewayEvents {
   CHANNEL_RECIPIENT_REMOVE: { channel_id: string; user: PartialUser };
   TYPING_START: InChannel & { user_id: string; timestamp: number; member?: View };
   // Messages
-  MESSAGE_CREATE: View;
-  MESSAGE_UPDATE: View;
+  MESSAGE_CREATE: MessageEventView;
+  MESSAGE_UPDATE: MessageEventView;
   MESSAGE_DELETE: InChannel & { id: string };
   MESSAGE_DELETE_BULK: InChannel & { ids: string[] };
   MESSAGE_REACTION_ADD: Reaction & { user_id: string; message_author_id: string | null; member?: View };

@@ -21,7 +21,7 @@ import type { ChatModule } from '../chat/module.ts';
 import { has, PERMISSIONS, threadPermissions } from '../chat/permissions.ts';
 import { isThread, type MemberRow, type MessageRow, type RoleRow } from '../chat/rows.ts';
 import { threadView } from '../chat/thread-views.ts';
-import { channelView, memberView, roleView } from '../chat/views.ts';
+import { channelView, type MessageView, memberView, roleView } from '../chat/views.ts';
 import type { Dispatcher, GatewayEvent, GatewayEvents } from '../events/dispatch.ts';
 import { mayUseDmCommand, mayUseGuildCommand } from './command-permissions.ts';
 import { COMMAND_TYPES, type CommandRow, OPTION_TYPES } from './commands.ts';
@@ -880,7 +880,7 @@ export class InteractionsService {
     const invoker = await this.deps.users.findById(row.user_id);
     if (!bot || !invoker) throw new ApiError('UNKNOWN_INTERACTION');
     const metadata = await this.interactionMetadata(row, invoker);
-    const extras: Record<string, unknown> = {
+    const extras = {
       application_id: app.id,
       interaction_metadata: metadata.interaction_metadata,
       interaction: metadata.interaction,
@@ -897,7 +897,7 @@ export class InteractionsService {
     const attachments = (await this.storeFiles(row, data, files)) ?? [];
     if (ephemeral) {
       const now = this.deps.clock.now();
-      const message: Record<string, unknown> = {
+      const message: MessageView = {
         id: this.deps.ids.next(),
         channel_id: row.channel_id,
         author: partialUser(bot),

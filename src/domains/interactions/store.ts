@@ -1,4 +1,5 @@
 import type { Database, Queryable } from '../../platform/db/database.ts';
+import type { MessageView } from '../chat/views.ts';
 import type { CommandRow } from './commands.ts';
 
 const COMMAND_COLUMNS = 'id, application_id, guild_id, type, name, body, version';
@@ -23,7 +24,7 @@ export interface InteractionRow {
   responded_at: Date | null;
   response_type: number | null;
   original_message_id: string | null;
-  ephemeral_message: Record<string, unknown> | null;
+  ephemeral_message: MessageView | null;
   command_name: string | null;
   /** The invoked command's type (1 slash, 2 user, 3 message), and a user or message command's target. */
   command_type: number | null;

@@ -32,8 +32,8 @@ export async function announceUserUpdate(
  * of PRESENCE_UPDATE (Discord's partial user, the changed fields only). Undefined when nothing public changed.
  */
 export function changedPublicFields(before: UserRecord, after: UserRecord): Record<string, unknown> | undefined {
-  const was = partialUser(before);
-  const now = partialUser(after);
+  const was: Record<string, unknown> = partialUser(before);
+  const now: Record<string, unknown> = partialUser(after);
   const changed: Record<string, unknown> = { id: after.id };
   for (const [key, value] of Object.entries(now))
     if (key !== 'id' && JSON.stringify(was[key]) !== JSON.stringify(value)) changed[key] = value;

@@ -1,13 +1,13 @@
 import type { AppServices } from '../../app-services.ts';
 import { JsonText } from '../../http/route.ts';
-import { privateUser, type UserRecord } from '../../identity/user-record.ts';
+import { type PrivateUser, privateUser, type UserRecord } from '../../identity/user-record.ts';
 import { authenticatorTypes, hasMfa, type MfaStatus } from '../mfa/mfa-factors.ts';
 
 export async function privateUserView(
   services: ViewServices,
   user: UserRecord,
   options: { includeEmail?: boolean } = {},
-): Promise<Record<string, unknown>> {
+): Promise<PrivateUser> {
   return renderPrivateUser(user, await services.mfaView.status(user.id), options);
 }
 
@@ -55,6 +55,6 @@ export async function tokenResponse(
   services: ViewServices,
   user: UserRecord,
   token: string,
-): Promise<{ token: string; user_id: string; user: Record<string, unknown> }> {
+): Promise<{ token: string; user_id: string; user: PrivateUser }> {
   return { token, user_id: user.id, user: await privateUserView(services, user) };
 }
