@@ -34,6 +34,29 @@ function descriptors(list: unknown): PublicKeyCredentialDescriptor[] | undefined
   }));
 }
 
+/**
+ * What a finished ceremony answers the server: the challenge and the credential as JSON, with `ceremonyFields`
+ * giving the get or create response's own fields. No credential is NotAllowedError, as when the person cancels.
+ */
+function ceremonyResult<R extends AuthenticatorResponse>(
+  credential: PublicKeyCredential | null,
+  challenge: string,
+  ceremonyFields: (response: R) => Json,
+): { response: Json; challenge: string } {
+  if (!credential) throw new DOMException('No credential', 'NotAllowedError');
+  return {
+    challenge,
+    response: {
+      id: credential.id,
+      rawId: toBase64Url(credential.rawId),
+      type: credential.type,
+      clientExtensionResults: credential.getClientExtensionResults(),
+      authenticatorAttachment: credential.authenticatorAttachment ?? undefined,
+      response: ceremonyFields(credential.response as R),
+    },
+  };
+}
+
 export function webauthnSupported(): boolean {
   return typeof window.PublicKeyCredential === 'function' && !!navigator.credentials;
 }
@@ -49,24 +72,12 @@ export async function getAssertion(options: unknown): Promise<{ response: Json; 
     allowCredentials: descriptors(json.allowCredentials),
   };
   const credential = (await navigator.credentials.get({ publicKey })) as PublicKeyCredential | null;
-  if (!credential) throw new DOMException('No credential', 'NotAllowedError');
-  const response = credential.response as AuthenticatorAssertionResponse;
-  return {
-    challenge: json.challenge as string,
-    response: {
-      id: credential.id,
-      rawId: toBase64Url(credential.rawId),
-      type: credential.type,
-      clientExtensionResults: credential.getClientExtensionResults(),
-      authenticatorAttachment: credential.authenticatorAttachment ?? undefined,
-      response: {
-        clientDataJSON: toBase64Url(response.clientDataJSON),
-        authenticatorData: toBase64Url(response.authenticatorData),
-        signature: toBase64Url(response.signature),
-        userHandle: toBase64Url(response.userHandle),
-      },
-    },
-  };
+  return ceremonyResult(credential, json.challenge as string, (response: AuthenticatorAssertionResponse) => ({
+    clientDataJSON: toBase64Url(response.clientDataJSON),
+    authenticatorData: toBase64Url(response.authenticatorData),
+    signature: toBase64Url(response.signature),
+    userHandle: toBase64Url(response.userHandle),
+  }));
 }
 
 /** Runs `navigator.credentials.create` for creation options (the settings pages add passkeys with it). */
@@ -88,21 +99,9 @@ export async function createCredential(options: unknown): Promise<{ response: Js
     excludeCredentials: descriptors(json.excludeCredentials),
   };
   const credential = (await navigator.credentials.create({ publicKey })) as PublicKeyCredential | null;
-  if (!credential) throw new DOMException('No credential', 'NotAllowedError');
-  const response = credential.response as AuthenticatorAttestationResponse;
-  return {
-    challenge: json.challenge as string,
-    response: {
-      id: credential.id,
-      rawId: toBase64Url(credential.rawId),
-      type: credential.type,
-      clientExtensionResults: credential.getClientExtensionResults(),
-      authenticatorAttachment: credential.authenticatorAttachment ?? undefined,
-      response: {
-        clientDataJSON: toBase64Url(response.clientDataJSON),
-        attestationObject: toBase64Url(response.attestationObject),
-        transports: response.getTransports?.() ?? [],
-      },
-    },
-  };
+  return ceremonyResult(credential, json.challenge as string, (response: AuthenticatorAttestationResponse) => ({
+    clientDataJSON: toBase64Url(response.clientDataJSON),
+    attestationObject: toBase64Url(response.attestationObject),
+    transports: response.getTransports?.() ?? [],
+  }));
 }
