@@ -124,9 +124,14 @@ export function EmailSection() {
         </Button>
       ) : (
         <form onSubmit={submit}>
-          {step.kind === 'original' && (
+          {(step.kind === 'original' || step.kind === 'new-code') && (
+            // The code mailed to the current address, then the one mailed to the new address (never both at once).
             <Field
-              label={t('settings.emailOriginalCode', { email: user.email ?? '' })}
+              label={
+                step.kind === 'original'
+                  ? t('settings.emailOriginalCode', { email: user.email ?? '' })
+                  : t('settings.emailNewCode', { email: step.email })
+              }
               hint={t('settings.emailCodeHint')}
               inputMode="numeric"
               autoComplete="one-time-code"
@@ -144,18 +149,6 @@ export function EmailSection() {
               required
               value={newEmail}
               onChange={(event) => setNewEmail(event.target.value)}
-            />
-          )}
-          {step.kind === 'new-code' && (
-            <Field
-              label={t('settings.emailNewCode', { email: step.email })}
-              hint={t('settings.emailCodeHint')}
-              inputMode="numeric"
-              autoComplete="one-time-code"
-              required
-              maxLength={12}
-              value={code}
-              onChange={(event) => setCode(event.target.value)}
             />
           )}
           <div className="actions">
