@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { as, befriend, ok } from '../support/chat.ts';
-import { registerUser, type TestUser } from '../support/client.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { describe, it } from 'node:test';
+import { as, ok } from '../support/chat.ts';
+import type { TestUser } from '../support/client.ts';
+import type { TestServer } from '../support/server.ts';
 import { VoiceTestClient } from '../support/voice-client.ts';
-import { call, dmState, event } from './dm-call-frames.ts';
-import { type GatewayClient, readyClient } from './gateway-client.ts';
+import { call, dmCallServer, dmState, event } from './dm-call-frames.ts';
 
 // The ringing timeout (docs/voice.md#ringing-timeout), shortened to one second for these tests.
 const RING_TIMEOUT_MS = 1000;
@@ -14,26 +13,8 @@ let server: TestServer;
 let alice: TestUser;
 let bob: TestUser;
 let carol: TestUser;
-const clients: GatewayClient[] = [];
-const voices: VoiceTestClient[] = [];
-
-async function gateway(user: TestUser): Promise<{ client: GatewayClient; session: string }> {
-  const { client, ready } = await readyClient(server, user.token);
-  clients.push(client);
-  return { client, session: (ready.d as any).session_id };
-}
-
-before(async () => {
-  server = await startTestServer({ HEARTH_VOICE_RING_TIMEOUT_MS: String(RING_TIMEOUT_MS) });
-  [alice, bob, carol] = await Promise.all([registerUser(server), registerUser(server), registerUser(server)]);
-  await befriend(server, alice, bob);
-  await befriend(server, alice, carol);
-});
-
-after(async () => {
-  await Promise.all(voices.map((v) => v.close().catch(() => {})));
-  await Promise.all(clients.map((c) => c.close()));
-  await server.close();
+const { gateway, voices } = dmCallServer((started) => ({ server, alice, bob, carol } = started), {
+  HEARTH_VOICE_RING_TIMEOUT_MS: String(RING_TIMEOUT_MS),
 });
 
 describe('the ringing timeout of DM and group-DM calls', () => {

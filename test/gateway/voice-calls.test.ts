@@ -1,24 +1,17 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { as, befriend, newGuild, ok } from '../support/chat.ts';
+import { describe, it } from 'node:test';
+import { as, newGuild, ok } from '../support/chat.ts';
 import { registerUser, type TestUser } from '../support/client.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import type { TestServer } from '../support/server.ts';
 import { speakUntil, VoiceTestClient } from '../support/voice-client.ts';
-import { call, dmState, event } from './dm-call-frames.ts';
-import { GatewayClient, readyClient } from './gateway-client.ts';
+import { call, dmCallServer, dmState, event } from './dm-call-frames.ts';
+import { GatewayClient } from './gateway-client.ts';
 
 let server: TestServer;
 let alice: TestUser;
 let bob: TestUser;
 let carol: TestUser;
-const clients: GatewayClient[] = [];
-const voices: VoiceTestClient[] = [];
-
-async function gateway(user: TestUser): Promise<{ client: GatewayClient; session: string }> {
-  const { client, ready } = await readyClient(server, user.token);
-  clients.push(client);
-  return { client, session: (ready.d as any).session_id };
-}
+const { gateway, clients, voices } = dmCallServer((started) => ({ server, alice, bob, carol } = started));
 
 async function dm(from: TestUser, to: TestUser): Promise<string> {
   return (await ok(as(server, from, 'POST', '/users/@me/channels', { recipient_id: to.id }))).id;
@@ -26,20 +19,6 @@ async function dm(from: TestUser, to: TestUser): Promise<string> {
 
 const voiceOf = (userId: string, channelId: string | null) =>
   event('VOICE_STATE_UPDATE', (d) => d.user_id === userId && d.channel_id === channelId);
-
-before(async () => {
-  server = await startTestServer();
-  [alice, bob, carol] = await Promise.all([registerUser(server), registerUser(server), registerUser(server)]);
-  // A DM needs a friendship (or a shared guild), a group DM friends of its creator.
-  await befriend(server, alice, bob);
-  await befriend(server, alice, carol);
-});
-
-after(async () => {
-  await Promise.all(voices.map((v) => v.close().catch(() => {})));
-  await Promise.all(clients.map((c) => c.close()));
-  await server.close();
-});
 
 describe('DM and group-DM calls', () => {
   it('the first join rings the other side (CALL_CREATE, a CALL message); accepting, hanging up, CALL_DELETE', async () => {
