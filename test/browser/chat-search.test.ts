@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { befriend } from '../support/chat.ts';
+import { friendsWithDm } from '../support/chat.ts';
 import { harness, registerUser, request, type TestUser } from '../support/client.ts';
 import type { TestServer } from '../support/server.ts';
 import {
@@ -169,15 +169,9 @@ if (!CHROMIUM_PATH) {
     });
 
     it('searches a DM with the channel form of the route, and on a phone', async () => {
-      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
-      await befriend(server, alice, bob);
-      const dm = await request(server, 'POST', '/v1/users/@me/channels', {
-        auth: alice.token,
-        body: { recipient_id: bob.id },
-      });
-      assert.equal(dm.status, 200);
+      const { alice, bob, channelId } = await friendsWithDm(server);
       for (const content of ['secret plans for saturday', 'nothing to see']) {
-        const sent = await request(server, 'POST', `/v1/channels/${dm.body.id}/messages`, {
+        const sent = await request(server, 'POST', `/v1/channels/${channelId}/messages`, {
           auth: bob.token,
           body: { content },
         });
@@ -185,7 +179,7 @@ if (!CHROMIUM_PATH) {
       }
       const context = await signedIn(alice);
       const page = await context.newPage();
-      await page.goto(`${server.origin}/channels/@me/${dm.body.id}`);
+      await page.goto(`${server.origin}/channels/@me/${channelId}`);
       await page.locator('.message-list .content', { hasText: 'nothing to see' }).waitFor();
       await search(page, 'Saturday');
       await hits(page).filter({ hasText: 'secret plans for saturday' }).waitFor();

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { readyClient } from '../gateway/gateway-client.ts';
-import { befriend } from '../support/chat.ts';
-import { registerUser, request, type TestUser } from '../support/client.ts';
+import { friendsWithDm } from '../support/chat.ts';
+import type { TestUser } from '../support/client.ts';
 import type { TestServer } from '../support/server.ts';
 import {
   assertAccessible,
@@ -27,15 +27,7 @@ if (!CHROMIUM_PATH) {
 
   describe('DM calls in the browser', () => {
     it('Alice starts a call in a DM, Bob accepts from the incoming-call notice, each receives the other’s audio', async () => {
-      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
-      // A 1:1 DM needs a friendship or a shared guild (docs/chat.md#dm-rules).
-      await befriend(server, alice, bob);
-      const dm = await request(server, 'POST', '/v1/users/@me/channels', {
-        auth: alice.token,
-        body: { recipient_id: bob.id },
-      });
-      assert.equal(dm.status, 200);
-      const channelId = dm.body.id as string;
+      const { alice, bob, channelId } = await friendsWithDm(server);
 
       const [ca, cb] = await Promise.all([signedIn(alice), signedIn(bob)]);
       const [a, b] = await Promise.all([ca.newPage(), cb.newPage()]);
@@ -75,14 +67,7 @@ if (!CHROMIUM_PATH) {
     });
 
     it('Bob opens Hearth while Alice’s call rings him: he is rung, and the DM shows who is in the call', async () => {
-      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
-      await befriend(server, alice, bob);
-      const dm = await request(server, 'POST', '/v1/users/@me/channels', {
-        auth: alice.token,
-        body: { recipient_id: bob.id },
-      });
-      assert.equal(dm.status, 200);
-      const channelId = dm.body.id as string;
+      const { alice, bob, channelId } = await friendsWithDm(server);
       const ca = await signedIn(alice);
       const a = await ca.newPage();
       await a.goto(`${server.origin}/channels/@me/${channelId}`);
@@ -104,15 +89,7 @@ if (!CHROMIUM_PATH) {
     });
 
     it('Bob declines: the notice goes and Alice’s call no longer rings him', async () => {
-      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
-      // A 1:1 DM needs a friendship or a shared guild (docs/chat.md#dm-rules).
-      await befriend(server, alice, bob);
-      const dm = await request(server, 'POST', '/v1/users/@me/channels', {
-        auth: alice.token,
-        body: { recipient_id: bob.id },
-      });
-      assert.equal(dm.status, 200);
-      const channelId = dm.body.id as string;
+      const { alice, bob, channelId } = await friendsWithDm(server);
       const [ca, cb] = await Promise.all([signedIn(alice), signedIn(bob)]);
       const [a, b] = await Promise.all([ca.newPage(), cb.newPage()]);
       await Promise.all([

@@ -63,6 +63,23 @@ export async function befriend(
     throw new Error(`friend accept failed: ${accepted.status} ${accepted.text}`);
 }
 
+/**
+ * Two new users, Alice and Bob, made friends (a 1:1 DM needs a friendship or a shared guild,
+ * docs/chat.md#dm-rules), and the id of their DM, opened by Alice.
+ */
+export async function friendsWithDm(
+  server: TestServer,
+): Promise<{ alice: TestUser; bob: TestUser; channelId: string }> {
+  const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+  await befriend(server, alice, bob);
+  const dm = await request(server, 'POST', '/v1/users/@me/channels', {
+    auth: alice.token,
+    body: { recipient_id: bob.id },
+  });
+  assert.equal(dm.status, 200);
+  return { alice, bob, channelId: dm.body.id as string };
+}
+
 /** A guild with an owner and `count` members. */
 export async function guildWithMembers(server: TestServer, count: number) {
   const owner = await registerUser(server);
