@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { registerUser, request, type TestUser } from '../support/client.ts';
 import type { TestServer } from '../support/server.ts';
 import {
@@ -12,6 +12,7 @@ import {
   signedInWithMedia,
   warnNoChromium,
 } from './support/browser.ts';
+import { joinFromUi, silentFor } from './support/voice-ui.ts';
 
 /** Push-to-talk and moderators' voice controls, in Chromium with fake devices (docs/web.md#voice). */
 if (!CHROMIUM_PATH) {
@@ -31,23 +32,6 @@ if (!CHROMIUM_PATH) {
     });
     assert.equal(channel.status, 200, channel.text);
     return channel.body.id as string;
-  }
-
-  async function joinFromUi(page: Page, url: string): Promise<void> {
-    await page.goto(url);
-    await page.getByRole('button', { name: 'Join voice' }).click();
-    await page.getByRole('status').filter({ hasText: 'Voice connected' }).waitFor({ timeout: 15_000 });
-  }
-
-  /** True when `user` never shows as speaking in `page`'s list for `ms`. */
-  async function silentFor(page: Page, user: TestUser, ms: number): Promise<boolean> {
-    const speaking = page.locator(`.voice-member.speaking[data-user-id="${user.id}"]`);
-    const deadline = Date.now() + ms;
-    while (Date.now() < deadline) {
-      if ((await speaking.count()) > 0) return false;
-      await page.waitForTimeout(100);
-    }
-    return true;
   }
 
   async function until(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {

@@ -12,6 +12,7 @@ import {
   signedInWithMedia,
   warnNoChromium,
 } from './support/browser.ts';
+import { joinFromUi, silentFor } from './support/voice-ui.ts';
 
 /** Per-participant volume, input sensitivity and connection quality, in Chromium with fake devices (docs/web.md#voice). */
 if (!CHROMIUM_PATH) {
@@ -38,23 +39,6 @@ if (!CHROMIUM_PATH) {
     await joinFromUi(a, url);
     await joinFromUi(b, url);
     return { alice, bob, a, b, url, guildId, close: () => Promise.all([ca.close(), cb.close()]) };
-  }
-
-  async function joinFromUi(page: Page, url: string): Promise<void> {
-    await page.goto(url);
-    await page.getByRole('button', { name: 'Join voice' }).click();
-    await page.getByRole('status').filter({ hasText: 'Voice connected' }).waitFor({ timeout: 15_000 });
-  }
-
-  /** True when `user` never shows as speaking in `page`'s list for `ms`. */
-  async function silentFor(page: Page, user: TestUser, ms: number): Promise<boolean> {
-    const speaking = page.locator(`.voice-member.speaking[data-user-id="${user.id}"]`);
-    const deadline = Date.now() + ms;
-    while (Date.now() < deadline) {
-      if ((await speaking.count()) > 0) return false;
-      await page.waitForTimeout(100);
-    }
-    return true;
   }
 
   /** The loudest sample, over `ms`, of what the page plays for `userId` (the stream its audio element plays). */
