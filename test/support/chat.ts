@@ -31,6 +31,16 @@ export async function ok<T = any>(promise: Promise<ApiResponse<T>>, status = 200
   return res.body;
 }
 
+/** Asserts a 400 INVALID_FORM_BODY whose one error is `code` at `path` (a second error fails it). */
+export function assertOnlyFormError(res: { status: number; body: any }, path: string, code: string): void {
+  assert.equal(res.status, 400, JSON.stringify(res.body));
+  assert.equal(res.body.code, 'INVALID_FORM_BODY');
+  assert.deepEqual(
+    res.body.errors.map((e: any) => [e.path, e.code]),
+    [[path, code]],
+  );
+}
+
 export async function newGuild(server: TestServer, owner: TestUser, name = 'Hearth test guild') {
   return ok(as(server, owner, 'POST', '/guilds', { name }));
 }
