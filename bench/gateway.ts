@@ -11,6 +11,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
+import { eachInFlight } from './in-flight.ts';
 
 export interface GatewayBenchResult {
   storage: string;
@@ -109,16 +110,10 @@ async function connectAll(
   concurrency: number,
   clients: Client[],
 ): Promise<{ clients: Client[]; ms: number }> {
-  let next = 0;
   const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < tokens.length) {
-        const index = next++;
-        clients[index] = await identify(seed, tokens[index] as string, index);
-      }
-    }),
-  );
+  await eachInFlight(tokens.length, concurrency, async (index) => {
+    clients[index] = await identify(seed, tokens[index] as string, index);
+  });
   return { clients, ms: performance.now() - started };
 }
 

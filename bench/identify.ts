@@ -16,6 +16,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
+import { eachInFlight } from './in-flight.ts';
 
 interface Seed {
   port: number;
@@ -87,16 +88,10 @@ function identify(port: number, token: string, index: number): Promise<WebSocket
 /** One round: every token identified once (64 in flight), node i % ports.length; identifies per second. */
 async function round(ports: number[], tokens: string[]): Promise<number> {
   const sockets: WebSocket[] = [];
-  let next = 0;
   const started = performance.now();
-  await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      while (next < tokens.length) {
-        const index = next++;
-        sockets.push(await identify(ports[index % ports.length] as number, tokens[index] as string, index));
-      }
-    }),
-  );
+  await eachInFlight(tokens.length, IN_FLIGHT, async (index) => {
+    sockets.push(await identify(ports[index % ports.length] as number, tokens[index] as string, index));
+  });
   const rate = (tokens.length / (performance.now() - started)) * 1000;
   await Promise.all(
     sockets.map(
