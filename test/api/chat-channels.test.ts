@@ -48,6 +48,7 @@ describe('guild channels', () => {
     assert.equal(voice.user_limit, 0);
     const created = events.one('CHANNEL_CREATE', (d) => d.payload.id === text.id);
     assert.deepEqual(created.audience, { kind: 'channel', guildId: guild.id, channelId: text.id });
+    assert.ok('guild_id' in created.payload);
     assert.equal(created.payload.guild_id, guild.id);
     const list = await ok(as(server, member, 'GET', `/guilds/${guild.id}/channels`));
     assert.ok(list.some((c: any) => c.id === voice.id));
@@ -82,7 +83,9 @@ describe('guild channels', () => {
     assert.equal(edited.name, 'renamed');
     assert.equal(edited.topic, null);
     assert.equal(edited.nsfw, true);
-    assert.equal(events.one('CHANNEL_UPDATE').payload.name, 'renamed');
+    const updated = events.one('CHANNEL_UPDATE').payload;
+    assert.ok('name' in updated);
+    assert.equal(updated.name, 'renamed');
     const memberDelete = await as(server, member, 'DELETE', `/channels/${channel.id}`);
     assert.equal(memberDelete.body.code, 'MISSING_PERMISSIONS');
     events.clear();

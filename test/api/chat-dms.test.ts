@@ -43,8 +43,9 @@ describe('direct messages', () => {
     assert.equal(dm.last_message_id, null);
     assert.equal(events.of('CHANNEL_CREATE').length, 2);
     const forBob = events.one('CHANNEL_CREATE', (d) => (d.audience as any).userIds[0] === bob.id);
+    assert.ok('recipients' in forBob.payload);
     assert.deepEqual(
-      (forBob.payload.recipients as any[]).map((u) => u.id),
+      forBob.payload.recipients.map((u) => u.id),
       [alice.id],
     );
     events.clear();

@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { it } from 'node:test';
 import type { ChatEvents } from '../../src/domains/chat/events.ts';
 import type { ChannelRow } from '../../src/domains/chat/rows.ts';
-import type { MessageView } from '../../src/domains/chat/views.ts';
+import type { ThreadView } from '../../src/domains/chat/thread-views.ts';
+import { channelView, type MessageView } from '../../src/domains/chat/views.ts';
 import {
   type Audience,
   DISPATCH_TOPIC,
@@ -65,6 +66,7 @@ it('types whole-object events by the view builders', () => {
     rows: { channel: ChannelRow; user: UserRecord },
     message: MessageView,
     user: PrivateUser,
+    thread: ThreadView,
   ) => {
     const audience: Audience = { kind: 'users', userIds: ['1'] };
     void dispatcher.dispatch('MESSAGE_CREATE', { ...message, guild_id: '1' }, audience);
@@ -78,6 +80,20 @@ it('types whole-object events by the view builders', () => {
     void dispatcher.dispatch('USER_UPDATE', user, audience);
     // @ts-expect-error USER_UPDATE is the private user, not the partial one
     void dispatcher.dispatch('USER_UPDATE', partialUser(rows.user), audience);
+    const channel = channelView(rows.channel);
+    void dispatcher.dispatch('CHANNEL_CREATE', channel, audience);
+    void dispatcher.dispatch('CHANNEL_DELETE', { id: '2', type: 1 }, audience);
+    // @ts-expect-error a closed DM still says its type
+    void dispatcher.dispatch('CHANNEL_DELETE', { id: '2' }, audience);
+    const { permission_overwrites: _overwrites, ...withoutOverwrites } = channel;
+    // @ts-expect-error a guild channel without its overwrites
+    void dispatcher.dispatch('CHANNEL_UPDATE', withoutOverwrites, audience);
+    void dispatcher.dispatch('THREAD_UPDATE', thread, audience);
+    const { thread_metadata: _metadata, ...withoutMetadata } = thread;
+    // @ts-expect-error a thread without its metadata
+    void dispatcher.dispatch('THREAD_UPDATE', withoutMetadata, audience);
+    // @ts-expect-error THREAD_LIST_SYNC's members are thread members, not threads
+    void dispatcher.dispatch('THREAD_LIST_SYNC', { guild_id: '1', threads: [thread], members: [thread] }, audience);
   };
   assert.equal(typeof check, 'function');
 });

@@ -6,7 +6,7 @@ import { guildStickers, type StickerRow, stickerView } from './sticker-store.ts'
 import type { ChatStore, GuildBundle } from './store.ts';
 import { visibleThreads } from './thread-service.ts';
 import { ThreadStore } from './thread-store.ts';
-import { threadView } from './thread-views.ts';
+import { type ThreadView, threadView } from './thread-views.ts';
 import { channelView, guildView, memberView, roleView } from './views.ts';
 
 /** Discord's largest `large_threshold`: a guild with more members is `large`. */
@@ -102,7 +102,7 @@ async function activeThreads(
   source: GuildPayloadSource,
   viewerId: string,
   subject: ReturnType<typeof subjectFor>,
-): Promise<Record<string, unknown>[]> {
+): Promise<ThreadView[]> {
   const threadStore = new ThreadStore(store.db);
   const rows = await threadStore.active(source.guild.id);
   if (rows.length === 0) return [];

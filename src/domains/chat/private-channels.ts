@@ -2,7 +2,7 @@ import type { UserRecord } from '../../identity/user-record.ts';
 import type { Queryable } from '../../platform/db/database.ts';
 import type { ChannelRow } from './rows.ts';
 import type { ChatStore } from './store.ts';
-import { privateChannelView } from './views.ts';
+import { type PrivateChannelView, privateChannelView } from './views.ts';
 
 /** The viewer's DM and group-DM channels, most recently active first: two queries for any number. */
 export async function listPrivateChannels(
@@ -45,7 +45,7 @@ export async function privateChannelViews(
   store: ChatStore,
   channel: ChannelRow,
   recipientIds: readonly string[],
-): Promise<(viewerId: string) => Record<string, unknown>> {
+): Promise<(viewerId: string) => PrivateChannelView> {
   const recipients = recipientRecords(recipientIds, await store.usersByIds(recipientIds));
   return (viewerId) => privateChannelView(channel, recipients, viewerId);
 }
@@ -56,6 +56,6 @@ export async function privateChannelFor(
   channel: ChannelRow,
   recipientIds: readonly string[],
   viewerId: string,
-): Promise<Record<string, unknown>> {
+): Promise<PrivateChannelView> {
   return (await privateChannelViews(store, channel, recipientIds))(viewerId);
 }

@@ -1,5 +1,6 @@
 import type { VisibilityBefore } from '../events/dispatch.ts';
 import type { ReadStatePayload } from './read-state-store.ts';
+import type { GuildChannelView } from './views.ts';
 
 /**
  * What the gateway reads from the chat core. The chat module implements it (`ChatReadModel` in
@@ -9,7 +10,7 @@ import type { ReadStatePayload } from './read-state-store.ts';
 export interface VisibilityChange {
   event: 'CHANNEL_DELETE' | 'CHANNEL_CREATE';
   /** The channel as REST shows it, `guild_id` included. */
-  channel: Record<string, unknown>;
+  channel: GuildChannelView;
   userIds: string[];
 }
 

@@ -189,7 +189,7 @@ export class ThreadService implements ThreadHooks {
     });
   }
 
-  async view(threadId: string, viewerId?: string): Promise<Record<string, unknown>> {
+  async view(threadId: string, viewerId?: string): Promise<ThreadView> {
     const [row, member] = await Promise.all([
       this.threads.find(threadId),
       viewerId ? this.threads.member(threadId, viewerId) : Promise.resolve(undefined),

@@ -10,7 +10,8 @@
  */
 
 import type { PrivateUser } from '../../identity/user-record.ts';
-import type { MessageEventView } from '../chat/views.ts';
+import type { ThreadMemberView, ThreadView } from '../chat/thread-views.ts';
+import type { GuildChannelView, MessageEventView, PrivateChannelView } from '../chat/views.ts';
 
 /** An object as its REST route shows it (built by a domain's view function). */
 export type View = Record<string, unknown>;
@@ -63,9 +64,10 @@ export interface GatewayEvents {
   INVITE_DELETE: { code: string; channel_id: string; guild_id: string };
   WEBHOOKS_UPDATE: { guild_id: string; channel_id: string };
   // Channels
-  CHANNEL_CREATE: View;
-  CHANNEL_UPDATE: View;
-  CHANNEL_DELETE: View;
+  CHANNEL_CREATE: GuildChannelView | PrivateChannelView;
+  CHANNEL_UPDATE: GuildChannelView | PrivateChannelView;
+  /** A guild channel whole; a DM or group DM the user closed or left as `{id, type}` only. */
+  CHANNEL_DELETE: GuildChannelView | { id: string; type: number };
   CHANNEL_PINS_UPDATE: InChannel & { last_pin_timestamp: string | null };
   CHANNEL_PINS_ACK: { channel_id: string; timestamp: string; version: number };
   CHANNEL_RECIPIENT_ADD: { channel_id: string; user: PartialUser };
@@ -90,16 +92,17 @@ export interface GatewayEvents {
   SAVED_MESSAGE_CREATE: View;
   SAVED_MESSAGE_DELETE: { channel_id: string; message_id: string };
   // Threads (docs/chat.md#threads)
-  THREAD_CREATE: View;
-  THREAD_UPDATE: View;
+  /** `newly_created` when the thread was just started (not when a private thread's new member first sees it). */
+  THREAD_CREATE: ThreadView & { newly_created?: true };
+  THREAD_UPDATE: ThreadView;
   THREAD_DELETE: { id: string; guild_id: string | null; parent_id: string | null; type: number };
-  THREAD_LIST_SYNC: { guild_id: string; channel_ids?: string[]; threads: View[]; members: View[] };
-  THREAD_MEMBER_UPDATE: View;
+  THREAD_LIST_SYNC: { guild_id: string; channel_ids?: string[]; threads: ThreadView[]; members: ThreadMemberView[] };
+  THREAD_MEMBER_UPDATE: ThreadMemberView & { guild_id: string };
   THREAD_MEMBERS_UPDATE: {
     id: string;
     guild_id: string | null;
     member_count: number;
-    added_members?: View[];
+    added_members?: (ThreadMemberView & { presence: null })[];
     removed_member_ids?: string[];
   };
   // Presence (docs/gateway.md#presence)
