@@ -299,7 +299,7 @@ export class GatewayServer implements ConnectionHandlers {
       ...(request.userIds ? { userIds: request.userIds } : {}),
     });
     const chunkCount = Math.max(1, Math.ceil(members.length / MEMBERS_PER_CHUNK));
-    const found = new Set(members.map((m) => (m.user as { id?: string } | undefined)?.id));
+    const found = new Set(members.map((m) => m.user?.id));
     const notFound = request.userIds?.filter((id) => !found.has(id));
     const online = request.presences
       ? await this.deps.presences.getMany(
@@ -317,7 +317,7 @@ export class GatewayServer implements ConnectionHandlers {
       };
       if (online)
         payload.presences = chunk.flatMap((member) => {
-          const id = (member.user as { id?: string } | undefined)?.id;
+          const id = member.user?.id;
           const presence = id === undefined ? undefined : online.get(id);
           return id !== undefined && presence ? [presenceView(id, presence)] : [];
         });

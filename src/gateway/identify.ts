@@ -1,4 +1,5 @@
 import type { AppServices } from '../app-services.ts';
+import type { GuildPayloadView, UnavailableGuild } from '../domains/chat/guild-payload.ts';
 import type { ChatReadModelPort, ReadyIndex } from '../domains/chat/read-model.ts';
 import { gatewayUrl } from '../domains/discovery/urls.ts';
 import { presenceView } from '../domains/users/presence-view.ts';
@@ -355,7 +356,7 @@ export class SessionStarter {
     settings: Record<string, unknown>,
   ): Promise<{
     payload: Record<string, unknown>;
-    botBurst: Record<string, unknown>[];
+    botBurst: (GuildPayloadView | UnavailableGuild)[];
     calls: Record<string, unknown>[];
   }> {
     const { chat, config } = this.deps;
@@ -363,7 +364,7 @@ export class SessionStarter {
       privateUserView(this.deps, principal.user),
       Promise.all(
         index.guildIds.map(
-          async (id) =>
+          async (id): Promise<GuildPayloadView | UnavailableGuild> =>
             (await chat.guildPayload(id, session.userId, { reducedMembers: true })) ?? { id, unavailable: true },
         ),
       ),

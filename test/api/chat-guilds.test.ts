@@ -50,10 +50,11 @@ describe('guild creation', () => {
     const created = events.one('GUILD_CREATE');
     assert.deepEqual(created.audience, { kind: 'users', userIds: [owner.id] });
     assert.equal(created.payload.id, guild.id);
-    assert.equal((created.payload.properties as any).name, 'My place');
-    assert.equal((created.payload.channels as any[]).length, 1);
+    assert.ok('properties' in created.payload);
+    assert.equal(created.payload.properties.name, 'My place');
+    assert.equal(created.payload.channels.length, 1);
     assert.equal(created.payload.member_count, 1);
-    assert.equal((created.payload.members as any[])[0].user.id, owner.id);
+    assert.equal(created.payload.members[0]?.user?.id, owner.id);
   });
 
   it('validates the name', async () => {

@@ -90,7 +90,9 @@ describe('fan-out', () => {
     fanout.onDispatch(
       dispatch('GUILD_AUDIT_LOG_ENTRY_CREATE', { id: 'e1' }, { kind: 'guild', guildId: 'g1', permission: '128' }),
     );
-    fanout.onDispatch(dispatch('GUILD_UPDATE', { id: 'g1' }, { kind: 'guild', guildId: 'g1' }));
+    fanout.onDispatch(
+      dispatch('GUILD_UPDATE', standIn<'GUILD_UPDATE'>({ id: 'g1' }), { kind: 'guild', guildId: 'g1' }),
+    );
     await new Promise((r) => setTimeout(r, 10));
     assert.deepEqual(
       a.socket.parsed().map((f) => f.t),
@@ -145,7 +147,7 @@ describe('fan-out', () => {
         channelId: 'c1',
       }),
     );
-    fanout.onDispatch(dispatch('GUILD_UPDATE', { n: 2 }, { kind: 'guild', guildId: 'g1' }));
+    fanout.onDispatch(dispatch('GUILD_UPDATE', standIn<'GUILD_UPDATE'>({ n: 2 }), { kind: 'guild', guildId: 'g1' }));
     fanout.onDispatch(dispatch('USER_UPDATE', standIn<'USER_UPDATE'>({ n: 3 }), { kind: 'users', userIds: ['u1'] }));
     await new Promise((r) => setTimeout(r, 10));
     assert.equal(a.socket.frames.length, 0);
@@ -193,7 +195,7 @@ describe('fan-out', () => {
         },
       },
     };
-    fanout.onDispatch(dispatch('GUILD_UPDATE', payload, { kind: 'guild', guildId: 'g1' }));
+    fanout.onDispatch(dispatch('GUILD_UPDATE', standIn<'GUILD_UPDATE'>(payload), { kind: 'guild', guildId: 'g1' }));
     assert.equal(serialised, 1);
     for (const socket of sockets)
       assert.deepEqual(socket.parsed(), [{ op: 0, t: 'GUILD_UPDATE', d: { marker: 'm' }, s: 1 }]);
@@ -204,13 +206,20 @@ describe('fan-out', () => {
     const a = connect('u1', ['g1']);
     const b = connect('u2');
     fanout.onDispatch(
-      dispatch('GUILD_MEMBER_ADD', { guild_id: 'g1', user: { id: 'u2' } }, { kind: 'guild', guildId: 'g1' }),
+      dispatch('GUILD_MEMBER_ADD', standIn<'GUILD_MEMBER_ADD'>({ guild_id: 'g1', user: { id: 'u2' } }), {
+        kind: 'guild',
+        guildId: 'g1',
+      }),
     );
     assert.equal(a.socket.frames.length, 1);
     assert.equal(b.socket.frames.length, 0, 'the joiner learns of the guild from GUILD_CREATE, not GUILD_MEMBER_ADD');
     assert.ok(registry.ofGuild('g1')?.has(b.session));
-    fanout.onDispatch(dispatch('GUILD_CREATE', { id: 'g1' }, { kind: 'users', userIds: ['u2'] }));
-    fanout.onDispatch(dispatch('GUILD_UPDATE', { id: 'g1' }, { kind: 'guild', guildId: 'g1' }));
+    fanout.onDispatch(
+      dispatch('GUILD_CREATE', standIn<'GUILD_CREATE'>({ id: 'g1' }), { kind: 'users', userIds: ['u2'] }),
+    );
+    fanout.onDispatch(
+      dispatch('GUILD_UPDATE', standIn<'GUILD_UPDATE'>({ id: 'g1' }), { kind: 'guild', guildId: 'g1' }),
+    );
     assert.deepEqual(
       b.socket.parsed().map((f) => f.t),
       ['GUILD_CREATE', 'GUILD_UPDATE'],
@@ -219,7 +228,9 @@ describe('fan-out', () => {
       dispatch('GUILD_MEMBER_REMOVE', { guild_id: 'g1', user: { id: 'u2' } }, { kind: 'guild', guildId: 'g1' }),
     );
     assert.equal(b.socket.parsed().at(-1).t, 'GUILD_MEMBER_REMOVE', 'the removed member still hears of the removal');
-    fanout.onDispatch(dispatch('GUILD_UPDATE', { id: 'g1' }, { kind: 'guild', guildId: 'g1' }));
+    fanout.onDispatch(
+      dispatch('GUILD_UPDATE', standIn<'GUILD_UPDATE'>({ id: 'g1' }), { kind: 'guild', guildId: 'g1' }),
+    );
     assert.equal(b.socket.parsed().at(-1).t, 'GUILD_MEMBER_REMOVE');
     fanout.onDispatch(dispatch('GUILD_DELETE', { id: 'g1' }, { kind: 'users', userIds: ['u1'] }));
     assert.equal(registry.ofGuild('g1'), undefined);

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { it } from 'node:test';
 import type { ChatEvents } from '../../src/domains/chat/events.ts';
-import type { ChannelRow } from '../../src/domains/chat/rows.ts';
+import type { ChannelRow, GuildRow, MemberRow, RoleRow } from '../../src/domains/chat/rows.ts';
 import type { ThreadView } from '../../src/domains/chat/thread-views.ts';
-import { channelView, type MessageView } from '../../src/domains/chat/views.ts';
+import { channelView, guildView, type MessageView, memberView, roleView } from '../../src/domains/chat/views.ts';
 import {
   type Audience,
   DISPATCH_TOPIC,
@@ -63,7 +63,7 @@ it('types whole-object events by the view builders', () => {
   const check = (
     dispatcher: Dispatcher,
     events: ChatEvents,
-    rows: { channel: ChannelRow; user: UserRecord },
+    rows: { channel: ChannelRow; user: UserRecord; guild: GuildRow; role: RoleRow; member: MemberRow },
     message: MessageView,
     user: PrivateUser,
     thread: ThreadView,
@@ -94,6 +94,23 @@ it('types whole-object events by the view builders', () => {
     void dispatcher.dispatch('THREAD_UPDATE', withoutMetadata, audience);
     // @ts-expect-error THREAD_LIST_SYNC's members are thread members, not threads
     void dispatcher.dispatch('THREAD_LIST_SYNC', { guild_id: '1', threads: [thread], members: [thread] }, audience);
+    const role = roleView(rows.role);
+    void events.guild('GUILD_ROLE_CREATE', '1', { role });
+    // @ts-expect-error a role's permissions are a decimal string, not a number
+    void events.guild('GUILD_ROLE_UPDATE', '1', { role: { ...role, permissions: 8 } });
+    const member = memberView(rows.member, rows.user);
+    void events.guild('GUILD_MEMBER_ADD', '1', member);
+    const { roles: _roles, ...withoutRoles } = member;
+    // @ts-expect-error a member without its roles
+    void events.guild('GUILD_MEMBER_UPDATE', '1', withoutRoles);
+    void events.guild('GUILD_UPDATE', '1', { ...guildView(rows.guild), roles: [role] });
+    // @ts-expect-error GUILD_UPDATE carries the roles
+    void events.guild('GUILD_UPDATE', '1', guildView(rows.guild));
+    void events.users('GUILD_CREATE', ['1'], { id: '1', unavailable: true });
+    // @ts-expect-error an available guild's GUILD_CREATE is the whole payload, not the guild's own fields
+    void events.users('GUILD_CREATE', ['1'], guildView(rows.guild));
+    // @ts-expect-error a presence without its status
+    void dispatcher.dispatch('PRESENCE_UPDATE', { user: { id: '1' }, activities: [] }, audience);
   };
   assert.equal(typeof check, 'function');
 });

@@ -6,7 +6,7 @@ import type { VisibilityBefore } from '../events/dispatch.ts';
 import { subjectFor, toOverwrites } from './access.ts';
 import { type EmojiRow, guildEmojis } from './emoji-store.ts';
 import { CHAT_INVALIDATE_TOPIC, type ChatInvalidation } from './events.ts';
-import { renderGuildPayload } from './guild-payload.ts';
+import { type GuildPayloadView, renderGuildPayload } from './guild-payload.ts';
 import {
   computeBasePermissions,
   computeChannelPermissions,
@@ -22,7 +22,7 @@ import { listRelationships } from './relationships.ts';
 import { type ChannelRow, type GuildRow, MEMBER_COLUMNS, type MemberRow, type RoleRow } from './rows.ts';
 import { guildStickers, type StickerRow } from './sticker-store.ts';
 import { type ChatStore, PRESENCE_MEMBER_LIMIT } from './store.ts';
-import { channelView, memberView } from './views.ts';
+import { channelView, type MemberView, memberView } from './views.ts';
 
 interface GuildSnapshot {
   guild: GuildRow;
@@ -154,7 +154,7 @@ export class ChatReadModel implements ChatReadModelPort {
     guildId: string,
     viewerId: string,
     options: { reducedMembers?: boolean } = {},
-  ): Promise<Record<string, unknown> | undefined> {
+  ): Promise<GuildPayloadView | undefined> {
     const [snapshot, members, expressions] = await Promise.all([
       this.snapshot(guildId),
       this.members(guildId),
@@ -374,7 +374,7 @@ export class ChatReadModel implements ChatReadModelPort {
   async searchMembers(
     guildId: string,
     options: { query?: string; limit: number; userIds?: string[] },
-  ): Promise<Record<string, unknown>[]> {
+  ): Promise<MemberView[]> {
     const limit = Math.max(1, Math.min(options.limit || 1000, 1000));
     const params: unknown[] = [guildId];
     let filter = '';

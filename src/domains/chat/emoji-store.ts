@@ -1,4 +1,4 @@
-import { partialUser, type UserRecord } from '../../identity/user-record.ts';
+import { type PartialUser, partialUser, type UserRecord } from '../../identity/user-record.ts';
 import type { Queryable } from '../../platform/db/database.ts';
 
 /** A row of `guild_emojis` (migration 0120). */
@@ -60,8 +60,20 @@ export async function emojiById(db: Queryable, emojiId: string): Promise<EmojiRo
  * Discord's emoji object. `user` (the uploader) only when given: REST answers to callers who manage
  * expressions carry it, gateway payloads do not.
  */
-export function emojiView(row: EmojiRow, user?: UserRecord | null): Record<string, unknown> {
-  const view: Record<string, unknown> = {
+/** A guild emoji (`emojiView`); `user` only where the caller may see uploaders (REST). */
+export type EmojiView = {
+  id: string;
+  name: string;
+  roles: string[];
+  require_colons: true;
+  managed: false;
+  animated: boolean;
+  available: boolean;
+  user?: PartialUser;
+};
+
+export function emojiView(row: EmojiRow, user?: UserRecord | null): EmojiView {
+  const view: EmojiView = {
     id: row.id,
     name: row.name,
     roles: row.roles,

@@ -1,13 +1,50 @@
+import type { PresenceView } from '../users/presence-view.ts';
 import { subjectFor, toOverwrites } from './access.ts';
-import { type EmojiRow, emojiView, guildEmojis } from './emoji-store.ts';
+import { type EmojiRow, type EmojiView, emojiView, guildEmojis } from './emoji-store.ts';
 import { computeChannelPermissions, has, PERMISSIONS } from './permissions.ts';
 import type { ChannelRow, GuildRow, MemberRow, RoleRow } from './rows.ts';
-import { guildStickers, type StickerRow, stickerView } from './sticker-store.ts';
+import { guildStickers, type StickerRow, type StickerView, stickerView } from './sticker-store.ts';
 import type { ChatStore, GuildBundle } from './store.ts';
 import { visibleThreads } from './thread-service.ts';
 import { ThreadStore } from './thread-store.ts';
 import { type ThreadView, threadView } from './thread-views.ts';
-import { channelView, guildView, memberView, roleView } from './views.ts';
+import {
+  channelView,
+  type GuildChannelView,
+  type GuildView,
+  guildView,
+  type MemberView,
+  memberView,
+  type RoleView,
+  roleView,
+} from './views.ts';
+
+/**
+ * The guild object of READY's `guilds` and GUILD_CREATE (docs/gateway.md): the guild's own fields at top level and
+ * again under `properties`, then what a client needs to show it.
+ */
+export type GuildPayloadView = GuildView & {
+  properties: GuildView;
+  roles: RoleView[];
+  channels: GuildChannelView[];
+  threads: ThreadView[];
+  emojis: EmojiView[];
+  stickers: StickerView[];
+  /** The viewer's own member (`user` reduced to `{id}` in READY and a bot's burst). */
+  members: MemberView[];
+  member_count: number;
+  online_count: number;
+  presences: PresenceView[];
+  voice_states: Record<string, unknown>[];
+  stage_instances: [];
+  guild_scheduled_events: [];
+  joined_at: string;
+  large: boolean;
+  unavailable: false;
+};
+
+/** A guild the viewer is in whose payload could not be read (READY's `guilds`, a bot's GUILD_CREATE burst). */
+export type UnavailableGuild = { id: string; unavailable: true };
 
 /** Discord's largest `large_threshold`: a guild with more members is `large`. */
 const LARGE_THRESHOLD = 250;
@@ -23,7 +60,7 @@ export async function buildGuildPayload(
   viewerId: string,
   now: number,
   options: { reducedMembers?: boolean; bundle?: GuildBundle } = {},
-): Promise<Record<string, unknown> | undefined> {
+): Promise<GuildPayloadView | undefined> {
   const [bundle, channels, memberCount, emojis, stickers] = await Promise.all([
     options.bundle ?? store.guildBundle(guildId, viewerId),
     store.guildChannels(guildId),
@@ -58,7 +95,7 @@ export async function renderGuildPayload(
   viewerId: string,
   now: number,
   options: { reducedMembers?: boolean } = {},
-): Promise<Record<string, unknown>> {
+): Promise<GuildPayloadView> {
   const bundle = source;
   const subject = subjectFor(bundle.guild, [...bundle.roles], bundle.member, now);
   const visible = source.channels.filter((c) =>

@@ -8,7 +8,7 @@ import { type ChatDeps, limits, nullableText, snowflake } from './deps.ts';
 import { AUDIT_LOG_EVENTS, auditChanges, auditReason } from './guild-audit.ts';
 import { computeBasePermissions, has, PERMISSIONS } from './permissions.ts';
 import { iso, MEMBER_COLUMNS, type MemberRow } from './rows.ts';
-import { memberView } from './views.ts';
+import { type MemberView, memberView } from './views.ts';
 
 /** The longest timeout Discord allows. */
 const MAX_TIMEOUT_MS = 28 * 24 * 3600 * 1000;
@@ -108,7 +108,7 @@ export function memberRoutes(deps: ChatDeps): AnyRoute[] {
     return member;
   }
 
-  async function publishMemberUpdate(guildId: string, member: MemberRow): Promise<Record<string, unknown>> {
+  async function publishMemberUpdate(guildId: string, member: MemberRow): Promise<MemberView> {
     const user = await store.user(member.user_id);
     const view = memberView(member, user);
     await events.invalidate({ guildId, userId: member.user_id });

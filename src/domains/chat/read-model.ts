@@ -1,6 +1,7 @@
 import type { VisibilityBefore } from '../events/dispatch.ts';
+import type { GuildPayloadView } from './guild-payload.ts';
 import type { ReadStatePayload } from './read-state-store.ts';
-import type { GuildChannelView } from './views.ts';
+import type { GuildChannelView, MemberView } from './views.ts';
 
 /**
  * What the gateway reads from the chat core. The chat module implements it (`ChatReadModel` in
@@ -33,7 +34,7 @@ export interface ChatReadModelPort {
     guildId: string,
     viewerId: string,
     options?: { reducedMembers?: boolean },
-  ): Promise<Record<string, unknown> | undefined>;
+  ): Promise<GuildPayloadView | undefined>;
   /** READY `read_state`: `{version, partial: false, entries: [{id, last_message_id, mention_count, last_pin_timestamp, flags}]}`. */
   readStateOf(userId: string): Promise<ReadStatePayload>;
   /** The viewer's DM and group-DM channels (READY `private_channels`). */
@@ -48,10 +49,7 @@ export interface ChatReadModelPort {
   /** True when the user is a member of the guild holding every bit of `permission` (decimal) at guild level. */
   holdsGuildPermission(userId: string, guildId: string, permission: string): Promise<boolean>;
   /** Members for op 8 Request Guild Members. */
-  searchMembers(
-    guildId: string,
-    options: { query?: string; limit: number; userIds?: string[] },
-  ): Promise<Record<string, unknown>[]>;
+  searchMembers(guildId: string, options: { query?: string; limit: number; userIds?: string[] }): Promise<MemberView[]>;
   /** The user's relationships in the REST shape (READY `relationships`). */
   relationshipsOf(userId: string): Promise<Record<string, unknown>[]>;
   /** Ids of the user's friends: they see the user's presence outside any guild. */

@@ -10,8 +10,19 @@
  */
 
 import type { PrivateUser } from '../../identity/user-record.ts';
+import type { EmojiView } from '../chat/emoji-store.ts';
+import type { GuildPayloadView, UnavailableGuild } from '../chat/guild-payload.ts';
+import type { StickerView } from '../chat/sticker-store.ts';
 import type { ThreadMemberView, ThreadView } from '../chat/thread-views.ts';
-import type { GuildChannelView, MessageEventView, PrivateChannelView } from '../chat/views.ts';
+import type {
+  GuildChannelView,
+  GuildView,
+  MemberView,
+  MessageEventView,
+  PrivateChannelView,
+  RoleView,
+} from '../chat/views.ts';
+import type { PresenceView } from '../users/presence-view.ts';
 
 /** An object as its REST route shows it (built by a domain's view function). */
 export type View = Record<string, unknown>;
@@ -36,29 +47,30 @@ export interface GatewayEvents {
   RELATIONSHIP_UPDATE: View;
   RELATIONSHIP_REMOVE: { id: string };
   // Guilds
-  GUILD_CREATE: View;
-  GUILD_UPDATE: View;
+  /** Unavailable (`{id, unavailable: true}`) in a bot's burst when its payload could not be read. */
+  GUILD_CREATE: GuildPayloadView | UnavailableGuild;
+  GUILD_UPDATE: GuildView & { roles: RoleView[]; guild_id: string };
   GUILD_DELETE: { id: string; unavailable?: boolean };
-  GUILD_MEMBER_ADD: View;
-  GUILD_MEMBER_UPDATE: View;
+  GUILD_MEMBER_ADD: MemberView & { guild_id: string };
+  GUILD_MEMBER_UPDATE: MemberView & { guild_id: string };
   GUILD_MEMBER_REMOVE: { guild_id: string; user: PartialUser };
   GUILD_MEMBERS_CHUNK: {
     guild_id: string;
-    members: View[];
+    members: MemberView[];
     chunk_index: number;
     chunk_count: number;
     not_found?: string[];
     nonce?: string;
-    presences?: View[];
+    presences?: PresenceView[];
   };
-  GUILD_ROLE_CREATE: { guild_id: string; role: View };
-  GUILD_ROLE_UPDATE: { guild_id: string; role: View };
-  GUILD_ROLE_UPDATE_BULK: { guild_id: string; roles: View[] };
+  GUILD_ROLE_CREATE: { guild_id: string; role: RoleView };
+  GUILD_ROLE_UPDATE: { guild_id: string; role: RoleView };
+  GUILD_ROLE_UPDATE_BULK: { guild_id: string; roles: RoleView[] };
   GUILD_ROLE_DELETE: { guild_id: string; role_id: string };
   GUILD_BAN_ADD: { guild_id: string; user: PartialUser };
   GUILD_BAN_REMOVE: { guild_id: string; user: PartialUser };
-  GUILD_EMOJIS_UPDATE: { guild_id: string; emojis: View[] };
-  GUILD_STICKERS_UPDATE: { guild_id: string; stickers: View[] };
+  GUILD_EMOJIS_UPDATE: { guild_id: string; emojis: EmojiView[] };
+  GUILD_STICKERS_UPDATE: { guild_id: string; stickers: StickerView[] };
   GUILD_AUDIT_LOG_ENTRY_CREATE: View;
   INVITE_CREATE: View;
   INVITE_DELETE: { code: string; channel_id: string; guild_id: string };
@@ -72,13 +84,13 @@ export interface GatewayEvents {
   CHANNEL_PINS_ACK: { channel_id: string; timestamp: string; version: number };
   CHANNEL_RECIPIENT_ADD: { channel_id: string; user: PartialUser };
   CHANNEL_RECIPIENT_REMOVE: { channel_id: string; user: PartialUser };
-  TYPING_START: InChannel & { user_id: string; timestamp: number; member?: View };
+  TYPING_START: InChannel & { user_id: string; timestamp: number; member?: MemberView };
   // Messages
   MESSAGE_CREATE: MessageEventView;
   MESSAGE_UPDATE: MessageEventView;
   MESSAGE_DELETE: InChannel & { id: string };
   MESSAGE_DELETE_BULK: InChannel & { ids: string[] };
-  MESSAGE_REACTION_ADD: Reaction & { user_id: string; message_author_id: string | null; member?: View };
+  MESSAGE_REACTION_ADD: Reaction & { user_id: string; message_author_id: string | null; member?: MemberView };
   MESSAGE_REACTION_REMOVE: Reaction & { user_id: string };
   MESSAGE_REACTION_REMOVE_ALL: InChannel & { message_id: string };
   MESSAGE_REACTION_REMOVE_EMOJI: Reaction;
@@ -106,7 +118,7 @@ export interface GatewayEvents {
     removed_member_ids?: string[];
   };
   // Presence (docs/gateway.md#presence)
-  PRESENCE_UPDATE: View;
+  PRESENCE_UPDATE: PresenceView;
   // Bots (docs/bots.md)
   INTERACTION_CREATE: View;
   INTERACTION_SUCCESS: { id: string };

@@ -4,8 +4,20 @@ import type { UserPresence } from '../../platform/state/presences.ts';
  * A presence on the wire (docs/gateway.md, "Presence"): Discord's shape, with `afk`, `mobile` and
  * `custom_status` kept from Hearth's design. `guild_id` is set on guild-scoped PRESENCE_UPDATE only.
  */
-export function presenceView(userId: string, presence: UserPresence, guildId?: string): Record<string, unknown> {
-  const view: Record<string, unknown> = {
+export type PresenceView = {
+  /** `{id}`; a PRESENCE_UPDATE announcing a profile change carries the changed public fields too. */
+  user: { id: string } & Record<string, unknown>;
+  status: UserPresence['status'] | 'offline';
+  activities: UserPresence['activities'];
+  client_status: UserPresence['client_status'];
+  afk: boolean;
+  mobile: boolean;
+  custom_status: UserPresence['custom_status'];
+  guild_id?: string;
+};
+
+export function presenceView(userId: string, presence: UserPresence, guildId?: string): PresenceView {
+  const view: PresenceView = {
     user: { id: userId },
     status: presence.status,
     activities: presence.activities,
@@ -19,8 +31,8 @@ export function presenceView(userId: string, presence: UserPresence, guildId?: s
 }
 
 /** How an offline (or invisible) user is announced: nothing of what they were doing is kept. */
-export function offlinePresenceView(userId: string, guildId?: string): Record<string, unknown> {
-  const view: Record<string, unknown> = {
+export function offlinePresenceView(userId: string, guildId?: string): PresenceView {
+  const view: PresenceView = {
     user: { id: userId },
     status: 'offline',
     activities: [],

@@ -31,10 +31,13 @@ export async function announceUserUpdate(
  * The public user fields (`partialUser`) that differ between two records of one user, with the id: the `user`
  * of PRESENCE_UPDATE (Discord's partial user, the changed fields only). Undefined when nothing public changed.
  */
-export function changedPublicFields(before: UserRecord, after: UserRecord): Record<string, unknown> | undefined {
+export function changedPublicFields(
+  before: UserRecord,
+  after: UserRecord,
+): ({ id: string } & Record<string, unknown>) | undefined {
   const was: Record<string, unknown> = partialUser(before);
   const now: Record<string, unknown> = partialUser(after);
-  const changed: Record<string, unknown> = { id: after.id };
+  const changed: { id: string } & Record<string, unknown> = { id: after.id };
   for (const [key, value] of Object.entries(now))
     if (key !== 'id' && JSON.stringify(was[key]) !== JSON.stringify(value)) changed[key] = value;
   return Object.keys(changed).length > 1 ? changed : undefined;
