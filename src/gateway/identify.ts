@@ -4,6 +4,7 @@ import type { ChatReadModelPort, ReadyIndex } from '../domains/chat/read-model.t
 import { gatewayUrl } from '../domains/discovery/urls.ts';
 import { presenceView } from '../domains/users/presence-view.ts';
 import { privateUserView } from '../domains/users/views.ts';
+import type { CallCreateView } from '../domains/voice/voice-views.ts';
 import { parseAuthorization } from '../http/auth/authorization.ts';
 import { effectiveSuspiciousFlags } from '../identity/flags.ts';
 import type { Principal } from '../identity/principal.ts';
@@ -357,7 +358,7 @@ export class SessionStarter {
   ): Promise<{
     payload: Record<string, unknown>;
     botBurst: (GuildPayloadView | UnavailableGuild)[];
-    calls: Record<string, unknown>[];
+    calls: CallCreateView[];
   }> {
     const { chat, config } = this.deps;
     const [user, guilds, privateChannels, notes, relationships, presences, readState] = await Promise.all([

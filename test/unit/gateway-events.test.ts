@@ -16,6 +16,7 @@ import {
 import { dispatchPrefix } from '../../src/gateway/protocol.ts';
 import { type PrivateUser, partialUser, type UserRecord } from '../../src/identity/user-record.ts';
 import { type EventBus, InProcessEventBus } from '../../src/platform/state/event-bus.ts';
+import type { StoredVoiceState } from '../../src/platform/state/voice-states.ts';
 
 // docs/gateway.md#every-event: gateway events and their payload types are one catalogue (`GatewayEvents`,
 // src/domains/events/catalogue.ts). The `@ts-expect-error` lines are the assertion: `npm run typecheck` fails if
@@ -67,6 +68,7 @@ it('types whole-object events by the view builders', () => {
     message: MessageView,
     user: PrivateUser,
     thread: ThreadView,
+    voice: StoredVoiceState,
   ) => {
     const audience: Audience = { kind: 'users', userIds: ['1'] };
     void dispatcher.dispatch('MESSAGE_CREATE', { ...message, guild_id: '1' }, audience);
@@ -111,6 +113,15 @@ it('types whole-object events by the view builders', () => {
     void events.users('GUILD_CREATE', ['1'], guildView(rows.guild));
     // @ts-expect-error a presence without its status
     void dispatcher.dispatch('PRESENCE_UPDATE', { user: { id: '1' }, activities: [] }, audience);
+    void dispatcher.dispatch('VOICE_STATE_UPDATE', { ...voice, channel_id: null }, audience);
+    const { session_id: _session, ...withoutSession } = voice;
+    // @ts-expect-error a voice state without its session
+    void dispatcher.dispatch('VOICE_STATE_UPDATE', withoutSession, audience);
+    void dispatcher.dispatch('VOICE_SERVER_UPDATE', { token: 't', endpoint: 'e', guild_id: '1' }, audience);
+    // @ts-expect-error a voice server says its guild or its DM channel
+    void dispatcher.dispatch('VOICE_SERVER_UPDATE', { token: 't', endpoint: 'e' }, audience);
+    // @ts-expect-error CALL_CREATE lists who is in the call
+    void dispatcher.dispatch('CALL_CREATE', { channel_id: '1', message_id: '2', region: 'r', ringing: [] }, audience);
   };
   assert.equal(typeof check, 'function');
 });

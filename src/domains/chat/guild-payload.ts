@@ -1,4 +1,5 @@
 import type { PresenceView } from '../users/presence-view.ts';
+import type { GuildVoiceStateView } from '../voice/voice-views.ts';
 import { subjectFor, toOverwrites } from './access.ts';
 import { type EmojiRow, type EmojiView, emojiView, guildEmojis } from './emoji-store.ts';
 import { computeChannelPermissions, has, PERMISSIONS } from './permissions.ts';
@@ -35,7 +36,7 @@ export type GuildPayloadView = GuildView & {
   member_count: number;
   online_count: number;
   presences: PresenceView[];
-  voice_states: Record<string, unknown>[];
+  voice_states: GuildVoiceStateView[];
   stage_instances: [];
   guild_scheduled_events: [];
   joined_at: string;

@@ -2,6 +2,7 @@ import { toUserRecord, type UserRecord, type UserRow } from '../../identity/user
 import type { Database, Queryable } from '../../platform/db/database.ts';
 import type { PresenceView } from '../users/presence-view.ts';
 import type { UsersRepository } from '../users/users-repository.ts';
+import type { GuildVoiceStateView } from '../voice/voice-views.ts';
 import { type ChannelRow, type GuildRow, MEMBER_COLUMNS, type MemberRow, ROLE_JSON, type RoleRow } from './rows.ts';
 
 /** Guild payloads show presences of at most this many members. */
@@ -19,7 +20,7 @@ export interface GuildBundle {
  */
 export class ChatStore {
   /** Who is in voice in a guild, for guild payloads' `voice_states` (set by the composition root; voice domain). */
-  voiceStatesOf: ((guildId: string) => Promise<Record<string, unknown>[]>) | undefined;
+  voiceStatesOf: ((guildId: string) => Promise<GuildVoiceStateView[]>) | undefined;
   /** The visible presences of a guild's members, for guild payloads and counts (set by the composition root). */
   presencesOf: ((guildId: string) => Promise<PresenceView[]>) | undefined;
   /** Which of these users are online (idle and dnd count; invisible does not), for `@here` (set by the composition root). */

@@ -23,6 +23,7 @@ import type {
   RoleView,
 } from '../chat/views.ts';
 import type { PresenceView } from '../users/presence-view.ts';
+import type { CallCreateView, CallView, VoiceServerView, VoiceStateView } from '../voice/voice-views.ts';
 
 /** An object as its REST route shows it (built by a domain's view function). */
 export type View = Record<string, unknown>;
@@ -126,10 +127,10 @@ export interface GatewayEvents {
   APPLICATION_COMMAND_AUTOCOMPLETE_RESPONSE: { id: string; choices: unknown[] | undefined };
   APPLICATION_COMMAND_PERMISSIONS_UPDATE: View;
   // Voice (docs/voice.md)
-  VOICE_STATE_UPDATE: View;
-  VOICE_SERVER_UPDATE: View;
-  CALL_CREATE: View;
-  CALL_UPDATE: View;
+  VOICE_STATE_UPDATE: VoiceStateView;
+  VOICE_SERVER_UPDATE: VoiceServerView;
+  CALL_CREATE: CallCreateView;
+  CALL_UPDATE: CallView;
   CALL_DELETE: { channel_id: string };
   /** Internal, never sent as such: who may see which channel changed (`Audience` `visibility`). */
   CHANNEL_VISIBILITY: Record<string, never>;

@@ -8,15 +8,14 @@ import type { ChatModule } from '../chat/module.ts';
 import { CHANNEL_TYPES, type ChannelRow } from '../chat/rows.ts';
 import type { GatewayEvent, GatewayEvents } from '../events/dispatch.ts';
 import { mintVoiceServer, type VoiceServiceDeps, type VoiceStateRequest } from './voice-service.ts';
+import type { CallCreateView, CallView, VoiceServerView } from './voice-views.ts';
 
 /** The one media region of an embedded SFU (Discord's `region` of a call). */
 export const CALL_REGION = 'hearth';
 
 export type CallRefusal = 'unknown_channel' | 'not_private_channel' | 'blocked' | 'not_connected';
 
-export type CallOutcome =
-  | { ok: true; server: Record<string, unknown> | undefined }
-  | { ok: false; refusal: CallRefusal };
+export type CallOutcome = { ok: true; server: VoiceServerView | undefined } | { ok: false; refusal: CallRefusal };
 
 export interface CallServiceDeps extends Omit<VoiceServiceDeps, 'chat' | 'bus' | 'log'> {
   chat: Pick<ChatModule, 'access' | 'store' | 'messages'>;
@@ -201,11 +200,11 @@ export class CallService {
    * CALL_CREATE payloads of the calls in progress among these DM channels, sent after READY (Discord's way of
    * telling a client that connects mid-call), oldest call first.
    */
-  async ongoing(channelIds: string[]): Promise<Record<string, unknown>[]> {
+  async ongoing(channelIds: string[]): Promise<CallCreateView[]> {
     if (channelIds.length === 0) return [];
     const calls = await this.deps.store.callsOf(channelIds);
     calls.sort((a, b) => (BigInt(a.message_id) < BigInt(b.message_id) ? -1 : 1));
-    const out: Record<string, unknown>[] = [];
+    const out: CallCreateView[] = [];
     for (const call of calls) {
       const voiceStates = await this.deps.store.ofGuild(call.channel_id);
       // A call whose last member is leaving right now: its CALL_DELETE is on its way.
@@ -287,6 +286,6 @@ function nextRingCheck(call: StoredCall, fallback: number): number {
 }
 
 /** CALL_CREATE / CALL_UPDATE's common part, as Discord sends it. */
-function callView(call: StoredCall): Record<string, unknown> {
+function callView(call: StoredCall): CallView {
   return { channel_id: call.channel_id, message_id: call.message_id, region: call.region, ringing: call.ringing };
 }

@@ -6,6 +6,7 @@ import type { EventBus } from '../../platform/state/event-bus.ts';
 import type { RoomAssignment, VoiceNodeAnnouncement, VoiceNodeStore } from '../../platform/state/voice-nodes.ts';
 import type { StoredVoiceState, VoiceStateStore } from '../../platform/state/voice-states.ts';
 import type { GatewayEvents } from '../events/catalogue.ts';
+import type { VoiceServerView } from './voice-views.ts';
 
 declare module '../../platform/state/event-bus.ts' {
   interface BusTopics {
@@ -75,7 +76,7 @@ export class VoicePlacement {
   constructor(private readonly deps: VoicePlacementDeps) {}
 
   /** VOICE_SERVER_UPDATE for a state that just joined a room: its node's endpoint and a fresh single-room token. */
-  async serverFor(state: StoredVoiceState): Promise<Record<string, unknown>> {
+  async serverFor(state: StoredVoiceState): Promise<VoiceServerView> {
     const live = await this.liveNodes();
     const candidate = leastLoaded(live);
     if (!candidate) {
@@ -167,7 +168,7 @@ export class VoicePlacement {
    * `{token, guild_id, endpoint}` for a guild channel, `{token, channel_id, endpoint}` for a DM call; only the
    * token's digest is stored, so any voice node can check it.
    */
-  private async mint(state: StoredVoiceState, endpoint: string): Promise<Record<string, unknown>> {
+  private async mint(state: StoredVoiceState, endpoint: string): Promise<VoiceServerView> {
     const token = randomBase62(40);
     await this.deps.store.putGrant(digest(token), {
       guildId: state.guild_id,

@@ -10,6 +10,7 @@ import { CHANNEL_TYPES, type ChannelRow, type GuildRow, type MemberRow } from '.
 import { memberView } from '../chat/views.ts';
 import type { Dispatcher } from '../events/dispatch.ts';
 import { VOICE_SESSION_TOPIC, type VoicePlacement } from './voice-placement.ts';
+import type { VoiceServerView, VoiceStateView } from './voice-views.ts';
 
 export { VOICE_SESSION_TOPIC, type VoiceSessionMessage } from './voice-placement.ts';
 
@@ -32,9 +33,7 @@ export type VoiceRefusal =
   | 'not_member'
   | 'not_connected';
 
-export type VoiceOutcome =
-  | { ok: true; server: Record<string, unknown> | undefined }
-  | { ok: false; refusal: VoiceRefusal };
+export type VoiceOutcome = { ok: true; server: VoiceServerView | undefined } | { ok: false; refusal: VoiceRefusal };
 
 /** The first AFK check after any activity: Discord's smallest `afk_timeout` (60 s). */
 export const AFK_MIN_TIMEOUT_MS = 60_000;
@@ -56,7 +55,7 @@ export interface VoiceServiceDeps {
 export function mintVoiceServer(
   deps: Pick<VoiceServiceDeps, 'placement'>,
   state: StoredVoiceState,
-): Promise<Record<string, unknown>> {
+): Promise<VoiceServerView> {
   return deps.placement.serverFor(state);
 }
 
@@ -270,7 +269,7 @@ export class VoiceService {
     return { ok: true, channel, member: guild.member, guild: guild.guild, permissions };
   }
 
-  private serverUpdate(state: StoredVoiceState): Promise<Record<string, unknown>> {
+  private serverUpdate(state: StoredVoiceState): Promise<VoiceServerView> {
     return mintVoiceServer(this.deps, state);
   }
 
@@ -278,7 +277,7 @@ export class VoiceService {
     const guildId = voiceScope(state);
     const row = member ?? (await this.deps.chat.store.member(guildId, state.user_id));
     const user = await this.deps.chat.store.user(state.user_id);
-    const payload: Record<string, unknown> = { ...state };
+    const payload: VoiceStateView = { ...state };
     if (row) payload.member = memberView(row, user);
     await this.deps.dispatcher.dispatch('VOICE_STATE_UPDATE', payload, { kind: 'guild', guildId });
   }
@@ -289,7 +288,7 @@ export class VoiceService {
     const left = { ...state, channel_id: null, self_video: false, self_stream: false };
     const row = await this.deps.chat.store.member(guildId, state.user_id);
     const user = await this.deps.chat.store.user(state.user_id);
-    const payload: Record<string, unknown> = { ...left };
+    const payload: VoiceStateView = { ...left };
     if (row) payload.member = memberView(row, user);
     // A member who just left the guild is not in its audience any more; they still hear that they left.
     await this.deps.dispatcher.dispatch('VOICE_STATE_UPDATE', payload, { kind: 'guild', guildId });
