@@ -120,6 +120,10 @@ it('types whole-object events by the view builders', () => {
     void dispatcher.dispatch('VOICE_SERVER_UPDATE', { token: 't', endpoint: 'e', guild_id: '1' }, audience);
     // @ts-expect-error a voice server says its guild or its DM channel
     void dispatcher.dispatch('VOICE_SERVER_UPDATE', { token: 't', endpoint: 'e' }, audience);
+    const reaction = { channel_id: '1', message_id: '2', user_id: '3' };
+    void dispatcher.dispatch('MESSAGE_REACTION_REMOVE', { ...reaction, emoji: { id: null, name: 'x' } }, audience);
+    // @ts-expect-error a custom emoji says whether it is animated
+    void dispatcher.dispatch('MESSAGE_REACTION_REMOVE', { ...reaction, emoji: { id: '4', name: 'x' } }, audience);
     // @ts-expect-error CALL_CREATE lists who is in the call
     void dispatcher.dispatch('CALL_CREATE', { channel_id: '1', message_id: '2', region: 'r', ringing: [] }, audience);
   };

@@ -37,7 +37,10 @@ export function parseEmoji(raw: string | undefined): ParsedEmoji {
   return { key: text, id: null, name: text, animated: false };
 }
 
-function emojiView(emoji: ParsedEmoji): Record<string, unknown> {
+/** A reaction event's `emoji`: a custom emoji with its id and `animated`, a Unicode one with `id: null`. */
+export type ReactionEmojiView = { id: string; name: string; animated: boolean } | { id: null; name: string };
+
+function emojiView(emoji: ParsedEmoji): ReactionEmojiView {
   return emoji.id ? { id: emoji.id, name: emoji.name, animated: emoji.animated } : { id: null, name: emoji.name };
 }
 

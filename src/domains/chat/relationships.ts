@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ApiError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
-import { partialUser, type UserRecord } from '../../identity/user-record.ts';
+import { type PartialUser, partialUser, type UserRecord } from '../../identity/user-record.ts';
 import type { Queryable } from '../../platform/db/database.ts';
 import { pathId } from './access.ts';
 import { type ChatDeps, limits } from './deps.ts';
@@ -26,7 +26,16 @@ const putBody = z.object({
   type: z.union([z.literal(RELATIONSHIP_TYPES.FRIEND), z.literal(RELATIONSHIP_TYPES.BLOCKED)]).optional(),
 });
 
-function relationshipView(row: RelationshipRow, user: UserRecord | undefined): Record<string, unknown> {
+/** A relationship (`GET /users/@me/relationships`, READY, RELATIONSHIP_ADD/UPDATE); `user` is `{id}` for a deleted user. */
+export type RelationshipView = {
+  id: string;
+  type: number;
+  user: PartialUser | { id: string };
+  since: string | null;
+  nickname: string | null;
+};
+
+function relationshipView(row: RelationshipRow, user: UserRecord | undefined): RelationshipView {
   return {
     id: row.target_id,
     type: row.type,
@@ -37,7 +46,7 @@ function relationshipView(row: RelationshipRow, user: UserRecord | undefined): R
 }
 
 /** The user's relationships, oldest first (`GET /users/@me/relationships` and READY `relationships`). */
-export async function listRelationships(store: ChatStore, userId: string): Promise<Record<string, unknown>[]> {
+export async function listRelationships(store: ChatStore, userId: string): Promise<RelationshipView[]> {
   const rows = await store.db.query<RelationshipRow>('SELECT * FROM relationships WHERE user_id = $1 ORDER BY since', [
     userId,
   ]);

@@ -5,13 +5,16 @@
  * shape does not compile; the gateway's fan-out switches over the names exhaustively (src/gateway/fanout.ts), so a
  * new event has to be placed there too. test/unit/gateway-events.test.ts keeps this map and the docs' list equal.
  *
- * Payloads that are an object as its REST route shows it (a guild, channel, member, message, …) are `View`: the
- * views are built field by field in the domains' `views.ts` and not typed further yet.
+ * A payload that is an object as its REST route shows it (a message, channel, thread, guild, member, role, user,
+ * presence, voice state, …) has the type its view builder returns, defined beside the builder in its domain, so a
+ * payload missing a field or with one of another type does not compile. The few still untyped are `View`.
  */
 
-import type { PrivateUser } from '../../identity/user-record.ts';
+import type { PartialUser, PrivateUser } from '../../identity/user-record.ts';
 import type { EmojiView } from '../chat/emoji-store.ts';
 import type { GuildPayloadView, UnavailableGuild } from '../chat/guild-payload.ts';
+import type { ReactionEmojiView } from '../chat/reactions.ts';
+import type { RelationshipView } from '../chat/relationships.ts';
 import type { StickerView } from '../chat/sticker-store.ts';
 import type { ThreadMemberView, ThreadView } from '../chat/thread-views.ts';
 import type {
@@ -25,16 +28,16 @@ import type {
 import type { PresenceView } from '../users/presence-view.ts';
 import type { CallCreateView, CallView, VoiceServerView, VoiceStateView } from '../voice/voice-views.ts';
 
-/** An object as its REST route shows it (built by a domain's view function). */
+/** An object as its REST route shows it, from a view function not typed yet (docs/architecture.md). */
 export type View = Record<string, unknown>;
 
-/** A user as `partialUser` shows it. */
-type PartialUser = View | { id: string };
+/** A user as `partialUser` shows it, or `{id}` alone where the user is gone or not loaded. */
+type SomeUser = PartialUser | { id: string };
 
 /** `guild_id` on events of a guild channel; absent (or null in voice) in DMs. */
 type InChannel = { channel_id: string; guild_id?: string };
 
-type Reaction = InChannel & { message_id: string; emoji: View };
+type Reaction = InChannel & { message_id: string; emoji: ReactionEmojiView };
 
 export interface GatewayEvents {
   // Session (docs/gateway.md#identify, #resume)
@@ -44,8 +47,8 @@ export interface GatewayEvents {
   USER_UPDATE: PrivateUser;
   USER_SETTINGS_UPDATE: View;
   USER_NOTE_UPDATE: { id: string; note: string };
-  RELATIONSHIP_ADD: View;
-  RELATIONSHIP_UPDATE: View;
+  RELATIONSHIP_ADD: RelationshipView;
+  RELATIONSHIP_UPDATE: RelationshipView;
   RELATIONSHIP_REMOVE: { id: string };
   // Guilds
   /** Unavailable (`{id, unavailable: true}`) in a bot's burst when its payload could not be read. */
@@ -54,7 +57,7 @@ export interface GatewayEvents {
   GUILD_DELETE: { id: string; unavailable?: boolean };
   GUILD_MEMBER_ADD: MemberView & { guild_id: string };
   GUILD_MEMBER_UPDATE: MemberView & { guild_id: string };
-  GUILD_MEMBER_REMOVE: { guild_id: string; user: PartialUser };
+  GUILD_MEMBER_REMOVE: { guild_id: string; user: SomeUser };
   GUILD_MEMBERS_CHUNK: {
     guild_id: string;
     members: MemberView[];
@@ -68,8 +71,8 @@ export interface GatewayEvents {
   GUILD_ROLE_UPDATE: { guild_id: string; role: RoleView };
   GUILD_ROLE_UPDATE_BULK: { guild_id: string; roles: RoleView[] };
   GUILD_ROLE_DELETE: { guild_id: string; role_id: string };
-  GUILD_BAN_ADD: { guild_id: string; user: PartialUser };
-  GUILD_BAN_REMOVE: { guild_id: string; user: PartialUser };
+  GUILD_BAN_ADD: { guild_id: string; user: SomeUser };
+  GUILD_BAN_REMOVE: { guild_id: string; user: SomeUser };
   GUILD_EMOJIS_UPDATE: { guild_id: string; emojis: EmojiView[] };
   GUILD_STICKERS_UPDATE: { guild_id: string; stickers: StickerView[] };
   GUILD_AUDIT_LOG_ENTRY_CREATE: View;
@@ -83,8 +86,8 @@ export interface GatewayEvents {
   CHANNEL_DELETE: GuildChannelView | { id: string; type: number };
   CHANNEL_PINS_UPDATE: InChannel & { last_pin_timestamp: string | null };
   CHANNEL_PINS_ACK: { channel_id: string; timestamp: string; version: number };
-  CHANNEL_RECIPIENT_ADD: { channel_id: string; user: PartialUser };
-  CHANNEL_RECIPIENT_REMOVE: { channel_id: string; user: PartialUser };
+  CHANNEL_RECIPIENT_ADD: { channel_id: string; user: SomeUser };
+  CHANNEL_RECIPIENT_REMOVE: { channel_id: string; user: SomeUser };
   TYPING_START: InChannel & { user_id: string; timestamp: number; member?: MemberView };
   // Messages
   MESSAGE_CREATE: MessageEventView;
