@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { it } from 'node:test';
 import type { ChatEvents } from '../../src/domains/chat/events.ts';
 import type { ChannelRow, GuildRow, MemberRow, RoleRow } from '../../src/domains/chat/rows.ts';
+import type { SavedMessageView } from '../../src/domains/chat/saved-messages.ts';
 import type { ThreadView } from '../../src/domains/chat/thread-views.ts';
 import { channelView, guildView, type MessageView, memberView, roleView } from '../../src/domains/chat/views.ts';
 import {
@@ -69,6 +70,7 @@ it('types whole-object events by the view builders', () => {
     user: PrivateUser,
     thread: ThreadView,
     voice: StoredVoiceState,
+    saved: SavedMessageView['save_data'],
   ) => {
     const audience: Audience = { kind: 'users', userIds: ['1'] };
     void dispatcher.dispatch('MESSAGE_CREATE', { ...message, guild_id: '1' }, audience);
@@ -124,6 +126,9 @@ it('types whole-object events by the view builders', () => {
     void dispatcher.dispatch('MESSAGE_REACTION_REMOVE', { ...reaction, emoji: { id: null, name: 'x' } }, audience);
     // @ts-expect-error a custom emoji says whether it is animated
     void dispatcher.dispatch('MESSAGE_REACTION_REMOVE', { ...reaction, emoji: { id: '4', name: 'x' } }, audience);
+    void events.users('SAVED_MESSAGE_CREATE', ['1'], { save_data: saved, message });
+    // @ts-expect-error a saved message always has its save data
+    void events.users('SAVED_MESSAGE_CREATE', ['1'], { message });
     // @ts-expect-error CALL_CREATE lists who is in the call
     void dispatcher.dispatch('CALL_CREATE', { channel_id: '1', message_id: '2', region: 'r', ringing: [] }, audience);
   };

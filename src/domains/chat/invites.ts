@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ApiError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
-import { partialUser, type UserRecord } from '../../identity/user-record.ts';
+import { type PartialUser, partialUser, type UserRecord } from '../../identity/user-record.ts';
 import { randomBase62 } from '../../platform/crypto/tokens.ts';
 import { isUniqueViolation } from '../../platform/db/database.ts';
 import { pathId, requireChannel } from './access.ts';
@@ -22,14 +22,35 @@ const createInviteBody = z.object({
   unique: z.boolean().optional(),
 });
 
+/** An invite (`inviteView`); the metadata (`created_at`, `uses`, `max_uses`, `max_age`) where asked for. */
+export type InviteView = {
+  code: string;
+  type: 0;
+  guild: { id: string; name: string; icon: string | null; features: string[] };
+  guild_id: string;
+  channel: { id: string; name: string | null; type: number };
+  channel_id: string;
+  inviter: PartialUser | null;
+  member_count: number;
+  presence_count: number;
+  approximate_member_count: number;
+  approximate_presence_count: number;
+  expires_at: string | null;
+  temporary: boolean;
+  created_at?: string | null;
+  uses?: number;
+  max_uses?: number;
+  max_age?: number;
+};
+
 export function inviteView(
   bundle: InviteBundle,
   inviter: UserRecord | undefined,
   counts: { members: number; presences: number },
   withMetadata: boolean,
-): Record<string, unknown> {
+): InviteView {
   const { invite, guild, channel } = bundle;
-  const view: Record<string, unknown> = {
+  const view: InviteView = {
     code: invite.code,
     type: 0,
     guild: { id: guild.id, name: guild.name, icon: guild.icon, features: guild.features },
@@ -74,7 +95,7 @@ export function inviteRoutes(deps: ChatDeps): AnyRoute[] {
   const { joins } = services.chatCore;
   const bundles = joins.bundles.bind(joins);
 
-  async function render(list: InviteBundle[], withMetadata: boolean): Promise<Record<string, unknown>[]> {
+  async function render(list: InviteBundle[], withMetadata: boolean): Promise<InviteView[]> {
     const inviters = await store.usersByIds(list.flatMap((b) => (b.invite.inviter_id ? [b.invite.inviter_id] : [])));
     const counts = new Map<string, { members: number; presences: number }>();
     for (const guildId of new Set(list.map((b) => b.guild.id))) counts.set(guildId, await guildCounts(store, guildId));
@@ -153,10 +174,11 @@ export function inviteRoutes(deps: ChatDeps): AnyRoute[] {
           reason: auditReason(ctx.request.headers),
         });
         const [view] = await render([bundle as InviteBundle], true);
-        await events.channelViewers('INVITE_CREATE', channel.guild_id, channel.id, {
-          ...view,
-          guild_id: channel.guild_id,
-        });
+        if (view)
+          await events.channelViewers('INVITE_CREATE', channel.guild_id, channel.id, {
+            ...view,
+            guild_id: channel.guild_id,
+          });
         return view;
       },
     }),

@@ -6,6 +6,7 @@ import { pathId } from './access.ts';
 import { type ChatDeps, limits } from './deps.ts';
 import { has, PERMISSIONS } from './permissions.ts';
 import { iso, MESSAGE_COLUMNS, type MessageRow } from './rows.ts';
+import type { MessageView } from './views.ts';
 
 /** Saved messages per user. */
 export const MAX_SAVED_MESSAGES = 1000;
@@ -30,7 +31,19 @@ interface SavedRow {
   due_at: Date | null;
 }
 
-function saveData(row: SavedRow): Record<string, unknown> {
+type SaveData = {
+  channel_id: string;
+  message_id: string;
+  guild_id?: string;
+  saved_at: string | null;
+  notes: string | null;
+  due_at: string | null;
+};
+
+/** A saved message as its routes and SAVED_MESSAGE_CREATE show it; `message` only while the saver can read it. */
+export type SavedMessageView = { save_data: SaveData; message?: MessageView & { guild_id?: string } };
+
+function saveData(row: SavedRow): SaveData {
   return {
     channel_id: row.channel_id,
     message_id: row.message_id,
@@ -60,7 +73,7 @@ export function savedMessageRoutes(deps: ChatDeps): AnyRoute[] {
     }
   }
 
-  async function withMessages(rows: SavedRow[], userId: string, now: number) {
+  async function withMessages(rows: SavedRow[], userId: string, now: number): Promise<SavedMessageView[]> {
     if (rows.length === 0) return [];
     const channels = [...new Set(rows.map((r) => r.channel_id))];
     const allowed = new Set(
@@ -136,7 +149,7 @@ export function savedMessageRoutes(deps: ChatDeps): AnyRoute[] {
         );
         if (!row) throw new ApiError('MAX_SAVED_MESSAGES');
         const [saved] = await withMessages([row], ctx.user.id, ctx.now);
-        await events.users('SAVED_MESSAGE_CREATE', [ctx.user.id], saved as Record<string, unknown>);
+        if (saved) await events.users('SAVED_MESSAGE_CREATE', [ctx.user.id], saved);
         return saved;
       },
     }),

@@ -13,8 +13,10 @@
 import type { PartialUser, PrivateUser } from '../../identity/user-record.ts';
 import type { EmojiView } from '../chat/emoji-store.ts';
 import type { GuildPayloadView, UnavailableGuild } from '../chat/guild-payload.ts';
+import type { InviteView } from '../chat/invites.ts';
 import type { ReactionEmojiView } from '../chat/reactions.ts';
 import type { RelationshipView } from '../chat/relationships.ts';
+import type { SavedMessageView } from '../chat/saved-messages.ts';
 import type { StickerView } from '../chat/sticker-store.ts';
 import type { ThreadMemberView, ThreadView } from '../chat/thread-views.ts';
 import type {
@@ -76,7 +78,7 @@ export interface GatewayEvents {
   GUILD_EMOJIS_UPDATE: { guild_id: string; emojis: EmojiView[] };
   GUILD_STICKERS_UPDATE: { guild_id: string; stickers: StickerView[] };
   GUILD_AUDIT_LOG_ENTRY_CREATE: View;
-  INVITE_CREATE: View;
+  INVITE_CREATE: InviteView & { guild_id: string };
   INVITE_DELETE: { code: string; channel_id: string; guild_id: string };
   WEBHOOKS_UPDATE: { guild_id: string; channel_id: string };
   // Channels
@@ -105,7 +107,7 @@ export interface GatewayEvents {
     mention_count: number;
     manual?: boolean;
   };
-  SAVED_MESSAGE_CREATE: View;
+  SAVED_MESSAGE_CREATE: SavedMessageView;
   SAVED_MESSAGE_DELETE: { channel_id: string; message_id: string };
   // Threads (docs/chat.md#threads)
   /** `newly_created` when the thread was just started (not when a private thread's new member first sees it). */
