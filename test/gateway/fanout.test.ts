@@ -88,7 +88,11 @@ describe('fan-out', () => {
     const b = connect('u2', ['g1']);
     const c = connect('u3', ['g2']);
     fanout.onDispatch(
-      dispatch('GUILD_AUDIT_LOG_ENTRY_CREATE', { id: 'e1' }, { kind: 'guild', guildId: 'g1', permission: '128' }),
+      dispatch('GUILD_AUDIT_LOG_ENTRY_CREATE', standIn<'GUILD_AUDIT_LOG_ENTRY_CREATE'>({ id: 'e1' }), {
+        kind: 'guild',
+        guildId: 'g1',
+        permission: '128',
+      }),
     );
     fanout.onDispatch(
       dispatch('GUILD_UPDATE', standIn<'GUILD_UPDATE'>({ id: 'g1' }), { kind: 'guild', guildId: 'g1' }),

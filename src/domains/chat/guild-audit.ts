@@ -130,8 +130,19 @@ export function auditChanges(
   return out;
 }
 
+/** APIAuditLogEntry as `auditEntryView` sends it: `changes`, `options` and `reason` only when there are some. */
+export type AuditEntryView = {
+  id: string;
+  target_id: string | null;
+  changes?: AuditEntryRow['changes'];
+  user_id: string | null;
+  action_type: number;
+  options?: Record<string, string>;
+  reason?: string;
+};
+
 /** APIAuditLogEntry. */
-export function auditEntryView(row: AuditEntryRow): Record<string, unknown> {
+export function auditEntryView(row: AuditEntryRow): AuditEntryView {
   return {
     id: row.id,
     target_id: row.target_id,

@@ -12,6 +12,7 @@
 
 import type { PartialUser, PrivateUser } from '../../identity/user-record.ts';
 import type { EmojiView } from '../chat/emoji-store.ts';
+import type { AuditEntryView } from '../chat/guild-audit.ts';
 import type { GuildPayloadView, UnavailableGuild } from '../chat/guild-payload.ts';
 import type { InviteView } from '../chat/invites.ts';
 import type { ReactionEmojiView } from '../chat/reactions.ts';
@@ -77,7 +78,7 @@ export interface GatewayEvents {
   GUILD_BAN_REMOVE: { guild_id: string; user: SomeUser };
   GUILD_EMOJIS_UPDATE: { guild_id: string; emojis: EmojiView[] };
   GUILD_STICKERS_UPDATE: { guild_id: string; stickers: StickerView[] };
-  GUILD_AUDIT_LOG_ENTRY_CREATE: View;
+  GUILD_AUDIT_LOG_ENTRY_CREATE: AuditEntryView & { guild_id: string };
   INVITE_CREATE: InviteView & { guild_id: string };
   INVITE_DELETE: { code: string; channel_id: string; guild_id: string };
   WEBHOOKS_UPDATE: { guild_id: string; channel_id: string };
