@@ -9,7 +9,7 @@ import { loadOrCreateSecrets } from '../src/platform/secrets.ts';
 
 /**
  * The server of the voice bench in its own process (its CPU is what the bench measures): embedded default,
- * test mode (no rate limits), warnings only. Answers `{cmd:'stats'}` with its CPU time and SFU counters.
+ * test mode (no rate limits), no per-address socket cap to speak of, warnings only. Answers `{cmd:'stats'}` with its CPU time and SFU counters.
  */
 const dataDir = await mkdtemp(join(tmpdir(), 'hearth-voice-bench-'));
 const config = loadConfig({
@@ -21,7 +21,14 @@ const config = loadConfig({
   HEARTH_LOG_LEVEL: 'warn',
 });
 const { secrets } = await loadOrCreateSecrets(dataDir, {});
-const app = await startApp({ config, secrets, logger: createLogger(config.logLevel, { format: config.logFormat }) });
+// Every bench member connects from 127.0.0.1, where real listeners come from as many addresses: the per-address
+// gateway socket cap (256) would refuse the largest steps' members before the SFU is measured.
+const app = await startApp({
+  config,
+  secrets,
+  logger: createLogger(config.logLevel, { format: config.logFormat }),
+  gateway: { maxSocketsPerIp: 4096 },
+});
 process.send?.({ url: app.url, port: app.port });
 
 let inspector: Session | undefined;
