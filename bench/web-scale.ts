@@ -16,6 +16,8 @@ const MESSAGES = Number(process.env.BENCH_SCALE_MESSAGES ?? 10_000);
 const CHANNELS = Number(process.env.BENCH_SCALE_CHANNELS ?? 500);
 const MEMBERS = Number(process.env.BENCH_SCALE_MEMBERS ?? 5_000);
 const SWITCHES = 5;
+/** `BENCH_SCALE_CPU_THROTTLE=4`: the page runs as on a CPU four times slower (DevTools' throttling). */
+const CPU_THROTTLE = Number(process.env.BENCH_SCALE_CPU_THROTTLE ?? 1);
 /** Scrolling back stops here even when the start was not reached, so a regression cannot hang the run. */
 const SCROLL_BUDGET_MS = 120_000;
 const TEST_TOKEN = 'bench-web-scale-test-token';
@@ -138,6 +140,11 @@ async function measure(origin: string, f: Fixture): Promise<Omit<WebScaleResult,
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     await context.addInitScript(sessionScript(f.b));
     const page = await context.newPage();
+    if (CPU_THROTTLE > 1) {
+      // A slower device than this one (DevTools' CPU throttling): what a long task is on a low-end laptop or phone.
+      const throttle = await context.newCDPSession(page);
+      await throttle.send('Emulation.setCPUThrottlingRate', { rate: CPU_THROTTLE });
+    }
     await page.goto(`${origin}/channels/${f.small.guildId}/${f.small.channelId}`);
     await page.getByRole('textbox', { name: 'Message #general' }).waitFor({ timeout: 30_000 });
     const rail = page.getByRole('navigation', { name: 'Servers' });
