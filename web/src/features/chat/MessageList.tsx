@@ -3,16 +3,14 @@ import { useTranslation } from 'react-i18next';
 import type { Channel, Message } from '../../api/chat-types.ts';
 import { JUMP_TO_MESSAGE_EVENT, useChatHistory } from './context.ts';
 import { MessageItem } from './MessageItem.tsx';
-import { useOlderSlices } from './older-slices.ts';
 import { compareIds, idTime } from './snowflake.ts';
 
 const GROUP_MS = 7 * 60 * 1000;
 
 /**
  * The history of a channel: scrolls back by loading older pages while keeping what is on screen still
- * (the row at the pane's top keeps its place after a prepend), renders an older page a slice of rows per frame
- * (`useOlderSlices`), sticks to the bottom while there, and otherwise shows a "new messages" bar. New messages
- * from others are read out through a polite live region (docs/web.md#the-history-window).
+ * (the distance from the bottom is restored after a prepend), sticks to the bottom while there, and
+ * otherwise shows a "new messages" bar. New messages from others are read out through a polite live region.
  */
 export function MessageList({
   channel,
@@ -44,9 +42,6 @@ export function MessageList({
 
   const items = history.items;
   const newest = items.at(-1);
-  // The rows rendered: the window, less the part of an older page still waiting for its slice.
-  const { start, showAll } = useOlderSlices(items);
-  const shown = start > 0 ? items.slice(start) : items;
   const list = useRef<HTMLOListElement>(null);
   /** A message on screen and its distance from the pane's top, restored when the window changes above it. */
   const anchor = useRef<{ id: string; top: number } | null>(null);
@@ -76,7 +71,7 @@ export function MessageList({
   useLayoutEffect(() => {
     const el = scroller.current;
     if (!el) return;
-    const first = shown[0]?.id;
+    const first = items[0]?.id;
     if (history.presentLoads !== presentLoads.current) {
       // "Jump to present" (or a message sent from far back): the newest page, from its bottom.
       presentLoads.current = history.presentLoads;
@@ -177,10 +172,8 @@ export function MessageList({
       if (newest) store.markRead(channel.id, newest.id);
     }
     if (history.loading) return;
-    if (el.scrollTop < 300 && !history.reachedStart) {
-      // Rows of the last page still being put in above: they are loaded already, and will push the top away.
-      if (start === 0) void store.loadOlder(channel.id);
-    } else if (fromBottom.current < 300 && !history.atPresent) void store.loadNewer(channel.id);
+    if (el.scrollTop < 300 && !history.reachedStart) void store.loadOlder(channel.id);
+    else if (fromBottom.current < 300 && !history.atPresent) void store.loadNewer(channel.id);
   }, [
     history.loading,
     history.reachedStart,
@@ -190,17 +183,15 @@ export function MessageList({
     newest,
     checkUnreadAbove,
     rememberAnchor,
-    start,
   ]);
 
   // A short history that does not fill the pane: keep loading until it scrolls or the start is reached.
   useEffect(() => {
     const el = scroller.current;
-    const idle = !history.loading && start === 0;
-    if (el && items.length > 0 && el.scrollHeight <= el.clientHeight && !history.reachedStart && idle) {
+    if (el && items.length > 0 && el.scrollHeight <= el.clientHeight && !history.reachedStart && !history.loading) {
       void store.loadOlder(channel.id);
     }
-  }, [items.length, history.reachedStart, history.loading, store, channel.id, start]);
+  }, [items.length, history.reachedStart, history.loading, store, channel.id]);
 
   const jumpToPresent = () => {
     atBottom.current = true;
@@ -217,15 +208,13 @@ export function MessageList({
   const jumpTo = useCallback(
     async (id: string) => {
       if (!id) return;
-      // The target may be among rows of an older page not rendered yet.
-      showAll();
       jumpTarget.current = id;
       atBottom.current = false;
       await store.loadAround(channel.id, id);
       // Held already, or loaded: the layout effect scrolls to it on the render this asks for.
       setJumps((n) => n + 1);
     },
-    [store, channel.id, showAll],
+    [store, channel.id],
   );
   const [, setJumps] = useState(0);
 
@@ -256,11 +245,7 @@ export function MessageList({
   }, [focusMessageId, items.length > 0]);
 
   const name = store.channelLabel(channel);
-  // The "new" line goes above the first unread message after the first row of the window (it may not be
-  // rendered yet).
-  const markerId = readMarker
-    ? items.find((m, index) => index > 0 && compareIds(m.id, readMarker) > 0 && m.author.id !== store.me)?.id
-    : undefined;
+  let markerShown = false;
   return (
     <div className="message-pane">
       {unseen === 0 && unreadAbove && !unreadDismissed && firstUnread && (
@@ -291,7 +276,7 @@ export function MessageList({
         </button>
       )}
       <div className="messages" ref={scroller} onScroll={onScroll}>
-        {history.reachedStart && start === 0 && (
+        {history.reachedStart && (
           <div className="channel-start">
             <p className="md-h2">{t('chat.welcomeTo', { name })}</p>
             <p>{t('chat.channelStart')}</p>
@@ -303,17 +288,20 @@ export function MessageList({
           </p>
         )}
         <ol ref={list} className="message-list" aria-label={t('chat.messagesIn', { name })}>
-          {shown.map((message, shownIndex) => {
-            // Grouped with the row rendered before it: the first row rendered keeps its header until the rows of
-            // an older page go in above it, which leaves the list room to hold it in place as it loses the header
-            // (at the very top of the pane, a row shrinking alone would move up).
-            const previous = shown[shownIndex - 1];
+          {items.map((message, index) => {
+            const previous = items[index - 1];
             const grouped =
               !!previous &&
               previous.author.id === message.author.id &&
               message.type !== 19 &&
               idTime(message.id) - idTime(previous.id) < GROUP_MS;
-            const showMarker = message.id === markerId;
+            const showMarker =
+              !markerShown &&
+              !!readMarker &&
+              compareIds(message.id, readMarker) > 0 &&
+              message.author.id !== store.me &&
+              index > 0;
+            if (showMarker) markerShown = true;
             return (
               <MessageItem
                 key={message.id}
