@@ -13,6 +13,12 @@ import { startTestServer, type TestSecrets } from '../test/support/server.ts';
 const members = Number(process.env.BENCH_MEMBERS ?? 1000);
 const sessionsPerMember = Number(process.env.BENCH_SESSIONS ?? 5);
 
+/**
+ * Two nodes of one instance refuse to start unless uploads go to one shared store (docs/deployment.md). The bench
+ * uploads nothing, so each node declares its object directory shared rather than configuring one.
+ */
+const NO_UPLOADS = { HEARTH_SHARED_OBJECT_DIR: 'true' };
+
 interface Join {
   databaseUrl: string;
   redisPrefix: string;
@@ -22,7 +28,7 @@ interface Join {
 if (process.env.BENCH_JOIN) {
   const join = JSON.parse(process.env.BENCH_JOIN) as Join;
   const node = await startTestServer(
-    { DATABASE_URL: join.databaseUrl, HEARTH_REDIS_PREFIX: join.redisPrefix },
+    { DATABASE_URL: join.databaseUrl, HEARTH_REDIS_PREFIX: join.redisPrefix, ...NO_UPLOADS },
     { secrets: join.secrets },
   );
   process.on('message', (message: { cmd: string }) => {
@@ -32,7 +38,7 @@ if (process.env.BENCH_JOIN) {
   await new Promise(() => {});
 }
 
-const server = await startTestServer();
+const server = await startTestServer(NO_UPLOADS);
 const { services } = server.app;
 const { db, ids } = services;
 
