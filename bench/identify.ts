@@ -6,6 +6,7 @@
  *   npm run bench:identify            one node on embedded PGlite; two nodes too when BENCH_DATABASE_URL and
  *                                     BENCH_REDIS_URL are set (then the one-node figure is on PostgreSQL too)
  *   BENCH_IDENTIFIES                  identifies per round (default 2,000), BENCH_ROUNDS rounds (default 3)
+ *   BENCH_INTENTS                     the identify's `intents` (default none sent: every event, presences included)
  *
  * Each node is a child process (bench/gateway-server.ts); the second joins the first's database and Redis
  * prefix with the same secrets. The clients run here, spread over 127.0.0.2–127.0.0.x (256 sockets per IP).
@@ -76,7 +77,16 @@ function identify(port: number, token: string, index: number): Promise<WebSocket
       // The server asks for a heartbeat after a silence (a long round on a loaded machine): answer it.
       if (text.startsWith('{"op":1,')) ws.send('{"op":1,"d":null}');
       else if (text.startsWith('{"op":10')) {
-        ws.send(JSON.stringify({ op: 2, d: { token, properties: { os: 'linux', browser: 'bench', device: 'b' } } }));
+        ws.send(
+          JSON.stringify({
+            op: 2,
+            d: {
+              token,
+              ...(process.env.BENCH_INTENTS ? { intents: Number(process.env.BENCH_INTENTS) } : {}),
+              properties: { os: 'linux', browser: 'bench', device: 'b' },
+            },
+          }),
+        );
       } else if (text.startsWith('{"op":0,"t":"READY"')) {
         ws.removeAllListeners('close');
         resolve(ws);
