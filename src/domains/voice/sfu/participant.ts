@@ -338,8 +338,12 @@ export class Participant {
   }
 }
 
-/** The negotiated codec with this MIME type (case-insensitive, as in SDP). */
+/**
+ * The negotiated codec with this MIME type (case-insensitive, as in SDP). It runs per packet and subscriber: both
+ * sides' names come from the server's own offer, so the exact match answers without building lower-case copies.
+ */
 function sameCodec(codecs: RTCRtpCodecParameters[], mimeType: string): RTCRtpCodecParameters | undefined {
+  for (const codec of codecs) if (codec.mimeType === mimeType) return codec;
   const wanted = mimeType.toLowerCase();
   return codecs.find((c) => c.mimeType.toLowerCase() === wanted);
 }

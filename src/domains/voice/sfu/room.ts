@@ -3,6 +3,9 @@ import { type MediaKind, UPSTREAM_KINDS } from './media-kinds.ts';
 import type { LayeredPacket, Participant } from './participant.ts';
 import { LayerMeter, parseVp8Descriptor } from './temporal-layers.ts';
 
+/** VP8, the codec whose temporal layers are thinned per subscriber (matched without a lower-case copy per packet). */
+const VP8 = /^video\/vp8$/i;
+
 /** Per-room counters the benchmarks and the status line read. */
 export interface RoomStats {
   forwarded: number;
@@ -90,7 +93,7 @@ export class Room {
       return;
     }
     const buffer = packet.serialize();
-    const layered = mimeType?.toLowerCase() === 'video/vp8' ? this.layered(from, kind, packet) : undefined;
+    const layered = kind !== 'audio' && mimeType && VP8.test(mimeType) ? this.layered(from, kind, packet) : undefined;
     for (const other of this.participants.values()) {
       if (other === from || (kind === 'audio' && other.flags.deafened)) continue;
       const outcome = other.forward(from.userId, kind, mimeType, buffer, layered);
