@@ -4,10 +4,10 @@ import { type AnyRoute, route } from '../../http/route.ts';
 import type { Queryable } from '../../platform/db/database.ts';
 import { type GuildContext, isPrivateChannel, pathId, requireChannel } from './access.ts';
 import { bitfield, type ChatDeps, limits, nullableText, snowflake } from './deps.ts';
-import { leaveGroupDm } from './dms.ts';
+import { leaveGroupDm, updateGroupDm } from './dms.ts';
 import { AUDIT_LOG_EVENTS, type AuditEntryInput, auditChanges, auditReason } from './guild-audit.ts';
 import { ALL_PERMISSIONS, has, PERMISSIONS } from './permissions.ts';
-import { privateChannelFor, privateChannelViews } from './private-channels.ts';
+import { privateChannelFor } from './private-channels.ts';
 import { CHANNEL_TYPES, type ChannelRow, type OverwriteJson } from './rows.ts';
 import { autoArchiveDuration } from './threads.ts';
 import { channelView, overwritesView } from './views.ts';
@@ -376,18 +376,7 @@ export function channelRoutes(deps: ChatDeps): AnyRoute[] {
         const body = ctx.body;
         if (isPrivateChannel(channel)) {
           if (channel.type !== CHANNEL_TYPES.GROUP_DM) throw new ApiError('MISSING_PERMISSIONS');
-          const icon =
-            body.icon === undefined
-              ? channel.icon
-              : await services.media.storeUserImage('icons', channel.id, body.icon, 'icon');
-          const [row] = await db.query<ChannelRow>(
-            'UPDATE channels SET name = $2, icon = $3 WHERE id = $1 RETURNING *',
-            [channel.id, body.name === undefined ? channel.name : body.name, icon],
-          );
-          const recipients = channelAccess.recipients ?? [];
-          const viewFor = await privateChannelViews(store, row as ChannelRow, recipients);
-          for (const userId of recipients) await events.users('CHANNEL_UPDATE', [userId], viewFor(userId));
-          return viewFor(ctx.user.id);
+          return updateGroupDm(deps, channel, channelAccess.recipients ?? [], body, ctx.user.id);
         }
         const reason = auditReason(ctx.request.headers);
         if (channelAccess.thread) return threads.update(channelAccess, ctx.user.id, body, reason);

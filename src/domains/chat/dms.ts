@@ -7,6 +7,7 @@ import { type ChatDeps, limits, snowflake } from './deps.ts';
 import { MESSAGE_TYPES } from './message-service.ts';
 import { listPrivateChannels, privateChannelFor, privateChannelViews } from './private-channels.ts';
 import { CHANNEL_TYPES, type ChannelRow } from './rows.ts';
+import type { PrivateChannelView } from './views.ts';
 
 /** A group DM holds the owner and at most nine others. */
 export const MAX_GROUP_DM_SIZE = 10;
@@ -90,6 +91,52 @@ export async function leaveGroupDm(
     await deps.events.users('CHANNEL_RECIPIENT_REMOVE', remaining, { channel_id: channel.id, user: partialUser(user) });
   if (remaining.length > 0)
     await recipientMessage(deps, current, remaining, MESSAGE_TYPES.RECIPIENT_REMOVE, actorId, userId);
+}
+
+/** What a recipient may change on a group DM with `PATCH /channels/{id}` (docs/chat.md). */
+export interface GroupDmChanges {
+  name?: string | undefined;
+  /** An image data URI, or null (or "") to clear; absent leaves it. */
+  icon?: string | null | undefined;
+}
+
+/**
+ * Renames a group DM or changes its icon (any recipient may, as on Discord): CHANNEL_UPDATE to every recipient as
+ * they see it, and a CHANNEL_ICON_CHANGE system message when the icon changed. The icon is stored like a guild
+ * icon (same data-URI checks and errors) at `channel-icons/{channel id}/{hash}` (docs/media.md).
+ */
+export async function updateGroupDm(
+  deps: ChatDeps,
+  channel: ChannelRow,
+  recipients: readonly string[],
+  changes: GroupDmChanges,
+  actorId: string,
+): Promise<PrivateChannelView> {
+  const { services, store, events } = deps;
+  const icon =
+    changes.icon === undefined
+      ? channel.icon
+      : await services.media.storeUserImage('channel-icons', channel.id, changes.icon, 'icon');
+  const [row] = await services.db.query<ChannelRow>(
+    'UPDATE channels SET name = $2, icon = $3 WHERE id = $1 RETURNING *',
+    [channel.id, changes.name === undefined ? channel.name : changes.name, icon],
+  );
+  const updated = row as ChannelRow;
+  const viewFor = await privateChannelViews(store, updated, recipients);
+  for (const userId of recipients) await events.users('CHANNEL_UPDATE', [userId], viewFor(userId));
+  if (icon !== channel.icon) {
+    const author = await store.user(actorId);
+    if (author)
+      await deps.messages.create({
+        channel: updated,
+        recipients: [...recipients],
+        author,
+        content: '',
+        canMentionEveryone: false,
+        type: MESSAGE_TYPES.CHANNEL_ICON_CHANGE,
+      });
+  }
+  return viewFor(actorId);
 }
 
 export function dmRoutes(deps: ChatDeps): AnyRoute[] {

@@ -332,6 +332,12 @@ export function mediaRoutes(services: MediaRoutesDeps): AnyRoute[] {
       file: p.file as string,
       segments: [p.guildId as string],
     })),
+    // A group DM's icon (Discord's CDN path; docs/chat.md, group DMs).
+    imageRoute('/media/channel-icons/:channelId/:file', (p) => ({
+      key: `channel-icons/${p.channelId}`,
+      file: p.file as string,
+      segments: [p.channelId as string],
+    })),
     imageRoute('/media/splashes/:guildId/:file', (p) => ({
       key: `splashes/${p.guildId}`,
       file: p.file as string,

@@ -27,13 +27,13 @@ export function sniffImageType(bytes: Buffer): string | undefined {
 /**
  * Stores an avatar, banner or icon given as a data URI and returns its hash (8 lowercase hex, `a_` when
  * animated), or null to clear. Objects live at `<kind>/<ownerId>/<hash>` (a member's per-guild images:
- * `guild-avatars/<guild id>/<user id>/<hash>`).
+ * `guild-avatars/<guild id>/<user id>/<hash>`; a group DM's icon: `channel-icons/<channel id>/<hash>`).
  */
 export class UserImages {
   constructor(private readonly store: ObjectStore) {}
 
   async storeUserImage(
-    kind: 'avatars' | 'banners' | 'icons' | 'splashes' | 'guild-avatars' | 'guild-banners',
+    kind: 'avatars' | 'banners' | 'icons' | 'splashes' | 'guild-avatars' | 'guild-banners' | 'channel-icons',
     ownerId: string,
     dataUri: string | null,
     field: string,
