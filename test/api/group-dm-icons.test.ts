@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
-import { as, DispatchRecorder, befriend, ok } from '../support/chat.ts';
+import { as, befriend, DispatchRecorder, ok } from '../support/chat.ts';
 import { registerUser, type TestUser } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -54,16 +54,10 @@ describe('group DM icons', () => {
       last_message_id: null,
       last_pin_timestamp: null,
     });
-    assert.deepEqual(
-      res.body.recipients.map((u: any) => u.id).sort(),
-      [alice.id, carol.id].sort(),
-    );
+    assert.deepEqual(res.body.recipients.map((u: any) => u.id).sort(), [alice.id, carol.id].sort());
 
     const updates = events.of('CHANNEL_UPDATE');
-    assert.deepEqual(
-      updates.map((d) => (d.audience as any).userIds).flat().sort(),
-      [alice.id, bob.id, carol.id].sort(),
-    );
+    assert.deepEqual(updates.flatMap((d) => (d.audience as any).userIds).sort(), [alice.id, bob.id, carol.id].sort());
     for (const update of updates) assert.equal((update.payload as any).icon, hash);
     const system = events.one('MESSAGE_CREATE').payload as any;
     assert.equal(system.type, 5);

@@ -22,6 +22,8 @@ export interface Channel {
   permission_overwrites?: PermissionOverwrite[];
   recipients?: PartialUser[];
   owner_id?: Snowflake;
+  /** A group DM's icon hash (docs/chat.md). */
+  icon?: string | null;
 }
 
 export interface Role {

@@ -157,6 +157,10 @@ export class ChatApi {
   openGroupDm(recipients: Snowflake[]): Promise<Channel> {
     return this.http.request('POST', '/users/@me/channels', { body: { recipients } });
   }
+  /** Renames a group DM or sets (data URI) or clears (null) its icon; an absent field is left as it is. */
+  editGroupDm(channelId: Snowflake, body: { name?: string; icon?: string | null }): Promise<Channel> {
+    return this.http.request('PATCH', `/channels/${channelId}`, { body });
+  }
   relationships(): Promise<Relationship[]> {
     return this.http.request('GET', '/users/@me/relationships');
   }

@@ -1,6 +1,6 @@
 /**
  * URLs of the pictures the media routes serve (docs/media.md, the media proxy table): avatars, banners, guild
- * icons and per-guild member avatars. Every picture of a person or a guild in the client is built here
+ * icons, group DM icons and per-guild member avatars. Every picture of a person or a guild in the client is built here
  * (docs/web.md#pictures).
  */
 
@@ -9,6 +9,7 @@ export type ImageSource =
   | { kind: 'avatar'; userId: string; hash: string }
   | { kind: 'banner'; userId: string; hash: string }
   | { kind: 'icon'; guildId: string; hash: string }
+  | { kind: 'channel-icon'; channelId: string; hash: string }
   | { kind: 'member-avatar'; guildId: string; userId: string; hash: string };
 
 /** The route's bounds for `size` (it snaps to a power of two in between). */
@@ -34,6 +35,11 @@ export function guildIcon(guild: { id: string; icon?: string | null | undefined 
   return guild.icon ? { kind: 'icon', guildId: guild.id, hash: guild.icon } : null;
 }
 
+/** A group conversation's icon, or null when it has none. */
+export function groupDmIcon(channel: { id: string; icon?: string | null | undefined }): ImageSource | null {
+  return channel.icon ? { kind: 'channel-icon', channelId: channel.id, hash: channel.icon } : null;
+}
+
 /**
  * The `size` to ask for: the displayed size in device pixels, rounded up to the power of two the route serves
  * (the route rounds to the nearest one, which could be smaller than what is drawn).
@@ -51,6 +57,8 @@ function routeOf(source: ImageSource): string {
       return `banners/${source.userId}`;
     case 'icon':
       return `icons/${source.guildId}`;
+    case 'channel-icon':
+      return `channel-icons/${source.channelId}`;
     case 'member-avatar':
       return `guilds/${source.guildId}/users/${source.userId}/avatars`;
   }

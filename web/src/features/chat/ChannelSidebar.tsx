@@ -7,7 +7,7 @@ import { Avatar } from '../../components/Avatar.tsx';
 import { Button } from '../../components/Button.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { Field } from '../../components/Field.tsx';
-import { guildIcon, userAvatar } from '../../lib/media.ts';
+import { groupDmIcon, guildIcon, userAvatar } from '../../lib/media.ts';
 import { channelPath, useChat, useChatStore, useChatT } from './context.ts';
 import { Dialog } from './Dialog.tsx';
 import { allowedSections } from './guild-settings/sections.ts';
@@ -38,7 +38,7 @@ export function ChannelSidebar({ guildId, channelId }: { guildId: string | null;
 function ChannelLink({ channel, active }: { channel: Channel; active: boolean }) {
   const store = useChatStore();
   const muted = isMuted(channel.id);
-  // A one-to-one conversation shows the other person's picture; a group shows its initials.
+  // A one-to-one conversation shows the other person's picture; a group its icon, else its initials.
   const otherUser = store.dmPartner(channel);
   return (
     <ChannelLinkView
@@ -49,6 +49,7 @@ function ChannelLink({ channel, active }: { channel: Channel; active: boolean })
       name={store.channelLabel(channel)}
       dmUserId={otherUser?.id}
       dmAvatar={otherUser?.avatar}
+      groupIcon={channel.type === ChannelType.GroupDM ? channel.icon : undefined}
       active={active}
       muted={muted}
       unread={!muted && !active && store.isUnread(channel)}
@@ -65,6 +66,7 @@ const ChannelLinkView = memo(function ChannelLinkView({
   name,
   dmUserId,
   dmAvatar,
+  groupIcon,
   active,
   muted,
   unread,
@@ -78,6 +80,8 @@ const ChannelLinkView = memo(function ChannelLinkView({
   /** A one-to-one conversation's other person, and their avatar hash (primitives, so the memo holds). */
   dmUserId: string | undefined;
   dmAvatar: string | null | undefined;
+  /** A group conversation's icon hash. */
+  groupIcon: string | null | undefined;
   active: boolean;
   muted: boolean;
   unread: boolean;
@@ -109,7 +113,11 @@ const ChannelLinkView = memo(function ChannelLinkView({
           {voice ? '🔊' : '#'}
         </span>
       ) : (
-        <Avatar source={dmUserId ? userAvatar({ id: dmUserId, avatar: dmAvatar }) : null} name={name} size={24} />
+        <Avatar
+          source={dmUserId ? userAvatar({ id: dmUserId, avatar: dmAvatar }) : groupDmIcon({ id, icon: groupIcon })}
+          name={name}
+          size={24}
+        />
       )}
       <span className="channel-name">{name}</span>
       {/* The space keeps the visible text "general 3", words the name "#general, 3 mentions" contains (axe's

@@ -3,11 +3,12 @@ import { useTranslation } from 'react-i18next';
 import type { Channel, Message } from '../../api/chat-types.ts';
 import { ChannelType } from '../../api/chat-types.ts';
 import { Avatar } from '../../components/Avatar.tsx';
-import { userAvatar } from '../../lib/media.ts';
+import { groupDmIcon, userAvatar } from '../../lib/media.ts';
 import { DmCallButton, DmCallPanel } from '../voice/DmCall.tsx';
 import { VoiceView } from '../voice/VoiceView.tsx';
 import { Composer } from './Composer.tsx';
 import { useChat } from './context.ts';
+import { GroupDmSettings } from './GroupDmSettings.tsx';
 import { MessageList } from './MessageList.tsx';
 import { isMuted, setMuted } from './notifications.tsx';
 import { PinsDialog } from './PinsDialog.tsx';
@@ -34,6 +35,7 @@ export function ChannelView({
   const [replyTo, setReplyTo] = useState<Message | null>(null);
   const [editing, setEditing] = useState<string | null>(null);
   const [pins, setPins] = useState(false);
+  const [groupSettings, setGroupSettings] = useState(false);
   const [muted, setMutedState] = useState(() => isMuted(channel.id));
   const name = store.channelLabel(channel);
   const dm = !channel.guild_id;
@@ -87,6 +89,11 @@ export function ChannelView({
               {t('chat.pinnedMessages')}
             </button>
           )}
+          {channel.type === ChannelType.GroupDM && (
+            <button type="button" className="ghost small" onClick={() => setGroupSettings(true)}>
+              {t('chat.groupSettings')}
+            </button>
+          )}
           {onToggleMembers && (
             <button type="button" className="ghost small" aria-pressed={membersOpen} onClick={onToggleMembers}>
               {t('chat.memberList')}
@@ -125,14 +132,19 @@ export function ChannelView({
         <p className="composer-disabled">{t('chat.cannotSend')}</p>
       )}
       {pins && <PinsDialog channel={channel} onClose={() => setPins(false)} />}
+      {groupSettings && <GroupDmSettings channel={channel} onClose={() => setGroupSettings(false)} />}
     </div>
   );
 }
 
-/** A conversation's picture beside its name: the other person's in a one-to-one, the name's initials in a group. */
+/**
+ * A conversation's picture beside its name: the other person's in a one-to-one, the group's icon in a group (its
+ * name's initials without one).
+ */
 function DmPicture({ channel, name }: { channel: Channel; name: string }) {
   const store = useChat();
-  return <Avatar source={userAvatar(store.dmPartner(channel))} name={name} size={28} />;
+  const source = channel.type === ChannelType.GroupDM ? groupDmIcon(channel) : userAvatar(store.dmPartner(channel));
+  return <Avatar source={source} name={name} size={28} />;
 }
 
 function TypingLine({ channelId }: { channelId: string }) {

@@ -1,0 +1,93 @@
+import { type FormEvent, useId, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import type { Channel } from '../../api/chat-types.ts';
+import { useApp } from '../../app-context.tsx';
+import { Button } from '../../components/Button.tsx';
+import { ErrorNotice } from '../../components/ErrorNotice.tsx';
+import { Field } from '../../components/Field.tsx';
+import { groupDmIcon, imageUrl } from '../../lib/media.ts';
+import { useChat } from './context.ts';
+import { Dialog } from './Dialog.tsx';
+import { readAsDataUri } from './guild-settings/shared.ts';
+
+/** Drawn size of the icon preview (chat.css `.group-icon-preview`). */
+const PREVIEW_SIZE = 64;
+
+/**
+ * A group conversation's settings (docs/web.md#group-conversations): any member may rename it and set or
+ * remove its icon; the server tells everyone with CHANNEL_UPDATE, which redraws the list and the header.
+ */
+export function GroupDmSettings({ channel, onClose }: { channel: Channel; onClose: () => void }) {
+  const { t } = useTranslation();
+  const { discovery } = useApp();
+  const store = useChat();
+  const [name, setName] = useState(channel.name ?? '');
+  // undefined: unchanged; a data URI: the picked file; null: removed.
+  const [icon, setIcon] = useState<string | null | undefined>(undefined);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const iconId = useId();
+  const stored = groupDmIcon(channel);
+  const preview = icon !== undefined ? icon : stored ? imageUrl(discovery.endpoints.media, stored, PREVIEW_SIZE) : null;
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    const body: { name?: string; icon?: string | null } = {};
+    const trimmed = name.trim();
+    if (trimmed && trimmed !== (channel.name ?? '')) body.name = trimmed;
+    if (icon !== undefined) body.icon = icon;
+    setBusy(true);
+    setError(null);
+    try {
+      if (Object.keys(body).length > 0) await store.api.editGroupDm(channel.id, body);
+      onClose();
+    } catch (caught) {
+      setError(caught);
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Dialog title={t('chat.groupSettings')} onClose={onClose}>
+      <form onSubmit={submit}>
+        <Field label={t('chat.groupName')} value={name} onChange={(e) => setName(e.target.value)} maxLength={100} />
+        <div className="field">
+          <label htmlFor={iconId}>{t('chat.groupIcon')}</label>
+          <div className="group-icon-row">
+            {preview ? (
+              <img
+                className="group-icon-preview"
+                src={preview}
+                alt={t('chat.groupIconPreview')}
+                width={PREVIEW_SIZE}
+                height={PREVIEW_SIZE}
+              />
+            ) : (
+              <span className="group-icon-preview empty">{t('chat.noGroupIcon')}</span>
+            )}
+            <input
+              id={iconId}
+              type="file"
+              accept="image/png,image/jpeg,image/gif,image/webp"
+              onChange={async (e) => {
+                const file = e.target.files?.[0];
+                if (file) setIcon(await readAsDataUri(file));
+              }}
+            />
+            {preview && (
+              <button type="button" className="secondary" onClick={() => setIcon(null)}>
+                {t('chat.removeGroupIcon')}
+              </button>
+            )}
+          </div>
+        </div>
+        <ErrorNotice error={error} />
+        <div className="dialog-actions">
+          <Button type="submit" busy={busy}>
+            {t('chat.saveGroup')}
+          </Button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
