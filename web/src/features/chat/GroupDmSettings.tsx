@@ -14,7 +14,7 @@ import { readAsDataUri } from './guild-settings/shared.ts';
 const PREVIEW_SIZE = 64;
 
 /**
- * A group conversation's settings (docs/web.md#group-conversations): any member may rename it and set or
+ * A group conversation's settings (docs/web.md#pages, docs/chat.md#dm-rules): any member may rename it and set or
  * remove its icon; the server tells everyone with CHANNEL_UPDATE, which redraws the list and the header.
  */
 export function GroupDmSettings({ channel, onClose }: { channel: Channel; onClose: () => void }) {
