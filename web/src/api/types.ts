@@ -219,7 +219,7 @@ export interface AdminReport {
   status: ReportStatus;
   created_at: string;
   reporter_id: Snowflake;
-  reporter: { id: Snowflake; username: string; global_name: string | null } | null;
+  reporter: { id: Snowflake; username: string; global_name: string | null; avatar?: string | null } | null;
   snapshot: Record<string, unknown>;
   closed_at: string | null;
   closed_by: Snowflake | null;

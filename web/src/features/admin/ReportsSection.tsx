@@ -2,9 +2,11 @@ import { useEffect, useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { AdminReport, ReportStatus } from '../../api/types.ts';
 import { useApp } from '../../app-context.tsx';
+import { Avatar } from '../../components/Avatar.tsx';
 import { Button } from '../../components/Button.tsx';
 import { ErrorNotice, Notice } from '../../components/ErrorNotice.tsx';
 import { formatDate } from '../../i18n/format.ts';
+import { guildIcon, type ImageSource, userAvatar } from '../../lib/media.ts';
 import { useAction } from './use-action.ts';
 
 const PAGE = 50;
@@ -25,6 +27,24 @@ function useTargetSummary() {
     if (report.target_type === 'user') return t('admin.reportUserSummary', { name: snap.username ?? report.target_id });
     return t('admin.reportGuildSummary', { name: snap.name ?? report.target_id });
   };
+}
+
+/**
+ * The picture of what was reported, from the snapshot (docs/safety.md#evidence-is-kept): a user's avatar, a
+ * message author's, a guild's icon; the hash names the version stored when the report was filed.
+ */
+function targetPicture(report: AdminReport): ImageSource | null {
+  const snap = report.snapshot as {
+    id?: string;
+    avatar?: string | null;
+    icon?: string | null;
+    author?: { id?: string; avatar?: string | null };
+  };
+  if (report.target_type === 'message')
+    return snap.author?.id ? userAvatar({ id: snap.author.id, avatar: snap.author.avatar }) : null;
+  const id = snap.id ?? report.target_id;
+  if (report.target_type === 'user') return userAvatar({ id, avatar: snap.avatar });
+  return guildIcon({ id, icon: snap.icon });
 }
 
 /** The report queue: open reports first (other statuses on demand), each resolvable or dismissable with a note. */
@@ -105,7 +125,8 @@ function ReportCard({ report, onClosed }: { report: AdminReport; onClosed: (repo
 
   return (
     <article aria-labelledby={headingId} className="report-card">
-      <h2 id={headingId}>
+      <h2 id={headingId} className="with-picture">
+        <Avatar source={report.reporter ? userAvatar(report.reporter) : null} name={reporter} size={32} />
         {t('admin.reportHeading', {
           kind: t(`admin.reportKind.${report.target_type}`),
           reporter,
@@ -116,7 +137,10 @@ function ReportCard({ report, onClosed }: { report: AdminReport; onClosed: (repo
         <dt>{t('admin.reportReason')}</dt>
         <dd>{t(`chat.reportCategory.${report.category}`)}</dd>
         <dt>{t('admin.reportTarget')}</dt>
-        <dd>{summary(report)}</dd>
+        <dd className="with-picture">
+          <Avatar source={targetPicture(report)} name={summary(report)} size={32} />
+          {summary(report)}
+        </dd>
         {report.description && (
           <>
             <dt>{t('admin.reportDescription')}</dt>

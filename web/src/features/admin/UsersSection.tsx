@@ -2,10 +2,12 @@ import { type FormEvent, useCallback, useEffect, useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { AdminSession, AdminUser } from '../../api/types.ts';
 import { useApp } from '../../app-context.tsx';
+import { Avatar } from '../../components/Avatar.tsx';
 import { Button } from '../../components/Button.tsx';
 import { ErrorNotice, Notice } from '../../components/ErrorNotice.tsx';
 import { Field } from '../../components/Field.tsx';
 import { formatDate } from '../../i18n/format.ts';
+import { userAvatar } from '../../lib/media.ts';
 import { lines, useAction } from './use-action.ts';
 
 const DISABLED = 1n << 38n;
@@ -51,7 +53,8 @@ export function UsersSection() {
           ) : (
             <ul>
               {results.map((found) => (
-                <li key={found.id}>
+                <li key={found.id} className="with-picture">
+                  <Avatar source={userAvatar(found)} name={found.username} size={32} />
                   <Button variant="link" onClick={() => setSelected(found)}>
                     {t('admin.open', { name: `${found.username} (${found.email ?? found.id})` })}
                   </Button>
@@ -151,7 +154,10 @@ function UserDetails({ user, onChanged }: { user: AdminUser; onChanged: (user: A
   const mfaOn = user.authenticator_types.length > 0;
   return (
     <section aria-labelledby="user-heading">
-      <h2 id="user-heading">{t('admin.userTitle', { name: user.username })}</h2>
+      <h2 id="user-heading" className="with-picture">
+        <Avatar source={userAvatar(user)} name={user.username} size={48} />
+        {t('admin.userTitle', { name: user.username })}
+      </h2>
       <dl className="facts">
         <dt>{t('admin.userId')}</dt>
         <dd>

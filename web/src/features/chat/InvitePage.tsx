@@ -3,10 +3,12 @@ import { useTranslation } from 'react-i18next';
 import { ChatApi } from '../../api/chat.ts';
 import type { Invite } from '../../api/chat-types.ts';
 import { useApp } from '../../app-context.tsx';
+import { Avatar } from '../../components/Avatar.tsx';
 import { Button } from '../../components/Button.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { Link } from '../../components/Link.tsx';
 import { PageLayout } from '../../components/PageLayout.tsx';
+import { guildIcon } from '../../lib/media.ts';
 import { useLocation } from '../../shell/router.tsx';
 
 /** /invite/{code}: who invites you where; signed out it leads through register or sign-in and back here. */
@@ -42,6 +44,12 @@ export default function InvitePage() {
       {!invite && !error && <p role="status">{t('app.loading')}</p>}
       {invite && (
         <>
+          {invite.guild && (
+            // The guild's name is the page's heading: its picture (or initials) beside it is decorative.
+            <p className="invite-guild">
+              <Avatar source={guildIcon(invite.guild)} name={invite.guild.name} size={64} />
+            </p>
+          )}
           <p>
             {invite.inviter
               ? t('chat.invitedBy', { name: invite.inviter.global_name ?? invite.inviter.username })
