@@ -19,6 +19,7 @@ import {
   parseHttpDate,
   type Validators,
 } from './conditional.ts';
+import { type ExternalMedia, ExternalMediaCache, keepFor } from './external-cache.ts';
 import { verifyExternalPath } from './external-signature.ts';
 import {
   DerivedImageCache,
@@ -35,6 +36,9 @@ import { sniffImageType } from './user-images.ts';
 const MAX_RELAY_BYTES = 25 * 1024 * 1024;
 const EXTERNAL_MAX_BYTES = 20 * 1024 * 1024;
 const EXTERNAL_TIMEOUT_MS = 10_000;
+/** Fetched external media kept per process (docs/media.md#external-media-cache): 64 MiB, 8 MiB an entry. */
+const EXTERNAL_CACHE_BYTES = 64 * 1024 * 1024;
+const EXTERNAL_CACHE_ENTRY_BYTES = 8 * 1024 * 1024;
 /** The largest stored image re-encoded (attachments are at most 25 MiB; avatars 10 MiB). */
 const MAX_TRANSFORM_INPUT_BYTES = 25 * 1024 * 1024;
 /** Every media response is named by an immutable URL: the hash, the id or the signed target is its version. */
@@ -160,6 +164,41 @@ export function mediaRoutes(services: MediaRoutesDeps): AnyRoute[] {
   const { objects, secrets, config } = services;
   // Each fetch holds up to EXTERNAL_MAX_BYTES in memory: 16 at once per process, 4 per client address.
   const externalFetches = new ConcurrencyGate(16, 4);
+  const externalCache = new ExternalMediaCache(EXTERNAL_CACHE_BYTES, EXTERNAL_CACHE_ENTRY_BYTES);
+  const externalInFlight = new Map<string, Promise<ExternalMedia>>();
+
+  /** Fetches a verified target, derives what the answer needs, and keeps it as long as the upstream allows. */
+  async function fetchExternal(url: string, now: number): Promise<ExternalMedia> {
+    let fetched: Awaited<ReturnType<typeof fetchMedia>>;
+    try {
+      fetched = await fetchMedia(url, {
+        allowPrivate: config.mediaAllowPrivateTargets,
+        maxBytes: EXTERNAL_MAX_BYTES,
+        timeoutMs: EXTERNAL_TIMEOUT_MS,
+        maxRedirects: 5,
+      });
+    } catch (error) {
+      if (error instanceof OutboundFailure) {
+        if (error.reason === 'private_address' || error.reason === 'bad_url')
+          throw new ApiError('FORBIDDEN', { message: 'Target not allowed' });
+        if (error.reason === 'too_large') throw new ApiError('PAYLOAD_TOO_LARGE');
+      }
+      throw new ApiError('NOT_FOUND', { message: 'Upstream media unavailable' });
+    }
+    // Failures are never kept: the next request asks the upstream again.
+    if (fetched.status < 200 || fetched.status >= 300)
+      throw new ApiError('NOT_FOUND', { message: 'Upstream media unavailable' });
+    const sniffedType = sniffImageType(fetched.bytes);
+    // The bytes are in hand: the tag is their digest; the date is the upstream's, when it gave a valid one.
+    const media: ExternalMedia = {
+      bytes: fetched.bytes,
+      sniffedType,
+      etag: contentTag(fetched.bytes, sniffedType ?? 'application/octet-stream'),
+      lastModified: parseHttpDate(fetched.lastModified),
+    };
+    externalCache.set(url, media, keepFor(fetched.cacheControl), now);
+    return media;
+  }
 
   function serveHashedImage(ctx: RequestContext<unknown, ImageQuery>, key: string, file: string) {
     const match = HASHED_FILE.exec(file);
@@ -394,41 +433,31 @@ export function mediaRoutes(services: MediaRoutesDeps): AnyRoute[] {
         const target = ctx.params['*'] ?? '';
         const url = verifyExternalPath(secrets.mediaProxy, ctx.params.signature ?? '', target);
         if (!url) throw new ApiError('UNAUTHORIZED');
-        const processFull = externalFetches.inUse >= externalFetches.total;
-        const release = externalFetches.tryEnter(ctx.ipKey);
-        // As for uploads (docs/media.md#uploads-in-flight): `shared` when the process is full, else `user`.
-        if (!release) throw rateLimited(1000, false, { 'X-RateLimit-Scope': processFull ? 'shared' : 'user' });
-        let fetched: Awaited<ReturnType<typeof fetchMedia>>;
-        try {
-          fetched = await fetchMedia(url, {
-            allowPrivate: config.mediaAllowPrivateTargets,
-            maxBytes: EXTERNAL_MAX_BYTES,
-            timeoutMs: EXTERNAL_TIMEOUT_MS,
-            maxRedirects: 5,
-          });
-        } catch (error) {
-          if (error instanceof OutboundFailure) {
-            if (error.reason === 'private_address' || error.reason === 'bad_url')
-              throw new ApiError('FORBIDDEN', { message: 'Target not allowed' });
-            if (error.reason === 'too_large') throw new ApiError('PAYLOAD_TOO_LARGE');
+        // Kept fetches are answered without a slot or an upstream request (docs/media.md#external-media-cache);
+        // requests for a target being fetched wait for that one fetch.
+        let media = externalCache.get(url, ctx.now);
+        if (!media) {
+          let pending = externalInFlight.get(url);
+          if (!pending) {
+            const processFull = externalFetches.inUse >= externalFetches.total;
+            const release = externalFetches.tryEnter(ctx.ipKey);
+            // As for uploads (docs/media.md#uploads-in-flight): `shared` when the process is full, else `user`.
+            if (!release) throw rateLimited(1000, false, { 'X-RateLimit-Scope': processFull ? 'shared' : 'user' });
+            pending = fetchExternal(url, ctx.now).finally(() => {
+              release();
+              externalInFlight.delete(url);
+            });
+            externalInFlight.set(url, pending);
           }
-          throw new ApiError('NOT_FOUND', { message: 'Upstream media unavailable' });
-        } finally {
-          release();
+          media = await pending;
         }
-        if (fetched.status < 200 || fetched.status >= 300)
-          throw new ApiError('NOT_FOUND', { message: 'Upstream media unavailable' });
-        const sniffed = sniffImageType(fetched.bytes);
-        const type = sniffed ?? 'application/octet-stream';
-        // The bytes are in hand: the tag is their digest; the date is the upstream's, when it gave a valid one.
-        const lastModified = parseHttpDate(fetched.lastModified);
         const validators: Validators = {
-          etag: contentTag(fetched.bytes, type),
-          ...(lastModified !== undefined ? { lastModified } : {}),
+          etag: media.etag,
+          ...(media.lastModified !== undefined ? { lastModified: media.lastModified } : {}),
         };
         if (answeredConditionally(ctx, validators)) return REPLY_SENT;
-        const extra: Record<string, string> = sniffed ? {} : { 'content-disposition': 'attachment' };
-        return send(ctx.reply, fetched.bytes, type, extra, { validators });
+        const extra: Record<string, string> = media.sniffedType ? {} : { 'content-disposition': 'attachment' };
+        return send(ctx.reply, media.bytes, media.sniffedType ?? 'application/octet-stream', extra, { validators });
       },
     }),
     route({

@@ -177,6 +177,8 @@ export interface FetchedMedia {
   contentType: string | undefined;
   /** The upstream's `Last-Modified`, as sent. */
   lastModified: string | undefined;
+  /** The upstream's `Cache-Control`, as sent (how long a cache may keep the answer). */
+  cacheControl: string | undefined;
   bytes: Buffer;
 }
 
@@ -198,6 +200,7 @@ export async function fetchMedia(
       status: response.status,
       contentType: response.headers.get('content-type') ?? undefined,
       lastModified: response.headers.get('last-modified') ?? undefined,
+      cacheControl: response.headers.get('cache-control') ?? undefined,
       bytes: Buffer.from(await response.arrayBuffer()),
     };
   }

@@ -1,0 +1,94 @@
+/**
+ * Fetched external media kept for a while (docs/media.md#external-media-cache), so a popular embed image is
+ * fetched from its upstream once rather than on every request: per process, bounded in bytes, each entry for as
+ * long as the upstream's `Cache-Control` allows, clamped.
+ */
+
+/** What the proxy answers with for one target: the bytes, the sniffed type and the validators it derived. */
+export interface ExternalMedia {
+  bytes: Buffer;
+  /** The sniffed type, or undefined when the bytes are no known image (served as a download). */
+  sniffedType: string | undefined;
+  etag: string;
+  lastModified: number | undefined;
+}
+
+/** The shortest and longest time an entry is kept, whatever the upstream says (a positive max-age). */
+export const MIN_KEEP_MS = 5 * 60_000;
+export const MAX_KEEP_MS = 24 * 60 * 60_000;
+/** How long an answer without a freshness directive is kept (RFC 9111 §4.2.2 allows such a heuristic). */
+export const DEFAULT_KEEP_MS = 60 * 60_000;
+
+/**
+ * How long a shared cache may keep an answer with this `Cache-Control`, in ms, or 0 for not at all:
+ * `no-store`, `private` (meant for one user's cache, not a proxy's), `no-cache` (to be revalidated every time)
+ * and a zero age are not kept; `s-maxage` (for shared caches) wins over `max-age`; a positive age is clamped to
+ * 5 min – 1 day; none of them → 1 hour. A malformed age counts as absent.
+ */
+export function keepFor(cacheControl: string | undefined): number {
+  let maxAge: number | undefined;
+  let sharedMaxAge: number | undefined;
+  for (const part of (cacheControl ?? '').split(',')) {
+    const [rawName, ...rest] = part.split('=');
+    const name = (rawName ?? '').trim().toLowerCase();
+    const value = rest
+      .join('=')
+      .trim()
+      .replace(/^"(.*)"$/, '$1');
+    if (name === 'no-store' || name === 'private' || name === 'no-cache') return 0;
+    if (name === 'max-age' || name === 's-maxage') {
+      if (!/^\d{1,10}$/.test(value)) continue;
+      if (name === 'max-age') maxAge = Number(value);
+      else sharedMaxAge = Number(value);
+    }
+  }
+  const seconds = sharedMaxAge ?? maxAge;
+  if (seconds === undefined) return DEFAULT_KEEP_MS;
+  if (seconds === 0) return 0;
+  return Math.min(MAX_KEEP_MS, Math.max(MIN_KEEP_MS, seconds * 1000));
+}
+
+/** A least-recently-used map from target URL to fetched media, bounded in bytes, whose entries expire. */
+export class ExternalMediaCache {
+  private readonly entries = new Map<string, { media: ExternalMedia; expiresAt: number }>();
+  private bytes = 0;
+
+  constructor(
+    readonly budgetBytes: number,
+    readonly maxEntryBytes: number,
+  ) {}
+
+  /** Bytes held. */
+  get size(): number {
+    return this.bytes;
+  }
+
+  get(url: string, now: number): ExternalMedia | undefined {
+    const entry = this.entries.get(url);
+    if (!entry) return undefined;
+    this.entries.delete(url);
+    if (entry.expiresAt <= now) {
+      this.bytes -= entry.media.bytes.length;
+      return undefined;
+    }
+    this.entries.set(url, entry);
+    return entry.media;
+  }
+
+  /** Keeps `media` for `keepMs` (nothing when 0 or when it is above the entry bound), evicting the oldest. */
+  set(url: string, media: ExternalMedia, keepMs: number, now: number): void {
+    if (keepMs <= 0 || media.bytes.length > this.maxEntryBytes) return;
+    const previous = this.entries.get(url);
+    if (previous) {
+      this.entries.delete(url);
+      this.bytes -= previous.media.bytes.length;
+    }
+    this.entries.set(url, { media, expiresAt: now + keepMs });
+    this.bytes += media.bytes.length;
+    for (const [oldest, value] of this.entries) {
+      if (this.bytes <= this.budgetBytes) break;
+      this.entries.delete(oldest);
+      this.bytes -= value.media.bytes.length;
+    }
+  }
+}

@@ -1,0 +1,177 @@
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import sharp from 'sharp';
+import { externalMediaPath } from '../../src/domains/media/external-signature.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+/**
+ * The media proxy keeps fetched external media (docs/media.md#external-media-cache): as long as the upstream's
+ * Cache-Control allows, clamped to 5 min – 1 day, never errors, never past the entry bound; one fetch for
+ * requests that arrive together. The upstream is a local server (private targets allowed in this test).
+ */
+let server: TestServer;
+let upstream: http.Server;
+let upstreamUrl: string;
+let png: Buffer;
+/** Upstream requests by path. */
+const hits = new Map<string, number>();
+/** `/slow/…` answers held until the test lets them go. */
+const held: (() => void)[] = [];
+
+const MINUTE = 60_000;
+
+before(async () => {
+  png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#00aa55' } })
+    .png()
+    .toBuffer();
+  upstream = http.createServer((req, res) => {
+    const path = req.url ?? '';
+    hits.set(path, (hits.get(path) ?? 0) + 1);
+    const cacheControl = new URL(path, 'http://x').searchParams.get('cc');
+    const headers: Record<string, string> = { 'content-type': 'image/png' };
+    if (cacheControl !== null) headers['cache-control'] = cacheControl;
+    if (path.startsWith('/slow/')) {
+      held.push(() => {
+        res.writeHead(200, headers);
+        res.end(png);
+      });
+    } else if (path.startsWith('/flaky')) {
+      // Fails the first time, answers after.
+      res.writeHead(hits.get(path) === 1 ? 503 : 200, headers);
+      res.end(png);
+    } else if (path.startsWith('/big')) {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.end(Buffer.alloc(9 * 1024 * 1024, 7));
+    } else {
+      res.writeHead(200, headers);
+      res.end(png);
+    }
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+  server = await startTestServer({ HEARTH_MEDIA_ALLOW_PRIVATE: '1' });
+});
+
+after(async () => {
+  server?.app.services.clock.setOffset(0);
+  await server?.close();
+  upstream?.close();
+});
+
+beforeEach(() => server.app.services.clock.setOffset(0));
+
+/** The proxy URL of an upstream path. */
+const proxied = (path: string) =>
+  `${server.url}/media${externalMediaPath(server.app.services.secrets.mediaProxy, `${upstreamUrl}${path}`)}`;
+
+async function get(path: string, headers: Record<string, string> = {}) {
+  const res = await fetch(proxied(path), { headers });
+  return { status: res.status, etag: res.headers.get('etag'), bytes: Buffer.from(await res.arrayBuffer()) };
+}
+
+/** Moves the server's clock `ms` ahead of real time. */
+const later = (ms: number) => server.app.services.clock.setOffset(ms);
+
+describe('external media cache', () => {
+  it('fetches a kept image once: the second request, and a conditional one, never reach the upstream', async () => {
+    const path = '/once.png?cc=public,%20max-age=600';
+    const first = await get(path);
+    const second = await get(path);
+    assert.deepEqual([first.status, second.status], [200, 200]);
+    assert.ok(first.bytes.equals(png) && second.bytes.equals(png));
+    assert.equal(second.etag, first.etag);
+    const conditional = await get(path, { 'if-none-match': first.etag as string });
+    assert.equal(conditional.status, 304);
+    assert.equal(hits.get(path), 1);
+    // Another target with the same bytes is its own entry.
+    await get('/other.png?cc=max-age=600');
+    assert.equal(hits.get('/other.png?cc=max-age=600'), 1);
+  });
+
+  it('keeps nothing the upstream forbids: no-store, private, no-cache, max-age=0', async () => {
+    for (const cc of ['no-store', 'private,%20max-age=600', 'no-cache', 'max-age=0', 'public,%20NO-STORE']) {
+      const path = `/forbidden.png?cc=${cc}`;
+      assert.equal((await get(path)).status, 200);
+      assert.equal((await get(path)).status, 200);
+      assert.equal(hits.get(path), 2, cc);
+    }
+  });
+
+  it('clamps a short max-age up to 5 minutes', async () => {
+    const path = '/short.png?cc=max-age=1';
+    await get(path);
+    later(4 * MINUTE);
+    await get(path);
+    assert.equal(hits.get(path), 1, 'kept for 5 minutes although the upstream said 1 s');
+    later(5 * MINUTE + 1000);
+    await get(path);
+    assert.equal(hits.get(path), 2, 'fetched again after 5 minutes');
+  });
+
+  it('clamps a long max-age down to 1 day, prefers s-maxage, and keeps an answer without one for 1 hour', async () => {
+    const long = '/long.png?cc=max-age=31536000';
+    const shared = '/shared.png?cc=max-age=31536000,%20s-maxage=600';
+    const plain = '/plain.png';
+    for (const path of [long, shared, plain]) await get(path);
+    later(9 * MINUTE);
+    for (const path of [long, shared, plain]) await get(path);
+    assert.deepEqual(
+      [long, shared, plain].map((p) => hits.get(p)),
+      [1, 1, 1],
+    );
+    later(11 * MINUTE);
+    for (const path of [long, shared, plain]) await get(path);
+    assert.deepEqual(
+      [long, shared, plain].map((p) => hits.get(p)),
+      [1, 2, 1],
+      's-maxage=600 ended after 10 minutes',
+    );
+    later(61 * MINUTE);
+    for (const path of [long, plain]) await get(path);
+    assert.deepEqual(
+      [long, plain].map((p) => hits.get(p)),
+      [1, 2],
+      'no directive: 1 hour',
+    );
+    later(23 * 60 * MINUTE);
+    await get(long);
+    assert.equal(hits.get(long), 1);
+    later(24 * 60 * MINUTE + 1000);
+    await get(long);
+    assert.equal(hits.get(long), 2, 'a year is kept for one day');
+  });
+
+  it('answers requests that arrive together with one upstream fetch', async () => {
+    const path = '/slow/together.png?cc=max-age=600';
+    const answers = [1, 2, 3].map(() => get(path));
+    for (let i = 0; i < 100 && held.length < 1; i++) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(held.length, 1);
+    for (const answer of held.splice(0)) answer();
+    const results = await Promise.all(answers);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      [200, 200, 200],
+    );
+    assert.equal(hits.get(path), 1);
+  });
+
+  it('never keeps a failure, nor an answer above 8 MiB', async () => {
+    const flaky = '/flaky.png?cc=max-age=600';
+    const failed = await fetch(proxied(flaky));
+    assert.equal(failed.status, 404);
+    assert.equal(((await failed.json()) as { code: string }).code, 'NOT_FOUND');
+    assert.equal((await get(flaky)).status, 200);
+    assert.equal((await get(flaky)).status, 200);
+    assert.equal(hits.get(flaky), 2, 'the failure was not kept; the success was');
+
+    const big = '/big?cc=max-age=600';
+    const first = await get(big);
+    assert.equal(first.status, 200);
+    assert.equal(first.bytes.length, 9 * 1024 * 1024);
+    await get(big);
+    assert.equal(hits.get(big), 2);
+  });
+});
