@@ -4,11 +4,13 @@ import {
   CLOSE,
   type CloseReason,
   FRAMES,
+  type GuildSubscriptionPayload,
   type IdentifyPayload,
   MAX_INBOUND_BYTES,
   OP,
   type PresencePayload,
   parseFrame,
+  parseGuildSubscription,
   parseIdentify,
   parsePresence,
   parseRequestMembers,
@@ -26,6 +28,7 @@ export interface ConnectionHandlers {
   presence(connection: Connection, payload: PresencePayload): void;
   requestMembers(connection: Connection, payload: RequestMembersPayload): Promise<void>;
   voiceState(connection: Connection, payload: VoiceStateRequest): void;
+  guildSubscription(connection: Connection, payload: GuildSubscriptionPayload): void;
   /** `code` is the peer's close code (1005/1006 when none). */
   closed(connection: Connection, code: number): void;
 }
@@ -185,6 +188,7 @@ export class Connection implements SessionSocket {
       case OP.PRESENCE_UPDATE:
       case OP.VOICE_STATE_UPDATE:
       case OP.REQUEST_GUILD_MEMBERS:
+      case OP.GUILD_SUBSCRIPTIONS:
         if (this.state === 'open') return CLOSE.NOT_AUTHENTICATED;
         // Frames that race the READY being built are dropped rather than failing the socket.
         if (this.state !== 'ready') return undefined;
@@ -203,6 +207,10 @@ export class Connection implements SessionSocket {
       const request = parseRequestMembers(d);
       if (!request) return CLOSE.INVALID_PAYLOAD;
       this.run(this.handlers.requestMembers(this, request));
+    } else if (op === OP.GUILD_SUBSCRIPTIONS) {
+      const request = parseGuildSubscription(d);
+      if (!request) return CLOSE.INVALID_SUBSCRIPTIONS;
+      this.handlers.guildSubscription(this, request);
     } else if (op === OP.VOICE_STATE_UPDATE) {
       const request = parseVoiceStateUpdate(d);
       if (request === undefined) return CLOSE.INVALID_PAYLOAD;

@@ -1,4 +1,5 @@
 import type { CredentialsRevoked } from '../domains/auth/sessions.ts';
+import type { GuildPayloadView } from '../domains/chat/guild-payload.ts';
 import type { ChatReadModelPort } from '../domains/chat/read-model.ts';
 import type { Dispatch, GatewayEvent } from '../domains/events/dispatch.ts';
 import type { Logger } from '../platform/log.ts';
@@ -44,6 +45,12 @@ export class Fanout {
     const { audience } = dispatch;
     let parts: Part[] | Promise<Part[]>;
     if (audience.kind === 'visibility') parts = candidates.length === 0 ? [] : this.visibility(audience, candidates);
+    else if (dispatch.event === 'PRESENCE_UPDATE' && audience.kind === 'guild') {
+      const recipients = this.presenceFollowers(audience.guildId, dispatch.payload.user.id, candidates);
+      const part = (sessions: GatewaySession[]): Part[] => [{ ...frameOf(dispatch), sessions }];
+      parts = Array.isArray(recipients) ? part(recipients) : recipients.then(part);
+    } else if (dispatch.event === 'GUILD_CREATE' && !dispatch.payload.unavailable)
+      parts = guildCreateParts(dispatch.payload, candidates);
     else {
       const recipients =
         candidates.length === 0
@@ -236,6 +243,37 @@ export class Fanout {
     }
   }
 
+  /**
+   * Of the guild's sessions, those that get a member's PRESENCE_UPDATE (docs/gateway.md#large-guilds): every
+   * session that sent `intents` (`withIntent` kept those with GUILD_PRESENCES), the member's own sessions, and a
+   * session without `intents` when the guild is not large for it or it follows the member there (op 14). The
+   * member count is read only when a session's answer depends on it.
+   */
+  private presenceFollowers(
+    guildId: string,
+    memberId: string,
+    candidates: GatewaySession[],
+  ): GatewaySession[] | Promise<GatewaySession[]> {
+    const undecided: GatewaySession[] = [];
+    const recipients: GatewaySession[] = [];
+    for (const session of candidates) {
+      if (
+        session.intents !== undefined ||
+        session.userId === memberId ||
+        // A session collecting for a hand-off does not know its subscriptions yet: it keeps everything.
+        session.membershipChanges !== undefined ||
+        session.subscriptions.follows(guildId, memberId)
+      )
+        recipients.push(session);
+      else undecided.push(session);
+    }
+    if (undecided.length === 0) return recipients;
+    return this.chat.memberCount(guildId).then((count) => {
+      for (const session of undecided) if (count <= session.largeThreshold) recipients.push(session);
+      return recipients;
+    });
+  }
+
   /** The candidates whose user passes `allowed`, asked once per user. */
   private async filter(
     candidates: GatewaySession[],
@@ -329,6 +367,21 @@ function withIntent(dispatch: Dispatch, candidates: GatewaySession[]): GatewaySe
   return candidates.filter(
     (s) => s.intents === undefined || (s.intents & intent) !== 0 || (subject !== undefined && s.userId === subject),
   );
+}
+
+/**
+ * GUILD_CREATE built for several sessions (a join) judges `large` by Discord's highest threshold; the sessions
+ * whose `large_threshold` is lower get it as large, without presences (docs/gateway.md#large-guilds).
+ */
+function guildCreateParts(payload: GuildPayloadView, sessions: GatewaySession[]): Part[] {
+  if (payload.large) return [{ event: 'GUILD_CREATE', payload, sessions }];
+  const asLarge: GatewaySession[] = [];
+  const asIs: GatewaySession[] = [];
+  for (const session of sessions) (payload.member_count > session.largeThreshold ? asLarge : asIs).push(session);
+  const parts: Part[] = [{ event: 'GUILD_CREATE', payload, sessions: asIs }];
+  if (asLarge.length > 0)
+    parts.push({ event: 'GUILD_CREATE', payload: { ...payload, large: true, presences: [] }, sessions: asLarge });
+  return parts;
 }
 
 /** The event and payload of a dispatch as one frame part. */

@@ -24,6 +24,7 @@ import {
   type CloseReason,
   dispatchPrefix,
   FRAMES,
+  type GuildSubscriptionPayload,
   type PresencePayload,
   type RequestMembersPayload,
 } from './protocol.ts';
@@ -325,6 +326,11 @@ export class GatewayServer implements ConnectionHandlers {
       if (request.nonce !== undefined) payload.nonce = request.nonce;
       session.deliver(dispatchPrefix('GUILD_MEMBERS_CHUNK', payload));
     }
+  }
+
+  /** Op 14: the presences the session follows in its large guilds (docs/gateway.md#large-guilds). */
+  guildSubscription(connection: Connection, request: GuildSubscriptionPayload): void {
+    connection.session?.subscriptions.apply(request);
   }
 
   /** Op 4: join, move, leave or change one's own flags. */

@@ -100,6 +100,7 @@ export class SessionStarter {
     const session = this.openSession(connection, principal, sessionId);
     if (session.isBot && payload.shard) session.shard = payload.shard;
     session.intents = payload.intents;
+    session.largeThreshold = payload.largeThreshold;
     const settingsLoad: Promise<Record<string, unknown>> = session.isBot
       ? Promise.resolve({})
       : this.deps.userSettings.settings(session.userId, principal.user.locale);
@@ -366,7 +367,10 @@ export class SessionStarter {
       Promise.all(
         index.guildIds.map(
           async (id): Promise<GuildPayloadView | UnavailableGuild> =>
-            (await chat.guildPayload(id, session.userId, { reducedMembers: true })) ?? { id, unavailable: true },
+            (await chat.guildPayload(id, session.userId, {
+              reducedMembers: true,
+              largeThreshold: session.largeThreshold,
+            })) ?? { id, unavailable: true },
         ),
       ),
       index.hasPrivateChannels ? chat.privateChannelsOf(session.userId) : [],

@@ -14,6 +14,8 @@ export const OP = {
   INVALID_SESSION: 9,
   HELLO: 10,
   HEARTBEAT_ACK: 11,
+  /** Discord's lazy-guild request of user clients (docs/gateway.md#large-guilds). */
+  GUILD_SUBSCRIPTIONS: 14,
 } as const;
 
 export interface CloseReason {
@@ -36,6 +38,7 @@ export const CLOSE = {
   INVALID_PRESENCE: close(4002, 'Invalid presence payload'),
   DECODE_FAILED: close(4002, 'Decode failed'),
   INVALID_PAYLOAD: close(4002, 'Invalid payload'),
+  INVALID_SUBSCRIPTIONS: close(4002, 'Invalid guild subscriptions payload'),
   PAYLOAD_TOO_LARGE: close(4002, 'Payload too large'),
   NOT_AUTHENTICATED: close(4003, 'Not authenticated'),
   INVALID_TOKEN: close(4004, 'Invalid token'),
@@ -115,14 +118,25 @@ export interface IdentifyPayload {
   presence: PresencePayload | undefined;
   /** Discord's gateway intents bit set; undefined (not sent, or not a non-negative integer) = every event. */
   intents: number | undefined;
+  /** Above this many members a guild is `large` for the session (docs/gateway.md#large-guilds). */
+  largeThreshold: number;
+}
+
+/** Discord's `large_threshold`: 50 when not sent, and always within 50–250. */
+export const LARGE_THRESHOLD = { default: 50, min: 50, max: 250 } as const;
+
+function largeThresholdOf(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) return LARGE_THRESHOLD.default;
+  return Math.min(LARGE_THRESHOLD.max, Math.max(LARGE_THRESHOLD.min, Math.floor(value)));
 }
 
 export type IdentifyCheck = { ok: true; value: IdentifyPayload } | { ok: false; close: CloseReason };
 
 /**
  * Op 2. `properties` may be omitted (some minimal clients do) but, when present, must be an object of strings.
- * `large_threshold`, `compress` and `flags` are accepted and ignored; of `intents`, only the privileged
- * GUILD_MEMBERS and GUILD_PRESENCES bits are applied (docs/gateway.md#intents).
+ * `compress` and `flags` are accepted and ignored; `large_threshold` is clamped to 50–250 (a number of any other
+ * shape counts as not sent); of `intents`, only the privileged GUILD_MEMBERS and GUILD_PRESENCES bits are applied
+ * (docs/gateway.md#intents).
  */
 export function parseIdentify(d: unknown): IdentifyCheck {
   if (!isRecord(d) || typeof d.token !== 'string' || d.token.length === 0 || d.token.length > 512)
@@ -157,7 +171,10 @@ export function parseIdentify(d: unknown): IdentifyCheck {
   }
   const intents =
     typeof d.intents === 'number' && Number.isSafeInteger(d.intents) && d.intents >= 0 ? d.intents : undefined;
-  return { ok: true, value: { token: d.token, shard, presence, intents } };
+  return {
+    ok: true,
+    value: { token: d.token, shard, presence, intents, largeThreshold: largeThresholdOf(d.large_threshold) },
+  };
 }
 
 export interface ResumePayload {
@@ -289,4 +306,41 @@ export function parseRequestMembers(d: unknown): RequestMembersPayload | undefin
     nonce: typeof nonce === 'string' ? nonce : undefined,
     presences: d.presences === true,
   };
+}
+
+/** Bounds of op 14 (docs/gateway.md#large-guilds). */
+export const SUBSCRIPTION_LIMITS = { guilds: 100, members: 100 } as const;
+
+export interface GuildSubscriptionPayload {
+  guildId: string;
+  /** `true`: every member's presence; `false`: only `members`'; absent: unchanged (or everything when new). */
+  activities: boolean | undefined;
+  /** Users whose presence the session follows in this guild; absent: unchanged. */
+  members: string[] | undefined;
+}
+
+const optionalBoolean = (value: unknown) => value === undefined || value === null || typeof value === 'boolean';
+
+/**
+ * Op 14 `{guild_id, typing?, activities?, threads?, members?, channels?}`, Discord's lazy request. `typing`,
+ * `threads` and `channels` (member-list ranges) are checked for shape and not applied; `members` holds at most
+ * 100 user ids.
+ */
+export function parseGuildSubscription(d: unknown): GuildSubscriptionPayload | undefined {
+  if (!isRecord(d)) return undefined;
+  const guild = parseSnowflake(d.guild_id);
+  if (!guild.ok) return undefined;
+  if (!optionalBoolean(d.typing) || !optionalBoolean(d.threads) || !optionalBoolean(d.activities)) return undefined;
+  if (d.channels !== undefined && d.channels !== null && !isRecord(d.channels)) return undefined;
+  let members: string[] | undefined;
+  if (d.members !== undefined && d.members !== null) {
+    if (!Array.isArray(d.members) || d.members.length > SUBSCRIPTION_LIMITS.members) return undefined;
+    members = [];
+    for (const id of d.members) {
+      const parsed = parseSnowflake(id);
+      if (!parsed.ok) return undefined;
+      members.push(parsed.value);
+    }
+  }
+  return { guildId: guild.value, activities: typeof d.activities === 'boolean' ? d.activities : undefined, members };
 }

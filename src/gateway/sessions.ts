@@ -1,5 +1,6 @@
 import type { BusMark } from '../platform/state/event-bus.ts';
-import { dispatchFrame } from './protocol.ts';
+import { GuildSubscriptions, type SubscriptionsState } from './guild-subscriptions.ts';
+import { dispatchFrame, LARGE_THRESHOLD } from './protocol.ts';
 
 declare module '../platform/state/event-bus.ts' {
   interface BusTopics {
@@ -50,6 +51,8 @@ export interface SessionState {
   restricted: boolean;
   shard: [number, number] | undefined;
   intents?: number | undefined;
+  largeThreshold?: number;
+  subscriptions?: SubscriptionsState;
   seq: number;
   acknowledged: number;
   replayFloor: number;
@@ -82,6 +85,10 @@ export class GatewaySession {
   shard: [number, number] | undefined;
   /** The Identify `intents`, when sent (docs/gateway.md#intents); undefined = every event. */
   intents: number | undefined;
+  /** The Identify `large_threshold` (docs/gateway.md#large-guilds): a guild with more members is large for it. */
+  largeThreshold: number = LARGE_THRESHOLD.default;
+  /** Op 14: whose presences it follows in its large guilds when it sent no `intents`. */
+  readonly subscriptions = new GuildSubscriptions();
   /**
    * Dispatches meant for it may have been lost on the bus: no replay can be complete, so a resume gets op 9
    * and the client identifies, reading everything afresh (docs/gateway.md#across-nodes).
@@ -145,6 +152,8 @@ export class GatewaySession {
       restricted: this.restricted,
       shard: this.shard,
       intents: this.intents,
+      largeThreshold: this.largeThreshold,
+      subscriptions: this.subscriptions.snapshot(),
       seq: this.seq,
       acknowledged: this.acknowledged,
       replayFloor: this.replayFloor,
@@ -165,6 +174,9 @@ export class GatewaySession {
     this.bufferStart = state.bufferStart;
     this.shard = state.shard;
     this.intents = state.intents;
+    this.largeThreshold = state.largeThreshold ?? LARGE_THRESHOLD.default;
+    this.subscriptions.restore(state.subscriptions);
+
     if (this.pending) this.pending = this.pending.filter(({ tag }) => tag === undefined || keep(tag));
     this.started();
   }

@@ -34,6 +34,7 @@ function port(overrides: Partial<ChatReadModelPort> = {}): ChatReadModelPort {
     relationshipsOf: async () => [],
     friendIds: async () => [],
     visibilityChanges: async () => [],
+    memberCount: async () => 0,
     ...overrides,
   };
 }

@@ -21,6 +21,7 @@ if (adminUrl && redisUrl)
     let alice: TestUser;
     let bob: TestUser;
     let channelId: string;
+    let guildId: string;
     let dropDatabase = async () => {};
 
     before(async () => {
@@ -40,6 +41,7 @@ if (adminUrl && redisUrl)
       const guild = await request(a, 'POST', '/v1/guilds', { auth: alice.token, body: { name: 'two nodes' } });
       assert.equal(guild.status, 200, guild.text);
       channelId = guild.body.system_channel_id;
+      guildId = guild.body.id;
       const invite = await request(a, 'POST', `/v1/channels/${channelId}/invites`, { auth: alice.token, body: {} });
       assert.equal((await request(b, 'POST', `/v1/invites/${invite.body.code}`, { auth: bob.token })).status, 200);
     });
@@ -154,5 +156,46 @@ if (adminUrl && redisUrl)
       resume(unknown, 'x'.repeat(32), 1);
       assert.deepEqual(await unknown.next(), { op: 9, d: false });
       await unknown.close();
+    });
+
+    test('op 14 subscriptions and large_threshold move with the session (docs/gateway.md#large-guilds)', async () => {
+      // 2 members + 60 seeded: large for the default threshold (50), not for 250.
+      const seeded = await request(a, 'POST', `/v1/test/guilds/${guildId}/members/seed`, {
+        harness: true,
+        body: { count: 60 },
+      });
+      assert.equal(seeded.status, 200, seeded.text);
+      const witness = GatewayClient.connect(b);
+      await witness.ready(alice.token, { intents: 1 | (1 << 8) });
+      const subscribed = await readyClient(a, alice.token);
+      subscribed.client.send({ op: 14, d: { guild_id: guildId, members: [bob.id] } });
+      const highThreshold = GatewayClient.connect(a);
+      const highReady = await highThreshold.ready(alice.token, { large_threshold: 250 });
+      assert.equal(highReady.d.guilds[0].large, false);
+      assert.equal(subscribed.ready.d.guilds[0].large, true);
+      // The heartbeat's ACK: op 14 (sent before it on the socket) was applied.
+      subscribed.client.send({ op: 1, d: null });
+      await subscribed.client.next((f) => f.op === 11);
+      const moved: GatewayClient[] = [];
+      for (const [client, ready] of [
+        [subscribed.client, subscribed.ready],
+        [highThreshold, highReady],
+      ] as const) {
+        await client.terminate();
+        const again = GatewayClient.connect(b);
+        await again.hello();
+        resume(again, ready.d.session_id, ready.s as number);
+        await untilResumed(again);
+        moved.push(again);
+      }
+      const unsubscribed = GatewayClient.connect(b);
+      await unsubscribed.ready(alice.token);
+      const bobGw = await readyClient(a, bob.token);
+      const bobOnline = (f: Frame) =>
+        f.t === 'PRESENCE_UPDATE' && f.d.user.id === bob.id && f.d.guild_id === guildId && f.d.status === 'online';
+      await witness.next(bobOnline);
+      for (const client of moved) await client.next(bobOnline);
+      assert.ok(await unsubscribed.nothing(bobOnline));
+      for (const client of [witness, unsubscribed, bobGw.client, ...moved]) await client.close(1000);
     });
   });

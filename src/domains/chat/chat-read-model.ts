@@ -129,6 +129,7 @@ export class ChatReadModel implements ChatReadModelPort {
 
   forget(message: ChatInvalidation): void {
     this.generations.set(message.guildId, (this.generations.get(message.guildId) ?? 0) + 1);
+    if (message.members) this.memberMaps.delete(message.guildId);
     if (message.userId) this.memberMaps.get(message.guildId)?.markStale(message.userId);
     else {
       this.snapshots.delete(message.guildId);
@@ -153,7 +154,7 @@ export class ChatReadModel implements ChatReadModelPort {
   async guildPayload(
     guildId: string,
     viewerId: string,
-    options: { reducedMembers?: boolean } = {},
+    options: { reducedMembers?: boolean; largeThreshold?: number } = {},
   ): Promise<GuildPayloadView | undefined> {
     const [snapshot, members, expressions] = await Promise.all([
       this.snapshot(guildId),
@@ -178,6 +179,11 @@ export class ChatReadModel implements ChatReadModelPort {
       this.clock.now(),
       options,
     );
+  }
+
+  /** From the member map, queried only while a member entry is in doubt. */
+  async memberCount(guildId: string): Promise<number> {
+    return (await this.members(guildId)).exactCount() ?? this.store.memberCount(guildId);
   }
 
   /**

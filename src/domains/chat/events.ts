@@ -22,6 +22,8 @@ export interface ChatInvalidation {
   guildId: string;
   /** Only this member's row changed; absent = the guild's roles, channels or owner changed. */
   userId?: string;
+  /** Members were added in bulk (the test harness's seed): every cached member row and count is dropped. */
+  members?: true;
 }
 
 /** The payload of `E` without the fields a `ChatEvents` method adds itself (`guild_id`, `channel_id`). */

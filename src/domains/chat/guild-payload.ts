@@ -47,7 +47,11 @@ export type GuildPayloadView = GuildView & {
 /** A guild the viewer is in whose payload could not be read (READY's `guilds`, a bot's GUILD_CREATE burst). */
 export type UnavailableGuild = { id: string; unavailable: true };
 
-/** Discord's largest `large_threshold`: a guild with more members is `large`. */
+/**
+ * Discord's largest `large_threshold`: a guild with more members is `large` for every session. A payload built
+ * for one session uses its own threshold; one published to several (GUILD_CREATE on a join) uses this, and the
+ * gateway marks it large for the sessions whose threshold is lower (docs/gateway.md#large-guilds).
+ */
 const LARGE_THRESHOLD = 250;
 
 /**
@@ -60,7 +64,7 @@ export async function buildGuildPayload(
   guildId: string,
   viewerId: string,
   now: number,
-  options: { reducedMembers?: boolean; bundle?: GuildBundle } = {},
+  options: { reducedMembers?: boolean; largeThreshold?: number; bundle?: GuildBundle } = {},
 ): Promise<GuildPayloadView | undefined> {
   const [bundle, channels, memberCount, emojis, stickers] = await Promise.all([
     options.bundle ?? store.guildBundle(guildId, viewerId),
@@ -75,7 +79,7 @@ export async function buildGuildPayload(
     { guild: bundle.guild, roles: bundle.roles, channels, emojis, stickers, member: bundle.member, memberCount },
     viewerId,
     now,
-    { reducedMembers: options.reducedMembers },
+    { reducedMembers: options.reducedMembers, largeThreshold: options.largeThreshold },
   );
 }
 
@@ -95,7 +99,7 @@ export async function renderGuildPayload(
   source: GuildPayloadSource,
   viewerId: string,
   now: number,
-  options: { reducedMembers?: boolean } = {},
+  options: { reducedMembers?: boolean; largeThreshold?: number | undefined } = {},
 ): Promise<GuildPayloadView> {
   const bundle = source;
   const subject = subjectFor(bundle.guild, [...bundle.roles], bundle.member, now);
@@ -106,7 +110,7 @@ export async function renderGuildPayload(
   const threads = await activeThreads(store, source, viewerId, subject);
   const guild = guildView(bundle.guild);
   const memberCount = source.memberCount;
-  const large = memberCount > LARGE_THRESHOLD;
+  const large = memberCount > (options.largeThreshold ?? LARGE_THRESHOLD);
   const [voiceStates, presences] = await Promise.all([
     store.voiceStatesOf?.(bundle.guild.id) ?? [],
     store.presencesOf?.(bundle.guild.id) ?? [],

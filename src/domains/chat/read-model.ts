@@ -28,13 +28,16 @@ export interface ChatReadModelPort {
   /**
    * The guild payload of READY and GUILD_CREATE for one viewer (docs/gateway.md#ready-s-1): guild fields at top
    * level and under `properties`, roles, visible channels, members, counts, `joined_at`.
-   * `reducedMembers` reduces member `user` objects to `{id}` (READY and the bot burst).
+   * `reducedMembers` reduces member `user` objects to `{id}` (READY and the bot burst); `largeThreshold` is the
+   * session's (docs/gateway.md#large-guilds).
    */
   guildPayload(
     guildId: string,
     viewerId: string,
-    options?: { reducedMembers?: boolean },
+    options?: { reducedMembers?: boolean; largeThreshold?: number },
   ): Promise<GuildPayloadView | undefined>;
+  /** How many members the guild has (the gateway's test of a large guild). */
+  memberCount(guildId: string): Promise<number>;
   /** READY `read_state`: `{version, partial: false, entries: [{id, last_message_id, mention_count, last_pin_timestamp, flags}]}`. */
   readStateOf(userId: string): Promise<ReadStatePayload>;
   /** The viewer's DM and group-DM channels (READY `private_channels`). */

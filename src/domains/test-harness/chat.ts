@@ -57,7 +57,7 @@ export function chatTestRoutes(services: ChatTestRoutesDeps): AnyRoute[] {
             [guild.id, ids, now],
           );
         });
-        await services.bus.publish(CHAT_INVALIDATE_TOPIC, { guildId: guild.id }, guild.id);
+        await services.bus.publish(CHAT_INVALIDATE_TOPIC, { guildId: guild.id, members: true }, guild.id);
         return { user_ids: ids };
       },
     }),
