@@ -58,6 +58,8 @@ export interface Guild {
   channels?: Channel[];
   members?: Member[];
   member_count?: number;
+  /** More members than the session's `large_threshold` (250 for this client): presences follow op 14. */
+  large?: boolean;
   unavailable?: boolean;
   emojis?: Emoji[];
 }

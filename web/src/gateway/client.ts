@@ -141,7 +141,9 @@ export class GatewayClient {
 
   private identify(): void {
     const properties = { os: navigator.platform || 'web', browser: 'Hearth Web', device: '' };
-    this.send({ op: 2, d: { token: this.options.token, properties } });
+    // 250, Discord's highest: guilds up to 250 members come with their presences and send them all; a larger
+    // one's are followed with op 14 for the guild on screen (docs/gateway.md#large-guilds).
+    this.send({ op: 2, d: { token: this.options.token, properties, large_threshold: 250 } });
   }
 
   private receive(frame: Frame, resuming: boolean): void {

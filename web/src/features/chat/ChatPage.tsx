@@ -100,6 +100,11 @@ function ChatLayout() {
     return () => window.clearTimeout(timer);
   }, [store.ready, guildId, channelId, visible, settings, navigate, store, store.version]);
 
+  // In a large guild, the member statuses of the guild on screen are followed (docs/web.md#member-list).
+  useEffect(() => {
+    if (store.ready) store.viewGuild(guildId);
+  }, [store, store.ready, guildId]);
+
   useEffect(() => {
     store.activeChannelId = visible?.id ?? null;
     setNavOpen(false);

@@ -151,6 +151,13 @@ export class ChatStore {
   /** Listeners of history windows only (the message list), told also of every other change. */
   private readonly historyListeners = new Set<() => void>();
   private unsubscribe: (() => void) | undefined;
+  /**
+   * Large guilds whose member presences this gateway session follows (op 14), oldest first: the server keeps
+   * at most 100 per session and forgets the oldest, and so does this set (docs/gateway.md#large-guilds).
+   */
+  private readonly followedGuilds = new Set<string>();
+  /** The guild on screen (its presences are followed again after a new session). */
+  private viewedGuildId: string | null = null;
   private typingTimer: number | undefined;
   private stopWatchingScheme: (() => void) | undefined;
 
@@ -786,6 +793,24 @@ export class ChatStore {
     this.changed();
   }
 
+  /** The guild on screen changed: a large one's member statuses are followed from now on (and kept when left). */
+  viewGuild(guildId: string | null): void {
+    this.viewedGuildId = guildId;
+    if (guildId) this.followPresences(guildId);
+  }
+
+  /**
+   * Op 14 for a large guild not followed yet in this session, then op 8 `presences: true` once for the statuses
+   * of now (the guild payload of a large guild has none; for the first 1,000 members).
+   */
+  private followPresences(guildId: string): void {
+    if (!this.guilds.get(guildId)?.guild.large || this.followedGuilds.has(guildId) || !this.hub.connected) return;
+    this.followedGuilds.add(guildId);
+    if (this.followedGuilds.size > 100) this.followedGuilds.delete(this.followedGuilds.values().next().value as string);
+    this.hub.send(14, { guild_id: guildId, typing: true, threads: true, activities: true });
+    this.hub.send(8, { guild_id: guildId, query: '', limit: 0, presences: true });
+  }
+
   async loadMembers(guildId: string): Promise<void> {
     const state = this.guilds.get(guildId);
     if (!state || state.membersLoaded) return;
@@ -880,7 +905,10 @@ export class ChatStore {
     const d = data as Record<string, unknown>;
     switch (type) {
       case 'READY':
+        // A new session follows nothing yet.
+        this.followedGuilds.clear();
         this.loadReady(data as ReadyPayload);
+        if (this.viewedGuildId) this.followPresences(this.viewedGuildId);
         return;
       case '@connected':
         this.connections++;
@@ -888,6 +916,9 @@ export class ChatStore {
         this.changed();
         void this.resync();
         return;
+      case 'GUILD_MEMBERS_CHUNK':
+        for (const presence of (d.presences as PresencePayload[] | undefined) ?? []) this.setPresence(presence);
+        break;
       case '@disconnected':
         this.connected = false;
         this.changed();
