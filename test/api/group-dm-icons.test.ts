@@ -129,6 +129,16 @@ describe('group DM icons', () => {
     assert.equal((await ok(as(server, bob, 'GET', `/channels/${group.id}`))).icon, null);
   });
 
+  it('still serves an icon stored beside guild icons, where group DM icons were kept before', async () => {
+    const group = await newGroup('older');
+    await server.app.services.objects.put(`icons/${group.id}/0123abcd`, png, 'image/png');
+    const served = await fetch(`${server.url}/media/channel-icons/${group.id}/0123abcd.png?size=32`);
+    assert.equal(served.status, 200);
+    assert.equal((await sharp(Buffer.from(await served.arrayBuffer())).metadata()).width, 32);
+    assert.equal((await fetch(`${server.url}/media/channel-icons/${group.id}/0123abce.png`)).status, 404);
+    assert.equal((await fetch(`${server.url}/media/channel-icons/${group.id}/not-a-hash.png`)).status, 404);
+  });
+
   it('refuses people outside the group, and 1:1 DMs', async () => {
     const group = await newGroup('closed');
     const dave = await registerUser(server);

@@ -371,12 +371,24 @@ export function mediaRoutes(services: MediaRoutesDeps): AnyRoute[] {
       file: p.file as string,
       segments: [p.guildId as string],
     })),
-    // A group DM's icon (Discord's CDN path; docs/chat.md, group DMs).
-    imageRoute('/media/channel-icons/:channelId/:file', (p) => ({
-      key: `channel-icons/${p.channelId}`,
-      file: p.file as string,
-      segments: [p.channelId as string],
-    })),
+    route({
+      method: 'GET',
+      path: '/media/channel-icons/:channelId/:file',
+      root: true,
+      policy: 'credential-free',
+      query: imageQuery,
+      async handler(ctx) {
+        // A group DM's icon (Discord's CDN path; docs/chat.md#dm-rules).
+        const { channelId, file } = ctx.params;
+        checkSegments(channelId, file);
+        const match = HASHED_FILE.exec(file ?? '');
+        if (!match) throw new ApiError('NOT_FOUND');
+        const key = `channel-icons/${channelId}/${match[1]}`;
+        // Icons set before group DMs had their own prefix were stored beside guild icons (docs/media.md).
+        const stored = (await objects.stat(key)) ? key : `icons/${channelId}/${match[1]}`;
+        return serveStoredImage(ctx, stored, match[2] as string);
+      },
+    }),
     imageRoute('/media/splashes/:guildId/:file', (p) => ({
       key: `splashes/${p.guildId}`,
       file: p.file as string,
