@@ -79,6 +79,7 @@ function ask<T>(child: ChildProcess, cmd: string): Promise<T> {
 interface Client {
   ws: WebSocket;
   onDispatch?: (t: string, raw: string) => void;
+  onAck?: () => void;
 }
 
 /** Connects and identifies; resolves at READY. */
@@ -100,6 +101,7 @@ function identify(seed: Seed, token: string, index: number): Promise<Client> {
         );
       } else if (t === 'READY') resolve(client);
       else if (t) client.onDispatch?.(t, text);
+      else if (text.startsWith('{"op":11')) client.onAck?.();
     });
   });
 }
@@ -151,6 +153,27 @@ async function fanout(seed: Seed, clients: Client[], rounds: number): Promise<nu
     samples.push(Math.max(0, lastAt - respondedAt));
   }
   return samples.sort((a, b) => a - b);
+}
+
+/**
+ * The guild is large for these sessions (no `intents`, 1,000 members over the default threshold of 50): each
+ * subscribes to its members' presences with op 14 as the web client does for the guild on screen
+ * (docs/gateway.md#large-guilds); the heartbeat ACK that follows says it was applied.
+ */
+async function subscribeAll(seed: Seed, clients: Client[]): Promise<void> {
+  await Promise.all(
+    clients.map(
+      (client) =>
+        new Promise<void>((resolve) => {
+          client.onAck = () => {
+            client.onAck = undefined;
+            resolve();
+          };
+          client.ws.send(JSON.stringify({ op: 14, d: { guild_id: seed.guildId, activities: true } }));
+          client.ws.send('{"op":1,"d":null}');
+        }),
+    ),
+  );
 }
 
 /** Op 3 from one member → PRESENCE_UPDATE at every connected member; time from the send to the last delivery. */
@@ -250,6 +273,7 @@ export async function runGatewayBench(databaseUrl?: string): Promise<GatewayBenc
     await closeAll(clients.filter((_, i) => !(i % perMember === 0 || perMember === 1)));
     await fanout(seed, keep, 5);
     const samples = await fanout(seed, keep, 100);
+    await subscribeAll(seed, keep);
     await presenceFanout(keep, 6);
     const presenceSamples = await presenceFanout(keep, 100);
     clearInterval(beat);

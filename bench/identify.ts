@@ -6,7 +6,10 @@
  *   npm run bench:identify            one node on embedded PGlite; two nodes too when BENCH_DATABASE_URL and
  *                                     BENCH_REDIS_URL are set (then the one-node figure is on PostgreSQL too)
  *   BENCH_IDENTIFIES                  identifies per round (default 2,000), BENCH_ROUNDS rounds (default 3)
- *   BENCH_INTENTS                     the identify's `intents` (default none sent: every event, presences included)
+ *   BENCH_INTENTS                     the identify's `intents` (default none sent: the web client's sessions, which
+ *                                     get a large guild's member presences only when subscribed)
+ *   BENCH_SUBSCRIBE=1                 each session subscribes to the guild's presences (op 14, activities) at
+ *                                     READY, as the web client does for the guild on screen
  *
  * Each node is a child process (bench/gateway-server.ts); the second joins the first's database and Redis
  * prefix with the same secrets. The clients run here, spread over 127.0.0.2–127.0.0.x (256 sockets per IP).
@@ -88,6 +91,11 @@ function identify(port: number, token: string, index: number): Promise<WebSocket
           }),
         );
       } else if (text.startsWith('{"op":0,"t":"READY"')) {
+        if (process.env.BENCH_SUBSCRIBE === '1') {
+          const guildId = /"guilds":\[\{"id":"(\d+)"/.exec(text)?.[1];
+          if (!guildId) throw new Error('READY without the guild');
+          ws.send(JSON.stringify({ op: 14, d: { guild_id: guildId, activities: true } }));
+        }
         ws.removeAllListeners('close');
         resolve(ws);
       }
