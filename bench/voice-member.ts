@@ -1,4 +1,5 @@
 import WebSocket from 'ws';
+import { startDtlsAtOnce } from '../test/support/dtls-at-once.ts';
 import { VoiceTestClient } from '../test/support/voice-client.ts';
 
 /**
@@ -105,6 +106,7 @@ export class BenchMember {
     const endpoint = `${url.replace(/^http/, 'ws')}${new URL(server.endpoint).pathname}`;
     const voice = new VoiceTestClient(endpoint, server.token, { publish: this.publish });
     this.voice = voice;
+    startDtlsAtOnce(voice.pc);
     voice.ws.once('open', () => this.mark('signallingOpen'));
     voice.ws.on('message', (data) => {
       if (this.phases.offer === undefined && data.toString().startsWith('{"op":"offer"')) this.mark('offer');

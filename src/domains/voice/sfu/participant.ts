@@ -10,6 +10,7 @@ import {
   RtpPacket,
 } from 'werift';
 import type WebSocket from 'ws';
+import { keepEarlyDtls } from './early-dtls.ts';
 import type { HandshakeGate } from './handshake-gate.ts';
 import { announceAddresses, audioLevel, peerConfig, type SfuNetworkSettings } from './media-config.ts';
 import { type MediaKind, UPSTREAM_KINDS } from './media-kinds.ts';
@@ -97,7 +98,9 @@ export class Participant {
       });
     }
     // Every m-line shares one transport (max-bundle), created with the first transceiver above.
-    this.upstream.get('audio')?.transceiver.dtlsTransport.onRtcp.subscribe((packet) => this.clientFeedback(packet));
+    const transport = this.upstream.get('audio')?.transceiver.dtlsTransport;
+    transport?.onRtcp.subscribe((packet) => this.clientFeedback(packet));
+    if (transport) keepEarlyDtls(transport);
   }
 
   /** Wraps a downstream subscription to a publisher's media; takes effect at the next negotiation. */
