@@ -268,10 +268,17 @@ export class Fanout {
       else undecided.push(session);
     }
     if (undecided.length === 0) return recipients;
-    return this.chat.memberCount(guildId).then((count) => {
-      for (const session of undecided) if (count <= session.largeThreshold) recipients.push(session);
-      return recipients;
-    });
+    return this.chat.memberCount(guildId).then(
+      (count) => {
+        for (const session of undecided) if (count <= session.largeThreshold) recipients.push(session);
+        return recipients;
+      },
+      (error: Error) => {
+        // Unknown size: the sessions whose delivery depends on it get nothing, the others still get theirs.
+        this.log.error('gateway member count failed', { guildId, error: error.message });
+        return recipients;
+      },
+    );
   }
 
   /** The candidates whose user passes `allowed`, asked once per user. */

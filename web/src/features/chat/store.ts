@@ -916,6 +916,10 @@ export class ChatStore {
         this.changed();
         void this.resync();
         return;
+      case 'RESUMED':
+        // The session kept what it followed; a guild opened while the socket was down is followed now.
+        if (this.viewedGuildId) this.followPresences(this.viewedGuildId);
+        return;
       case 'GUILD_MEMBERS_CHUNK':
         for (const presence of (d.presences as PresencePayload[] | undefined) ?? []) this.setPresence(presence);
         break;
