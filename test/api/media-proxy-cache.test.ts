@@ -4,12 +4,15 @@ import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { externalMediaPath } from '../../src/domains/media/external-signature.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { sha256Hex } from '../../src/platform/crypto/tokens.ts';
+import { startTestS3, type TestS3 } from '../support/s3-server.ts';
+import { newTestSecrets, startTestServer, type TestServer } from '../support/server.ts';
 
 /**
  * The media proxy keeps fetched external media (docs/media.md#external-media-cache): as long as the upstream's
  * Cache-Control allows, clamped to 5 min – 1 day, never errors, never past the entry bound; one fetch for
- * requests that arrive together. The upstream is a local server (private targets allowed in this test).
+ * requests that arrive together; shared by two nodes on one object store, swept by the janitor a day later.
+ * The upstream is a local server (private targets allowed in this test).
  */
 let server: TestServer;
 let upstream: http.Server;
@@ -73,6 +76,9 @@ async function get(path: string, headers: Record<string, string> = {}) {
 
 /** Moves the server's clock `ms` ahead of real time. */
 const later = (ms: number) => server.app.services.clock.setOffset(ms);
+
+/** The object-store key of a target's shared entry. */
+const storedKey = (path: string) => `external-cache/${sha256Hex(`${upstreamUrl}${path}`)}`;
 
 describe('external media cache', () => {
   it('fetches a kept image once: the second request, and a conditional one, never reach the upstream', async () => {
@@ -173,5 +179,81 @@ describe('external media cache', () => {
     assert.equal(first.bytes.length, 9 * 1024 * 1024);
     await get(big);
     assert.equal(hits.get(big), 2);
+  });
+
+  it('is swept from the object store by the janitor once a day has passed', async () => {
+    const path = '/swept.png?cc=max-age=600';
+    await get(path);
+    const objects = server.app.services.objects;
+    assert.ok(((await objects.size(storedKey(path))) ?? 0) > png.length, 'stored with its metadata line');
+    later(23 * 60 * MINUTE);
+    await server.app.services.janitor.sweep();
+    assert.notEqual(await objects.size(storedKey(path)), undefined, 'not a day old yet');
+    later(24 * 60 * MINUTE + 1000);
+    const report = await server.app.services.janitor.sweep();
+    assert.ok(report.externalCacheEntries >= 1);
+    assert.equal(await objects.size(storedKey(path)), undefined);
+  });
+});
+
+describe('external media cache across nodes', () => {
+  let s3: TestS3;
+  let a: TestServer;
+  let b: TestServer;
+  const BUCKET = 'media-cache';
+
+  before(async () => {
+    s3 = await startTestS3();
+    await s3.createBucket(BUCKET);
+    const env = {
+      HEARTH_MEDIA_ALLOW_PRIVATE: '1',
+      HEARTH_S3_BUCKET: BUCKET,
+      HEARTH_S3_ENDPOINT: s3.endpoint,
+      HEARTH_S3_REGION: s3.region,
+      HEARTH_S3_ACCESS_KEY_ID: s3.accessKeyId,
+      HEARTH_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+      HEARTH_S3_FORCE_PATH_STYLE: 'true',
+    };
+    // One proxy secret, as every node of a deployment has: a signed URL is valid on both.
+    const secrets = newTestSecrets();
+    a = await startTestServer(env, { secrets });
+    b = await startTestServer(env, { secrets });
+  });
+
+  after(async () => {
+    await a?.close();
+    await b?.close();
+    await s3?.close();
+  });
+
+  const on = async (node: TestServer, path: string) => {
+    const url = `${node.url}/media${externalMediaPath(node.app.services.secrets.mediaProxy, `${upstreamUrl}${path}`)}`;
+    const res = await fetch(url);
+    return { status: res.status, etag: res.headers.get('etag'), bytes: Buffer.from(await res.arrayBuffer()) };
+  };
+
+  it('fetches once for both nodes; each node fetches again once the entry expired; no-store is never shared', async () => {
+    const path = '/nodes.png?cc=max-age=600';
+    const first = await on(a, path);
+    const second = await on(b, path);
+    assert.deepEqual([first.status, second.status], [200, 200]);
+    assert.ok(second.bytes.equals(png));
+    assert.equal(second.etag, first.etag);
+    assert.equal(hits.get(path), 1, 'the second node read what the first stored');
+    assert.ok((await s3.listKeys(BUCKET)).includes(storedKey(path)));
+
+    b.app.services.clock.setOffset(11 * MINUTE);
+    try {
+      assert.equal((await on(b, path)).status, 200);
+      assert.equal(hits.get(path), 2, 'expired: fetched again');
+    } finally {
+      b.app.services.clock.setOffset(0);
+    }
+
+    const unshared = '/nodes-unshared.png?cc=no-store';
+    await on(a, unshared);
+    await on(b, unshared);
+    assert.equal(hits.get(unshared), 2);
+    assert.ok(!(await s3.listKeys(BUCKET)).includes(storedKey(unshared)));
   });
 });

@@ -6,7 +6,8 @@ import { PeriodicTask } from '../../platform/periodic-task.ts';
 import type { ObjectStore } from '../../platform/storage/object-store.ts';
 import { STAGING_BUCKET } from '../attachments/streamed-multipart.ts';
 import { GUILD_AUDIT_RETENTION_MS } from '../chat/guild-audit.ts';
-import { UPLOAD_BUCKET } from '../media/buckets.ts';
+import { EXTERNAL_CACHE_BUCKET, UPLOAD_BUCKET } from '../media/buckets.ts';
+import { MAX_KEEP_MS } from '../media/external-cache.ts';
 import { MFA_FAILURE_WINDOW_MS } from '../mfa/mfa-attempts.ts';
 
 export interface JanitorDeps {
@@ -35,6 +36,8 @@ export interface SweepReport {
   pendingUploads: number;
   /** Staged upload files a crashed or killed process left behind (docs/media.md#uploads-in-flight). */
   stagedObjects: number;
+  /** Shared external-media entries written longer ago than the longest keep (docs/media.md#external-media-cache). */
+  externalCacheEntries: number;
   guildAuditEntries: number;
 }
 
@@ -103,6 +106,7 @@ export class Janitor {
       mfaAttempts: 0,
       pendingUploads: 0,
       stagedObjects: 0,
+      externalCacheEntries: 0,
       guildAuditEntries: 0,
     };
     const errors: unknown[] = [];
@@ -124,6 +128,12 @@ export class Janitor {
     // An upload in flight is younger than the request timeout; anything staged an hour ago is an orphan.
     await step('stagedObjects', async () => {
       const keys = await this.deps.objects.keysOlderThan(STAGING_BUCKET, cutoff.getTime(), this.batchSize);
+      for (const key of keys) await this.deps.objects.delete(key);
+      return keys.length;
+    });
+    // No entry is kept longer than a day: one written before that has expired, read or not.
+    await step('externalCacheEntries', async () => {
+      const keys = await this.deps.objects.keysOlderThan(EXTERNAL_CACHE_BUCKET, now - MAX_KEEP_MS, this.batchSize);
       for (const key of keys) await this.deps.objects.delete(key);
       return keys.length;
     });

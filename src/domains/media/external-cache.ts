@@ -1,7 +1,11 @@
+import { sha256Hex } from '../../platform/crypto/tokens.ts';
+import { type ObjectStore, readBounded } from '../../platform/storage/object-store.ts';
+import { EXTERNAL_CACHE_BUCKET } from './buckets.ts';
+
 /**
  * Fetched external media kept for a while (docs/media.md#external-media-cache), so a popular embed image is
- * fetched from its upstream once rather than on every request: per process, bounded in bytes, each entry for as
- * long as the upstream's `Cache-Control` allows, clamped.
+ * fetched from its upstream once rather than on every request: in each process's memory (bounded in bytes) and
+ * in the object store every node shares, each entry for as long as the upstream's `Cache-Control` allows, clamped.
  */
 
 /** What the proxy answers with for one target: the bytes, the sniffed type and the validators it derived. */
@@ -90,5 +94,88 @@ export class ExternalMediaCache {
       this.entries.delete(oldest);
       this.bytes -= value.media.bytes.length;
     }
+  }
+}
+
+/** The metadata line before the bytes of a stored entry; at most this long. */
+const MAX_HEADER_BYTES = 4096;
+
+/**
+ * Entries every node shares through the object store: `external-cache/<SHA-256 of the URL>`, one JSON line
+ * (`url`, `expires_at`, `etag`, `type`, `last_modified`) then the bytes. An entry past its `expires_at` is ignored
+ * and deleted when read; the janitor deletes whatever was written more than a day ago (the longest keep).
+ */
+export class StoredExternalMedia {
+  constructor(
+    private readonly objects: ObjectStore,
+    readonly maxEntryBytes: number,
+  ) {}
+
+  private keyOf(url: string): string {
+    return `${EXTERNAL_CACHE_BUCKET}/${sha256Hex(url)}`;
+  }
+
+  /** The stored entry for `url` and when it expires, or undefined (none, expired, or unreadable). */
+  async get(url: string, now: number): Promise<{ media: ExternalMedia; expiresAt: number } | undefined> {
+    const key = this.keyOf(url);
+    const info = await this.objects.stat(key);
+    if (!info || info.size > this.maxEntryBytes + MAX_HEADER_BYTES) return undefined;
+    const stream = await this.objects.readStream(key);
+    if (!stream) return undefined;
+    const raw = await readBounded(stream, this.maxEntryBytes + MAX_HEADER_BYTES);
+    const end = raw.subarray(0, MAX_HEADER_BYTES).indexOf(0x0a);
+    if (end < 0) return undefined;
+    let header: unknown;
+    try {
+      header = JSON.parse(raw.subarray(0, end).toString('utf8'));
+    } catch {
+      return undefined;
+    }
+    const entry = header as {
+      url?: unknown;
+      expires_at?: unknown;
+      etag?: unknown;
+      type?: unknown;
+      last_modified?: unknown;
+    };
+    if (
+      entry.url !== url ||
+      typeof entry.expires_at !== 'number' ||
+      typeof entry.etag !== 'string' ||
+      (entry.type !== null && typeof entry.type !== 'string') ||
+      (entry.last_modified !== null && typeof entry.last_modified !== 'number')
+    )
+      return undefined;
+    if (entry.expires_at <= now) {
+      await this.objects.delete(key);
+      return undefined;
+    }
+    return {
+      media: {
+        bytes: raw.subarray(end + 1),
+        sniffedType: entry.type ?? undefined,
+        etag: entry.etag,
+        lastModified: entry.last_modified ?? undefined,
+      },
+      expiresAt: entry.expires_at,
+    };
+  }
+
+  /** Stores `media` for `url` until `expiresAt` (nothing above the entry bound). */
+  async set(url: string, media: ExternalMedia, expiresAt: number): Promise<void> {
+    if (media.bytes.length > this.maxEntryBytes) return;
+    const header = JSON.stringify({
+      url,
+      expires_at: expiresAt,
+      etag: media.etag,
+      type: media.sniffedType ?? null,
+      last_modified: media.lastModified ?? null,
+    });
+    if (Buffer.byteLength(header) >= MAX_HEADER_BYTES) return;
+    await this.objects.put(
+      this.keyOf(url),
+      Buffer.concat([Buffer.from(`${header}\n`), media.bytes]),
+      'application/octet-stream',
+    );
   }
 }

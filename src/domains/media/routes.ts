@@ -19,7 +19,7 @@ import {
   parseHttpDate,
   type Validators,
 } from './conditional.ts';
-import { type ExternalMedia, ExternalMediaCache, keepFor } from './external-cache.ts';
+import { type ExternalMedia, ExternalMediaCache, keepFor, StoredExternalMedia } from './external-cache.ts';
 import { verifyExternalPath } from './external-signature.ts';
 import {
   DerivedImageCache,
@@ -154,21 +154,31 @@ function checkSegments(...segments: (string | undefined)[]): void {
 }
 
 /** What `mediaRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
-export type MediaRoutesDeps = Pick<AppServices, 'config' | 'objects' | 'secrets'>;
+export type MediaRoutesDeps = Pick<AppServices, 'config' | 'log' | 'objects' | 'secrets'>;
 
 /**
  * The media proxy (docs/media.md). Every route is credential-free: the Authorization header is never read,
  * so a credential neither helps nor hurts. Errors use the standard body.
  */
 export function mediaRoutes(services: MediaRoutesDeps): AnyRoute[] {
-  const { objects, secrets, config } = services;
+  const { objects, secrets, config, log } = services;
   // Each fetch holds up to EXTERNAL_MAX_BYTES in memory: 16 at once per process, 4 per client address.
   const externalFetches = new ConcurrencyGate(16, 4);
   const externalCache = new ExternalMediaCache(EXTERNAL_CACHE_BYTES, EXTERNAL_CACHE_ENTRY_BYTES);
+  const sharedExternal = new StoredExternalMedia(objects, EXTERNAL_CACHE_ENTRY_BYTES);
   const externalInFlight = new Map<string, Promise<ExternalMedia>>();
 
   /** Fetches a verified target, derives what the answer needs, and keeps it as long as the upstream allows. */
   async function fetchExternal(url: string, now: number): Promise<ExternalMedia> {
+    // Another node (or this one before a restart) may have fetched it: the object store is shared.
+    const stored = await sharedExternal.get(url, now).catch((error: unknown) => {
+      log.warn('external media cache read failed', { error: String(error) });
+      return undefined;
+    });
+    if (stored) {
+      externalCache.set(url, stored.media, stored.expiresAt - now, now);
+      return stored.media;
+    }
     let fetched: Awaited<ReturnType<typeof fetchMedia>>;
     try {
       fetched = await fetchMedia(url, {
@@ -196,7 +206,13 @@ export function mediaRoutes(services: MediaRoutesDeps): AnyRoute[] {
       etag: contentTag(fetched.bytes, sniffedType ?? 'application/octet-stream'),
       lastModified: parseHttpDate(fetched.lastModified),
     };
-    externalCache.set(url, media, keepFor(fetched.cacheControl), now);
+    const keepMs = keepFor(fetched.cacheControl);
+    externalCache.set(url, media, keepMs, now);
+    // Stored before answering, so a request on another node right after finds it; a failed write only costs a fetch.
+    if (keepMs > 0)
+      await sharedExternal.set(url, media, now + keepMs).catch((error: unknown) => {
+        log.warn('external media cache write failed', { error: String(error) });
+      });
     return media;
   }
 
