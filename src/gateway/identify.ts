@@ -1,8 +1,11 @@
 import type { AppServices } from '../app-services.ts';
 import type { GuildPayloadView, UnavailableGuild } from '../domains/chat/guild-payload.ts';
 import type { ChatReadModelPort, ReadyIndex } from '../domains/chat/read-model.ts';
+import type { ReadStatePayload } from '../domains/chat/read-state-store.ts';
 import { gatewayUrl } from '../domains/discovery/urls.ts';
-import { presenceView } from '../domains/users/presence-view.ts';
+import type { NoSettings, ReadyView } from '../domains/events/ready-view.ts';
+import { type PresenceView, presenceView } from '../domains/users/presence-view.ts';
+import type { UserSettingsView } from '../domains/users/settings.ts';
 import { privateUserView } from '../domains/users/views.ts';
 import type { CallCreateView } from '../domains/voice/voice-views.ts';
 import { parseAuthorization } from '../http/auth/authorization.ts';
@@ -101,7 +104,7 @@ export class SessionStarter {
     if (session.isBot && payload.shard) session.shard = payload.shard;
     session.intents = payload.intents;
     session.largeThreshold = payload.largeThreshold;
-    const settingsLoad: Promise<Record<string, unknown>> = session.isBot
+    const settingsLoad: Promise<UserSettingsView | NoSettings> = session.isBot
       ? Promise.resolve({})
       : this.deps.userSettings.settings(session.userId, principal.user.locale);
     settingsLoad.catch(() => {});
@@ -355,9 +358,9 @@ export class SessionStarter {
     principal: GatewayPrincipal,
     index: ReadyIndex,
     shard: [number, number] | undefined,
-    settings: Record<string, unknown>,
+    settings: UserSettingsView | NoSettings,
   ): Promise<{
-    payload: Record<string, unknown>;
+    payload: ReadyView;
     botBurst: (GuildPayloadView | UnavailableGuild)[];
     calls: CallCreateView[];
   }> {
@@ -377,9 +380,11 @@ export class SessionStarter {
       session.isBot ? {} : this.deps.userSettings.notes(session.userId),
       session.isBot ? [] : chat.relationshipsOf(session.userId),
       session.isBot ? [] : this.friendPresences(session.userId),
-      session.isBot ? { version: 0, partial: false, entries: [] } : chat.readStateOf(session.userId),
+      session.isBot
+        ? ({ version: 0, partial: false, entries: [] } satisfies ReadStatePayload)
+        : chat.readStateOf(session.userId),
     ]);
-    const payload: Record<string, unknown> = {
+    const payload: ReadyView = {
       v: 1,
       version: 1,
       session_id: session.id,
@@ -411,7 +416,7 @@ export class SessionStarter {
   }
 
   /** READY `presences`: the friends who are online, without `guild_id`. */
-  private async friendPresences(userId: string): Promise<Record<string, unknown>[]> {
+  private async friendPresences(userId: string): Promise<PresenceView[]> {
     const friends = await this.deps.chat.friendIds(userId);
     if (friends.length === 0) return [];
     const found = await this.deps.presences.getMany(friends, Date.now());

@@ -14,6 +14,8 @@ import {
   type GatewayEvent,
   type GatewayEvents,
 } from '../../src/domains/events/dispatch.ts';
+import type { ReadyView } from '../../src/domains/events/ready-view.ts';
+import type { InteractionModalView, InteractionView } from '../../src/domains/interactions/interaction-views.ts';
 import { dispatchPrefix } from '../../src/gateway/protocol.ts';
 import { type PrivateUser, partialUser, type UserRecord } from '../../src/identity/user-record.ts';
 import { type EventBus, InProcessEventBus } from '../../src/platform/state/event-bus.ts';
@@ -131,6 +133,54 @@ it('types whole-object events by the view builders', () => {
     void events.users('SAVED_MESSAGE_CREATE', ['1'], { message });
     // @ts-expect-error CALL_CREATE lists who is in the call
     void dispatcher.dispatch('CALL_CREATE', { channel_id: '1', message_id: '2', region: 'r', ringing: [] }, audience);
+  };
+  assert.equal(typeof check, 'function');
+});
+
+// READY, settings, interactions and command permissions are typed too (docs/gateway.md#every-event): the last
+// payloads that were an untyped object. Type-level only.
+it('types READY, USER_SETTINGS_UPDATE, the interaction events and command permissions', () => {
+  const check = (
+    dispatcher: Dispatcher,
+    ready: ReadyView,
+    interaction: InteractionView,
+    modal: InteractionModalView,
+  ) => {
+    const audience: Audience = { kind: 'users', userIds: ['1'] };
+    void dispatchPrefix('READY', ready);
+    const { session_id: _sessionId, ...withoutSession } = ready;
+    // @ts-expect-error READY names its session
+    void dispatchPrefix('READY', withoutSession);
+    // @ts-expect-error READY's user is the private user
+    void dispatchPrefix('READY', { ...ready, user: { id: '1' } });
+    void dispatcher.dispatch('USER_SETTINGS_UPDATE', { restricted_guilds: ['2'] }, audience);
+    // @ts-expect-error a status is one of the four words
+    void dispatcher.dispatch('USER_SETTINGS_UPDATE', { status: 1 }, audience);
+    // @ts-expect-error a member the settings do not have
+    void dispatcher.dispatch('USER_SETTINGS_UPDATE', { restricted_guild: ['2'] }, audience);
+    void dispatcher.dispatch('INTERACTION_CREATE', interaction, audience);
+    void dispatcher.dispatch('INTERACTION_CREATE', { id: '1', nonce: null }, audience);
+    // @ts-expect-error the invoker's copy says its nonce, null when there was none
+    void dispatcher.dispatch('INTERACTION_CREATE', { id: '1' }, audience);
+    const { token: _token, ...withoutToken } = interaction;
+    // @ts-expect-error the bot's interaction carries its token
+    void dispatcher.dispatch('INTERACTION_CREATE', withoutToken, audience);
+    void dispatcher.dispatch('INTERACTION_MODAL_CREATE', modal, audience);
+    const { title: _title, ...withoutTitle } = modal;
+    // @ts-expect-error a modal has its title
+    void dispatcher.dispatch('INTERACTION_MODAL_CREATE', withoutTitle, audience);
+    const permissions = { id: '1', application_id: '2', guild_id: '3' };
+    void dispatcher.dispatch(
+      'APPLICATION_COMMAND_PERMISSIONS_UPDATE',
+      { ...permissions, permissions: [{ id: '4', type: 1, permission: true }] },
+      audience,
+    );
+    void dispatcher.dispatch(
+      'APPLICATION_COMMAND_PERMISSIONS_UPDATE',
+      // @ts-expect-error an override is of a role (1), a user (2) or a channel (3)
+      { ...permissions, permissions: [{ id: '4', type: 4, permission: true }] },
+      audience,
+    );
   };
   assert.equal(typeof check, 'function');
 });

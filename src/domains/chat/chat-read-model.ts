@@ -18,11 +18,11 @@ import {
 import { listPrivateChannels } from './private-channels.ts';
 import type { ChatReadModelPort, ReadyIndex, VisibilityChange } from './read-model.ts';
 import type { ReadStatePayload, ReadStateStore } from './read-state-store.ts';
-import { listRelationships } from './relationships.ts';
+import { listRelationships, type RelationshipView } from './relationships.ts';
 import { type ChannelRow, type GuildRow, MEMBER_COLUMNS, type MemberRow, type RoleRow } from './rows.ts';
 import { guildStickers, type StickerRow } from './sticker-store.ts';
 import { type ChatStore, PRESENCE_MEMBER_LIMIT } from './store.ts';
-import { channelView, type MemberView, memberView } from './views.ts';
+import { channelView, type MemberView, memberView, type PrivateChannelView } from './views.ts';
 
 interface GuildSnapshot {
   guild: GuildRow;
@@ -199,7 +199,7 @@ export class ChatReadModel implements ChatReadModelPort {
     return ids;
   }
 
-  relationshipsOf(userId: string): Promise<Record<string, unknown>[]> {
+  relationshipsOf(userId: string): Promise<RelationshipView[]> {
     return listRelationships(this.store, userId);
   }
 
@@ -215,7 +215,7 @@ export class ChatReadModel implements ChatReadModelPort {
     return this.readStates.readyState(userId);
   }
 
-  privateChannelsOf(userId: string): Promise<Record<string, unknown>[]> {
+  privateChannelsOf(userId: string): Promise<PrivateChannelView[]> {
     return listPrivateChannels(this.store, userId);
   }
 

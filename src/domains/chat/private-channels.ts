@@ -9,7 +9,7 @@ export async function listPrivateChannels(
   store: ChatStore,
   userId: string,
   db: Queryable = store.db,
-): Promise<Record<string, unknown>[]> {
+): Promise<PrivateChannelView[]> {
   const channels = await db.query<ChannelRow>(
     `SELECT c.* FROM channels c JOIN dm_recipients d ON d.channel_id = c.id
       WHERE d.user_id = $1 ORDER BY coalesce(c.last_message_id, c.id) DESC`,

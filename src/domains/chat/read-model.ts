@@ -1,7 +1,8 @@
 import type { VisibilityBefore } from '../events/dispatch.ts';
 import type { GuildPayloadView } from './guild-payload.ts';
 import type { ReadStatePayload } from './read-state-store.ts';
-import type { GuildChannelView, MemberView } from './views.ts';
+import type { RelationshipView } from './relationships.ts';
+import type { GuildChannelView, MemberView, PrivateChannelView } from './views.ts';
 
 /**
  * What the gateway reads from the chat core. The chat module implements it (`ChatReadModel` in
@@ -41,7 +42,7 @@ export interface ChatReadModelPort {
   /** READY `read_state`: `{version, partial: false, entries: [{id, last_message_id, mention_count, last_pin_timestamp, flags}]}`. */
   readStateOf(userId: string): Promise<ReadStatePayload>;
   /** The viewer's DM and group-DM channels (READY `private_channels`). */
-  privateChannelsOf(userId: string): Promise<Record<string, unknown>[]>;
+  privateChannelsOf(userId: string): Promise<PrivateChannelView[]>;
   /** True when the user is a member of the guild and may view the channel (membership + VIEW_CHANNEL). */
   canViewChannel(userId: string, guildId: string, channelId: string): Promise<boolean>;
   /**
@@ -54,7 +55,7 @@ export interface ChatReadModelPort {
   /** Members for op 8 Request Guild Members. */
   searchMembers(guildId: string, options: { query?: string; limit: number; userIds?: string[] }): Promise<MemberView[]>;
   /** The user's relationships in the REST shape (READY `relationships`). */
-  relationshipsOf(userId: string): Promise<Record<string, unknown>[]>;
+  relationshipsOf(userId: string): Promise<RelationshipView[]>;
   /** Ids of the user's friends: they see the user's presence outside any guild. */
   friendIds(userId: string): Promise<string[]>;
 }

@@ -6,8 +6,9 @@
  * new event has to be placed there too. test/unit/gateway-events.test.ts keeps this map and the docs' list equal.
  *
  * A payload that is an object as its REST route shows it (a message, channel, thread, guild, member, role, user,
- * presence, voice state, …) has the type its view builder returns, defined beside the builder in its domain, so a
- * payload missing a field or with one of another type does not compile. The few still untyped are `View`.
+ * presence, voice state, interaction, settings, …) has the type its view builder returns, defined beside the builder
+ * in its domain (READY's, built by the gateway, in ready-view.ts here), so a payload missing a field or with one of
+ * another type does not compile. No payload is left untyped.
  */
 
 import type { PartialUser, PrivateUser } from '../../identity/user-record.ts';
@@ -28,11 +29,12 @@ import type {
   PrivateChannelView,
   RoleView,
 } from '../chat/views.ts';
+import type { CommandPermissionsView } from '../interactions/command-permissions.ts';
+import type { InteractionModalView, InteractionNonceView, InteractionView } from '../interactions/interaction-views.ts';
 import type { PresenceView } from '../users/presence-view.ts';
+import type { UserSettingsUpdateView } from '../users/settings.ts';
 import type { CallCreateView, CallView, VoiceServerView, VoiceStateView } from '../voice/voice-views.ts';
-
-/** An object as its REST route shows it, from a view function not typed yet (docs/architecture.md). */
-export type View = Record<string, unknown>;
+import type { ReadyView } from './ready-view.ts';
 
 /** A user as `partialUser` shows it, or `{id}` alone where the user is gone or not loaded. */
 type SomeUser = PartialUser | { id: string };
@@ -44,11 +46,11 @@ type Reaction = InChannel & { message_id: string; emoji: ReactionEmojiView };
 
 export interface GatewayEvents {
   // Session (docs/gateway.md#identify, #resume)
-  READY: View;
+  READY: ReadyView;
   RESUMED: Record<string, never>;
   // The user
   USER_UPDATE: PrivateUser;
-  USER_SETTINGS_UPDATE: View;
+  USER_SETTINGS_UPDATE: UserSettingsUpdateView;
   USER_NOTE_UPDATE: { id: string; note: string };
   RELATIONSHIP_ADD: RelationshipView;
   RELATIONSHIP_UPDATE: RelationshipView;
@@ -127,11 +129,12 @@ export interface GatewayEvents {
   // Presence (docs/gateway.md#presence)
   PRESENCE_UPDATE: PresenceView;
   // Bots (docs/bots.md)
-  INTERACTION_CREATE: View;
+  /** The interaction to the application's bot; to the invoking person's sessions, its id for their nonce. */
+  INTERACTION_CREATE: InteractionView | InteractionNonceView;
   INTERACTION_SUCCESS: { id: string };
-  INTERACTION_MODAL_CREATE: View;
+  INTERACTION_MODAL_CREATE: InteractionModalView;
   APPLICATION_COMMAND_AUTOCOMPLETE_RESPONSE: { id: string; choices: unknown[] | undefined };
-  APPLICATION_COMMAND_PERMISSIONS_UPDATE: View;
+  APPLICATION_COMMAND_PERMISSIONS_UPDATE: CommandPermissionsView;
   // Voice (docs/voice.md)
   VOICE_STATE_UPDATE: VoiceStateView;
   VOICE_SERVER_UPDATE: VoiceServerView;

@@ -1,5 +1,37 @@
+import { z } from 'zod';
 import { has, PERMISSIONS } from '../chat/permissions.ts';
 import type { CommandRow } from './commands.ts';
+
+/** One override of a command's guild permissions: a role (1), user (2) or channel (3) allowed or denied. */
+export const commandPermissionSchema = z
+  .object({
+    id: z.string().regex(/^\d{1,20}$/),
+    type: z.union([z.literal(1), z.literal(2), z.literal(3)]),
+    permission: z.boolean(),
+  })
+  .strict();
+export type CommandPermission = z.infer<typeof commandPermissionSchema>;
+
+/**
+ * discord-api-types' APIGuildApplicationCommandPermissions: a command's (or, under the application's own id, the
+ * application-wide default's) overrides in one guild, as the permissions routes and
+ * APPLICATION_COMMAND_PERMISSIONS_UPDATE show them.
+ */
+export type CommandPermissionsView = {
+  id: string;
+  application_id: string;
+  guild_id: string;
+  permissions: CommandPermission[];
+};
+
+export function commandPermissionsView(
+  applicationId: string,
+  guildId: string,
+  commandId: string,
+  permissions: CommandPermission[],
+): CommandPermissionsView {
+  return { id: commandId, application_id: applicationId, guild_id: guildId, permissions };
+}
 
 /** Who asks to use a command in a guild: the inputs of Discord's command permission rules. */
 export interface CommandUser {
@@ -13,16 +45,14 @@ export interface CommandUser {
   isOwner: boolean;
 }
 
-type Override = { id?: unknown; permission?: unknown };
-
 /**
  * The overrides that govern a command: its own list when it has one, else the application-wide default
  * (stored under the application's id), else none.
  */
 export function governingOverrides(
   command: Pick<CommandRow, 'id' | 'application_id'>,
-  lists: ReadonlyMap<string, readonly Record<string, unknown>[]>,
-): readonly Record<string, unknown>[] {
+  lists: ReadonlyMap<string, readonly CommandPermission[]>,
+): readonly CommandPermission[] {
   return lists.get(command.id) ?? lists.get(command.application_id) ?? [];
 }
 
@@ -34,10 +64,10 @@ export function governingOverrides(
  */
 export function mayUseGuildCommand(
   command: Pick<CommandRow, 'body'>,
-  overrides: readonly Record<string, unknown>[],
+  overrides: readonly CommandPermission[],
   user: CommandUser,
 ): boolean {
-  const entry = (id: string) => (overrides as readonly Override[]).find((o) => o.id === id);
+  const entry = (id: string) => overrides.find((o) => o.id === id);
   const forUser = entry(user.userId);
   if (forUser) return forUser.permission !== false;
   const roleEntries = [user.guildId, ...user.roleIds].map(entry).filter((e) => e !== undefined);

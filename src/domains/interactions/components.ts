@@ -150,6 +150,7 @@ export const modalSchema = z
   .strip();
 
 export type MessageComponents = z.infer<typeof messageComponentsSchema>;
+export type Modal = z.infer<typeof modalSchema>;
 
 /** Every custom id on a message's components. */
 export function customIdsOf(rows: readonly unknown[]): string[] {

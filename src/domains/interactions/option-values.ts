@@ -16,8 +16,18 @@ interface OptionDefinition {
   channel_types?: number[];
 }
 
-/** One option as a person's client sends it in `data.options`. */
-export type SentOption = Record<string, unknown>;
+/**
+ * One option as a person's client sends it in `data.options` (discord-api-types'
+ * APIApplicationCommandInteractionDataOption): INTERACTION_CREATE passes it on as sent, an attachment option's
+ * value replaced by the stored attachment's id.
+ */
+export type SentOption = {
+  name: string;
+  type: number;
+  value?: string | number | boolean | undefined;
+  options?: SentOption[] | undefined;
+  focused?: boolean | undefined;
+};
 
 /** The leaf options of an invocation (below its subcommand and group) with their definitions. */
 export interface CheckedOption {
@@ -66,7 +76,7 @@ export function checkInvocationOptions(
       }
       if (only.value !== undefined || only.focused !== undefined)
         errors.push({ path: `${path}.0`, code: 'INVALID_FORMAT', message: 'A subcommand has no value' });
-      walk(definition.options ?? [], (only.options as SentOption[] | undefined) ?? [], `${path}.0.options`);
+      walk(definition.options ?? [], only.options ?? [], `${path}.0.options`);
       return;
     }
     const seen = new Set<string>();

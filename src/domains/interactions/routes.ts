@@ -7,6 +7,7 @@ import { isSnowflake } from '../../platform/crypto/snowflake.ts';
 import { readMessageRequest } from '../attachments/message-request.ts';
 import { pathId } from '../chat/access.ts';
 import { dmCommandIndex, guildCommandIndex } from './command-index.ts';
+import { commandPermissionSchema, commandPermissionsView } from './command-permissions.ts';
 import {
   type CommandInput,
   type CommandRow,
@@ -27,19 +28,7 @@ const INTERACTION_BODY_LIMIT = 10 * 25 * 1024 * 1024 + 1024 * 1024;
 const COMMAND_WRITES = { bucket: 'applications:commands', limit: 50, windowSeconds: 20 };
 const COMMAND_READS = { bucket: 'applications:commands_read', limit: 100, windowSeconds: 20 };
 const INDEX_READS = { bucket: 'applications:command_index', limit: 30, windowSeconds: 10 };
-const permissionsBody = z.object({
-  permissions: z
-    .array(
-      z
-        .object({
-          id: z.string().regex(/^\d{1,20}$/),
-          type: z.union([z.literal(1), z.literal(2), z.literal(3)]),
-          permission: z.boolean(),
-        })
-        .strict(),
-    )
-    .max(100),
-});
+const permissionsBody = z.object({ permissions: z.array(commandPermissionSchema).max(100) });
 
 /** Application commands (bot token) and interactions (a person invokes; the bot answers by token). */
 export function interactionRoutes(module: InteractionsModule): AnyRoute[] {
@@ -210,13 +199,6 @@ export function interactionRoutes(module: InteractionsModule): AnyRoute[] {
     ];
   };
 
-  const permissionsView = (applicationId: string, guildId: string, commandId: string, permissions: unknown) => ({
-    id: commandId,
-    application_id: applicationId,
-    guild_id: guildId,
-    permissions,
-  });
-
   return [
     ...commandRoutes('global'),
     ...commandRoutes('guild'),
@@ -229,7 +211,7 @@ export function interactionRoutes(module: InteractionsModule): AnyRoute[] {
         const applicationId = ownApplication(ctx);
         const guildId = await guildOf(ctx);
         return (await store.permissions(applicationId, guildId)).map((p) =>
-          permissionsView(applicationId, guildId, p.command_id, p.permissions),
+          commandPermissionsView(applicationId, guildId, p.command_id, p.permissions),
         );
       },
     }),
@@ -244,7 +226,7 @@ export function interactionRoutes(module: InteractionsModule): AnyRoute[] {
         const commandId = pathId(ctx.params.commandId, 'UNKNOWN_APPLICATION_COMMAND');
         const permissions = await store.commandPermissions(applicationId, guildId, commandId);
         if (!permissions) throw new ApiError('UNKNOWN_APPLICATION_COMMAND');
-        return permissionsView(applicationId, guildId, commandId, permissions);
+        return commandPermissionsView(applicationId, guildId, commandId, permissions);
       },
     }),
     route({
@@ -261,7 +243,7 @@ export function interactionRoutes(module: InteractionsModule): AnyRoute[] {
         if (commandId !== applicationId && !(await store.command(applicationId, guildId, commandId)))
           if (!(await store.command(applicationId, null, commandId))) throw new ApiError('UNKNOWN_APPLICATION_COMMAND');
         await store.setPermissions(applicationId, guildId, commandId, ctx.body.permissions);
-        const view = permissionsView(applicationId, guildId, commandId, ctx.body.permissions);
+        const view = commandPermissionsView(applicationId, guildId, commandId, ctx.body.permissions);
         await dispatcher.dispatch('APPLICATION_COMMAND_PERMISSIONS_UPDATE', view, { kind: 'guild', guildId });
         return view;
       },

@@ -19,14 +19,24 @@ import { type ChannelAccess, GuildContext } from '../chat/access.ts';
 import { attachmentRefSchema, embedSchema, MAX_CONTENT_LENGTH } from '../chat/message-body.ts';
 import type { ChatModule } from '../chat/module.ts';
 import { has, PERMISSIONS, threadPermissions } from '../chat/permissions.ts';
-import { isThread, type MemberRow, type MessageRow, type RoleRow } from '../chat/rows.ts';
+import { isThread, type MessageRow, type RoleRow } from '../chat/rows.ts';
 import { threadView } from '../chat/thread-views.ts';
-import { channelView, type MessageView, memberView, roleView } from '../chat/views.ts';
+import { channelView, type MessageView, memberView } from '../chat/views.ts';
 import type { Dispatcher, GatewayEvent, GatewayEvents } from '../events/dispatch.ts';
 import { mayUseDmCommand, mayUseGuildCommand } from './command-permissions.ts';
 import { COMMAND_TYPES, type CommandRow, OPTION_TYPES } from './commands.ts';
-import { findComponent, messageComponentsSchema, modalSchema } from './components.ts';
-import { type CheckedOption, checkInvocationOptions } from './option-values.ts';
+import { findComponent, type Modal, messageComponentsSchema, modalSchema } from './components.ts';
+import {
+  type CommandDataView,
+  type InteractionModalView,
+  type InteractionView,
+  type ResolvedChannelView,
+  type ResolvedMemberView,
+  type ResolvedView,
+  resolvedMember,
+  resolvedRole,
+} from './interaction-views.ts';
+import { type CheckedOption, checkInvocationOptions, type SentOption } from './option-values.ts';
 import type { InteractionRow, InteractionsStore } from './store.ts';
 
 export const INTERACTION_TYPES = {
@@ -61,7 +71,7 @@ export function isInteractionToken(token: string): boolean {
 
 const snowflake = z.union([z.string().regex(/^\d{1,20}$/), z.number().int().min(0)]).transform(String);
 
-const commandOption: z.ZodType<Record<string, unknown>> = z.lazy(() =>
+const commandOption: z.ZodType<SentOption> = z.lazy(() =>
   z
     .object({
       name: z.string().max(32),
@@ -235,7 +245,7 @@ export class InteractionsService {
     files: ReadonlyMap<string, StagedFile> = new Map(),
   ): Promise<void> {
     const { app, access, command, message } = await this.authorise(user, body, now);
-    let resolved: Record<string, unknown> | undefined;
+    let resolved: ResolvedView | undefined;
     const chatInput =
       command?.type === COMMAND_TYPES.CHAT_INPUT &&
       (body.type === INTERACTION_TYPES.APPLICATION_COMMAND || body.type === INTERACTION_TYPES.AUTOCOMPLETE);
@@ -266,8 +276,11 @@ export class InteractionsService {
       command_name: command?.name ?? null,
       command_type: command?.type ?? null,
       target_id:
-        resolved && command && command.type !== COMMAND_TYPES.CHAT_INPUT
-          ? ((body.data as { target_id?: string }).target_id ?? null)
+        resolved &&
+        command &&
+        command.type !== COMMAND_TYPES.CHAT_INPUT &&
+        body.type === INTERACTION_TYPES.APPLICATION_COMMAND
+          ? (body.data.target_id ?? null)
           : null,
       created_at: new Date(now),
       expires_at: new Date(now + TOKEN_LIFETIME_MS),
@@ -313,7 +326,7 @@ export class InteractionsService {
    * response fails the interaction: its token dies and nothing is posted, so the person sees what a gateway
    * bot that never answers leaves them with (no `INTERACTION_SUCCESS`).
    */
-  private async deliver(row: InteractionRow, payload: Record<string, unknown>, url: string): Promise<void> {
+  private async deliver(row: InteractionRow, payload: InteractionView, url: string): Promise<void> {
     let failure: string | undefined;
     try {
       const response = await this.deps.endpoint.post(row.application_id, new URL(url), JSON.stringify(payload));
@@ -430,15 +443,15 @@ export class InteractionsService {
     command?: CommandRow | undefined;
     message?: MessageRow | undefined;
     modalCustomId?: string | undefined;
-    resolved?: Record<string, unknown> | undefined;
-  }): Promise<Record<string, unknown>> {
+    resolved?: ResolvedView | undefined;
+  }): Promise<InteractionView> {
     const { id, token, app, user, access, body, command, message, resolved } = input;
     const guild = access.guild;
     const now = this.deps.clock.now();
     const botAccess = guild
       ? await this.deps.chat.access.channel(access.channel.id, app.botUserId, now).catch(() => undefined)
       : undefined;
-    const payload: Record<string, unknown> = {
+    const payload: InteractionView = {
       id,
       application_id: app.id,
       type: body.type,
@@ -452,20 +465,22 @@ export class InteractionsService {
       authorizing_integration_owners: guild ? { '0': guild.guildId } : { '1': user.id },
       context: guild ? 0 : 1,
       attachment_size_limit: 25 * 1024 * 1024,
+      ...(guild
+        ? {
+            guild_id: guild.guildId,
+            guild: { id: guild.guildId, locale: 'en-US', features: [] },
+            guild_locale: 'en-US',
+            member: { ...memberView(guild.member, user), permissions: String(access.permissions), flags: 0 },
+          }
+        : { user: partialUser(user) }),
     };
-    if (guild) {
-      payload.guild_id = guild.guildId;
-      payload.guild = { id: guild.guildId, locale: 'en-US', features: [] };
-      payload.guild_locale = 'en-US';
-      payload.member = { ...memberView(guild.member, user), permissions: String(access.permissions), flags: 0 };
-    } else {
-      payload.user = partialUser(user);
-    }
     if (command) {
-      const options = (body.data as { options?: Record<string, unknown>[] }).options;
-      const data: Record<string, unknown> = { id: command.id, name: command.name, type: command.type };
+      const invoked =
+        body.type === INTERACTION_TYPES.APPLICATION_COMMAND || body.type === INTERACTION_TYPES.AUTOCOMPLETE;
+      const options = invoked ? body.data.options : undefined;
+      const data: CommandDataView = { id: command.id, name: command.name, type: command.type };
       if (options) data.options = options;
-      const targetId = (body.data as { target_id?: string }).target_id;
+      const targetId = body.type === INTERACTION_TYPES.APPLICATION_COMMAND ? body.data.target_id : undefined;
       if (command.type !== COMMAND_TYPES.CHAT_INPUT && targetId !== undefined) data.target_id = targetId;
       if (command.guild_id) data.guild_id = command.guild_id;
       if (resolved) data.resolved = resolved;
@@ -494,14 +509,14 @@ export class InteractionsService {
     user: UserRecord,
     now: number,
     uploads: { refs: AttachmentRef[]; files: ReadonlyMap<string, StagedFile> } | undefined,
-  ): Promise<Record<string, unknown> | undefined> {
+  ): Promise<ResolvedView | undefined> {
     const errors: FieldError[] = [];
     const guild = access.guild;
     const idOf = (leaf: CheckedOption) =>
       leaf.sent.focused !== true && typeof leaf.sent.value === 'string' ? leaf.sent.value : undefined;
     const userIds = new Set<string>();
     const roles = new Map<string, RoleRow>();
-    const channels: Record<string, unknown> = {};
+    const channels: Record<string, ResolvedChannelView> = {};
     const wanted = leaves.filter(
       (l) => l.definition.type === OPTION_TYPES.USER || l.definition.type === OPTION_TYPES.MENTIONABLE,
     );
@@ -525,7 +540,7 @@ export class InteractionsService {
       } else if (type === OPTION_TYPES.CHANNEL) {
         const view = await this.resolvedChannel(value, access, user, now);
         const types = leaf.definition.channel_types;
-        if (!view || (types?.length && !types.includes(view.type as number)))
+        if (!view || (types?.length && !types.includes(view.type)))
           errors.push({ path: `${leaf.path}.value`, code: 'INVALID_FORMAT', message: 'Unknown channel' });
         else channels[value] = view;
       }
@@ -556,7 +571,7 @@ export class InteractionsService {
     if (attachmentLeaves.length > 0 && guild && !has(access.permissions, PERMISSIONS.ATTACH_FILES))
       throw new ApiError('MISSING_PERMISSIONS');
 
-    const resolved: Record<string, Record<string, unknown>> = {};
+    const resolved: ResolvedView = {};
     if (userIds.size > 0) {
       const users = [...userIds].flatMap((uid) => known.get(uid) ?? []);
       resolved.users = Object.fromEntries(users.map((u) => [u.id, partialUser(u)]));
@@ -568,7 +583,7 @@ export class InteractionsService {
     if (uploads && attachmentLeaves.length > 0) {
       const stored = await this.deps.attachments.resolve(user.id, access.channel.id, refs, uploads.files);
       const byRef = new Map(refs.map((ref, index) => [ref.id, stored[index]]));
-      const attachments: Record<string, unknown> = {};
+      const attachments: NonNullable<ResolvedView['attachments']> = {};
       for (const leaf of attachmentLeaves) {
         const attachment = byRef.get(String(leaf.sent.value));
         if (!attachment) continue;
@@ -585,10 +600,10 @@ export class InteractionsService {
     users: readonly UserRecord[],
     access: ChannelAccess,
     now: number,
-  ): Promise<Record<string, unknown> | undefined> {
+  ): Promise<Record<string, ResolvedMemberView> | undefined> {
     const guild = access.guild;
     if (!guild) return undefined;
-    const members: Record<string, unknown> = {};
+    const members: Record<string, ResolvedMemberView> = {};
     const base = access.thread?.parent ?? access.channel;
     for (const u of users) {
       const bundle = await this.deps.chat.store.guildBundle(guild.guildId, u.id);
@@ -612,7 +627,7 @@ export class InteractionsService {
     data: { target_id?: string | undefined },
     access: ChannelAccess,
     now: number,
-  ): Promise<Record<string, unknown>> {
+  ): Promise<ResolvedView> {
     const targetId = data.target_id ?? '';
     if (command.type === COMMAND_TYPES.USER) {
       const target = (await this.deps.chat.store.usersByIds([targetId])).get(targetId);
@@ -624,6 +639,8 @@ export class InteractionsService {
       const message = await this.deps.chat.messages.find(access.channel.id, targetId);
       if (!message) throw new ApiError('UNKNOWN_MESSAGE');
       const [rendered] = await this.deps.chat.messages.render([message], undefined);
+      // One message in, one view out: render never drops a message it is given.
+      if (!rendered) throw new ApiError('UNKNOWN_MESSAGE');
       return { messages: { [message.id]: rendered } };
     }
     throw new ApiError('UNKNOWN_APPLICATION_COMMAND');
@@ -635,7 +652,7 @@ export class InteractionsService {
     access: ChannelAccess,
     user: UserRecord,
     now: number,
-  ): Promise<Record<string, unknown> | undefined> {
+  ): Promise<ResolvedChannelView | undefined> {
     if (!access.guild) {
       // In a DM the only channel there is to name is the DM itself.
       if (channelId !== access.channel.id) return undefined;
@@ -648,7 +665,7 @@ export class InteractionsService {
     }
     const target = await this.deps.chat.access.channel(channelId, user.id, now).catch(() => undefined);
     if (!target || target.channel.guild_id !== access.guild.guildId) return undefined;
-    const view: Record<string, unknown> = {
+    const view: ResolvedChannelView = {
       id: target.channel.id,
       name: target.channel.name,
       type: target.channel.type,
@@ -717,18 +734,8 @@ export class InteractionsService {
         await this.deps.store.setOriginal(row.id, row.message_id, null);
         break;
       case CALLBACK_TYPES.MODAL:
-        await this.deps.store.db.query('UPDATE interactions SET modal_custom_id = $2 WHERE id = $1', [
-          row.id,
-          modal?.custom_id,
-        ]);
-        await this.toInvoker(row, 'INTERACTION_MODAL_CREATE', {
-          id: row.id,
-          channel_id: row.channel_id,
-          custom_id: modal?.custom_id,
-          title: modal?.title,
-          components: modal?.components,
-          application: { id: app.id, name: app.name, icon: app.icon ?? null },
-        });
+        // Always set here: the MODAL type is validated as a modal above.
+        if (modal) await this.showModal(row, app, modal);
         break;
       case CALLBACK_TYPES.AUTOCOMPLETE_RESULT:
         await this.toInvoker(row, 'APPLICATION_COMMAND_AUTOCOMPLETE_RESPONSE', { id: row.id, choices });
@@ -740,6 +747,23 @@ export class InteractionsService {
     return resource
       ? { interaction: { id: row.id, type: row.type }, resource: { type: body.type, message: resource } }
       : { interaction: { id: row.id, type: row.type } };
+  }
+
+  /** A modal as the answer: its custom id is what the person's submit must name (`modalShown`). */
+  private async showModal(row: InteractionRow, app: ApplicationRecord, modal: Modal): Promise<void> {
+    await this.deps.store.db.query('UPDATE interactions SET modal_custom_id = $2 WHERE id = $1', [
+      row.id,
+      modal.custom_id,
+    ]);
+    const view: InteractionModalView = {
+      id: row.id,
+      channel_id: row.channel_id,
+      custom_id: modal.custom_id,
+      title: modal.title,
+      components: modal.components,
+      application: { id: app.id, name: app.name, icon: app.icon ?? null },
+    };
+    await this.toInvoker(row, 'INTERACTION_MODAL_CREATE', view);
   }
 
   /** A follow-up message (`POST /webhooks/{application_id}/{token}`). */
@@ -1009,36 +1033,6 @@ const ALLOWED_CALLBACKS: Record<number, number[]> = {
   [INTERACTION_TYPES.AUTOCOMPLETE]: [8],
   [INTERACTION_TYPES.MODAL_SUBMIT]: [4, 5, 6, 7],
 };
-
-/** discord-api-types' APIInteractionDataResolvedGuildMember: the member without `user`, `deaf` and `mute`. */
-function resolvedMember(member: MemberRow, permissions: bigint): Record<string, unknown> {
-  const { nick, avatar, banner, roles, joined_at, communication_disabled_until } = memberView(member, undefined, {
-    includeUser: false,
-  });
-  return {
-    avatar,
-    banner,
-    communication_disabled_until,
-    flags: 0,
-    joined_at,
-    nick,
-    pending: false,
-    premium_since: null,
-    roles,
-    permissions: String(permissions),
-  };
-}
-
-/** discord-api-types' APIRole (the members a guild's role list leaves out are Hearth's defaults). */
-function resolvedRole(role: RoleRow): Record<string, unknown> {
-  return {
-    ...roleView(role),
-    colors: { primary_color: role.color, secondary_color: null, tertiary_color: null },
-    icon: null,
-    unicode_emoji: null,
-    flags: 0,
-  };
-}
 
 function definedMembers(object: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined));

@@ -1,5 +1,6 @@
 import type { Database, Queryable } from '../../platform/db/database.ts';
 import type { MessageView } from '../chat/views.ts';
+import type { CommandPermission } from './command-permissions.ts';
 import type { CommandRow } from './commands.ts';
 
 const COMMAND_COLUMNS = 'id, application_id, guild_id, type, name, body, version';
@@ -95,11 +96,8 @@ export class InteractionsStore {
   }
 
   /** Every permission list of these applications in a guild, keyed by command id (or application id). */
-  async permissionLists(
-    applicationIds: readonly string[],
-    guildId: string,
-  ): Promise<Map<string, Record<string, unknown>[]>> {
-    const rows = await this.db.query<{ command_id: string; permissions: Record<string, unknown>[] }>(
+  async permissionLists(applicationIds: readonly string[], guildId: string): Promise<Map<string, CommandPermission[]>> {
+    const rows = await this.db.query<{ command_id: string; permissions: CommandPermission[] }>(
       `SELECT command_id, permissions FROM application_command_permissions
         WHERE application_id = ANY($1::bigint[]) AND guild_id = $2`,
       [applicationIds, guildId],
@@ -211,7 +209,7 @@ export class InteractionsStore {
   permissions(
     applicationId: string,
     guildId: string,
-  ): Promise<{ command_id: string; permissions: Record<string, unknown>[] }[]> {
+  ): Promise<{ command_id: string; permissions: CommandPermission[] }[]> {
     return this.db.query(
       'SELECT command_id, permissions FROM application_command_permissions WHERE application_id = $1 AND guild_id = $2',
       [applicationId, guildId],
@@ -222,8 +220,8 @@ export class InteractionsStore {
     applicationId: string,
     guildId: string,
     commandId: string,
-  ): Promise<Record<string, unknown>[] | undefined> {
-    const [row] = await this.db.query<{ permissions: Record<string, unknown>[] }>(
+  ): Promise<CommandPermission[] | undefined> {
+    const [row] = await this.db.query<{ permissions: CommandPermission[] }>(
       `SELECT permissions FROM application_command_permissions
         WHERE application_id = $1 AND guild_id = $2 AND command_id = $3`,
       [applicationId, guildId, commandId],
@@ -235,7 +233,7 @@ export class InteractionsStore {
     applicationId: string,
     guildId: string,
     commandId: string,
-    permissions: Record<string, unknown>[],
+    permissions: CommandPermission[],
   ): Promise<void> {
     await this.db.query(
       `INSERT INTO application_command_permissions (application_id, guild_id, command_id, permissions)

@@ -42,17 +42,17 @@ export const LOCALES = [
  * what a user changed is stored. The platform's own web client stops on its splash screen when one is
  * missing (restricted_guilds, for one), so none may be.
  */
-export const DEFAULT_SETTINGS = {
+export const DEFAULT_SETTINGS: Omit<UserSettingsView, 'locale'> = {
   status: 'online',
-  custom_status: null as Record<string, unknown> | null,
-  status_resets_at: null as string | null,
-  status_resets_to: null as string | null,
+  custom_status: null,
+  status_resets_at: null,
+  status_resets_to: null,
   theme: 'dark',
-  guild_positions: [] as string[],
-  guild_folders: [] as Record<string, unknown>[],
-  restricted_guilds: [] as string[],
+  guild_positions: [],
+  guild_folders: [],
+  restricted_guilds: [],
   default_guilds_restricted: false,
-  friend_source_flags: { all: true } as Record<string, boolean>,
+  friend_source_flags: { all: true },
   friend_discovery_flags: 0,
   incoming_call_flags: 0,
   group_dm_add_permission_flags: 0,
@@ -161,12 +161,25 @@ export const settingsPatchSchema = z
 
 export type SettingsPatch = z.infer<typeof settingsPatchSchema>;
 
+/** What a user may change of their settings and stores: the patch's members but `locale` (on the user row). */
+type StoredSettings = Omit<SettingsPatch, 'locale'>;
+
+/**
+ * The settings object of READY `user_settings` and `GET`/`PATCH /users/@me/settings` (`UserSettingsStore.settings`):
+ * every member a user may change, each present (its default when never changed), their `locale`, and the two
+ * members only the platform sets.
+ */
+export type UserSettingsView = Required<StoredSettings> & { locale: string; passwordless: boolean; flags: number };
+
+/** USER_SETTINGS_UPDATE: only the members that changed (a PATCH's, or `restricted_guilds` on a guild join). */
+export type UserSettingsUpdateView = Partial<UserSettingsView>;
+
 /** Stored settings and notes (SQL); `locale` lives on the user row. */
 export class UserSettingsStore {
   constructor(private readonly db: Database) {}
 
-  async settings(userId: string, locale: string): Promise<Record<string, unknown>> {
-    const [row] = await this.db.query<{ settings: Record<string, unknown> }>(
+  async settings(userId: string, locale: string): Promise<UserSettingsView> {
+    const [row] = await this.db.query<{ settings: StoredSettings }>(
       'SELECT settings FROM user_settings WHERE user_id = $1',
       [userId],
     );
@@ -174,7 +187,7 @@ export class UserSettingsStore {
   }
 
   /** Stores the changed members (not `locale`); returns them. */
-  async update(userId: string, changes: Omit<SettingsPatch, 'locale'>): Promise<void> {
+  async update(userId: string, changes: StoredSettings): Promise<void> {
     await this.db.query(
       `INSERT INTO user_settings (user_id, settings) VALUES ($1, $2::jsonb)
        ON CONFLICT (user_id) DO UPDATE SET settings = user_settings.settings || EXCLUDED.settings`,
