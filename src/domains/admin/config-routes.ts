@@ -39,7 +39,7 @@ const auditQueryBody = z.object({
 /** A read-only member as sent back by a read-modify-write client: the delivery status may have moved since. */
 function withoutStatus(value: unknown): unknown {
   if (!value || typeof value !== 'object' || !('delivery' in value)) return value;
-  const { delivery: _status, ...rest } = value as Record<string, unknown>;
+  const { delivery: _status, ...rest } = value;
   return rest;
 }
 

@@ -16,7 +16,7 @@ import type { ApplicationRecord } from './applications-repository.ts';
 import { type BotRoutesDeps, botRoutes } from './bot-routes.ts';
 import { announceBotRevoked, newClientSecret } from './credentials.ts';
 import { redirectUrisField } from './redirect-uris.ts';
-import { applicationView, botView, currentBotApplicationView } from './views.ts';
+import { type ApplicationView, applicationView, botView, currentBotApplicationView } from './views.ts';
 
 const READ: RateLimitSpec = { bucket: 'applications:read', limit: 60, windowSeconds: 60 };
 const WRITE: RateLimitSpec = { bucket: 'applications:write', limit: 20, windowSeconds: 10 };
@@ -85,7 +85,7 @@ export function applicationRoutes(services: ApplicationRoutesDeps): AnyRoute[] {
     app: ApplicationRecord,
     bot: UserRecord | undefined,
     secrets: { clientSecret?: string; botToken?: string } = {},
-  ): Promise<Record<string, unknown>> {
+  ): Promise<ApplicationView> {
     const keyed = await withVerifyKey(services, app);
     return applicationView(keyed.app, bot, keyed.verifyKey, secrets);
   }
@@ -102,7 +102,7 @@ export function applicationRoutes(services: ApplicationRoutesDeps): AnyRoute[] {
     return app;
   }
 
-  async function listView(ownerId: string): Promise<Record<string, unknown>[]> {
+  async function listView(ownerId: string): Promise<ApplicationView[]> {
     const owned = await apps.listByOwner(ownerId);
     const botIds = owned.flatMap((app) => (app.botUserId ? [app.botUserId] : []));
     // One read for every bot user, as fresh as `botOf` and cached the same way.
@@ -110,7 +110,7 @@ export function applicationRoutes(services: ApplicationRoutesDeps): AnyRoute[] {
     const rows =
       botIds.length > 0 ? await db.query<UserRow>('SELECT * FROM users WHERE id = ANY($1::bigint[])', [botIds]) : [];
     const bots = new Map(rows.map((row) => [row.id, users.remember(row, seen)]));
-    const views: Record<string, unknown>[] = [];
+    const views: ApplicationView[] = [];
     for (const app of owned) views.push(await ownerView(app, app.botUserId ? bots.get(app.botUserId) : undefined));
     return views;
   }

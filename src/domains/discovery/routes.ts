@@ -4,12 +4,65 @@ import { ApiError } from '../../http/errors.ts';
 import { type AnyRoute, REPLY_SENT, route } from '../../http/route.ts';
 import { constantTimeEqual, digest } from '../../platform/crypto/tokens.ts';
 import type { DeliveryStatus } from '../../platform/mail/delivery-health.ts';
-import { captchaView } from '../captcha/captcha-view.ts';
+import { type CaptchaView, captchaView } from '../captcha/captcha-view.ts';
 import { MAX_GUILDS_PER_USER } from '../chat/guilds.ts';
 import { MAX_CONTENT_LENGTH } from '../chat/message-body.ts';
 import type { InstanceSettings } from '../instance/instance-settings.ts';
-import { ssoStatus } from './sso-status.ts';
+import { type SsoStatusView, ssoStatus } from './sso-status.ts';
 import { gatewayUrl } from './urls.ts';
+
+/** A limit rule of the discovery document's `limits`: the overrides of the defaults, by name. */
+type LimitRule = { id: string; overrides: Record<LimitName, number> };
+type LimitName =
+  | 'max_message_length'
+  | 'max_attachments_per_message'
+  | 'max_attachment_file_size'
+  | 'max_guilds'
+  | 'max_guild_channels'
+  | 'max_guild_roles'
+  | 'max_webhooks_per_channel'
+  | 'max_group_dm_recipients'
+  | 'max_bio_length';
+
+/** `GET /.well-known/service` (`discoveryDocument`): where everything is and what this instance offers. */
+export type DiscoveryDocument = {
+  api_code_version: 1;
+  endpoints: {
+    api: string;
+    api_client: string;
+    api_public: string;
+    gateway: string;
+    media: string;
+    static_cdn: string;
+    admin: string;
+    invite: string;
+    gift: string;
+    webapp: string;
+    marketing: string;
+  };
+  captcha: CaptchaView;
+  features: {
+    voice_enabled: boolean;
+    stripe_enabled: boolean;
+    self_hosted: boolean;
+    presigned_attachment_uploads: boolean;
+    emails_enabled: boolean;
+    email_delivery: DeliveryStatus;
+  };
+  sso: SsoStatusView;
+  registration: { mode: 'open' | 'approval' | 'closed'; admin_registration_urls_enabled: boolean };
+  limits: { version: 2; traitDefinitions: []; rules: LimitRule[]; defaultsHash: string };
+  app_public: {
+    branding: { product_name: string };
+    setup: { configured: boolean; admin_url: string };
+    legal: { terms_url: string | null; privacy_url: string | null };
+    registration: { collect_date_of_birth: boolean };
+  };
+  community: { single_community: boolean; single_community_guild_id: string | null; direct_messages_disabled: boolean };
+  gif: { provider: string; display_name: string; attribution_required: boolean };
+  services: { voice: boolean; push: boolean; search: boolean; billing: boolean };
+  push: { public_vapid_key: string | null };
+};
 
 /** The discovery document (docs/conventions.md#discovery-and-cors). Every value comes from configuration, never from the request. */
 export function discoveryDocument(
@@ -17,7 +70,7 @@ export function discoveryDocument(
   settings: InstanceSettings,
   emailsEnabled: boolean,
   emailDelivery: DeliveryStatus = emailsEnabled ? 'ok' : 'disabled',
-): Record<string, unknown> {
+): DiscoveryDocument {
   const base = config.publicUrl;
   const origin = new URL(config.webappUrl).origin;
   const sso = ssoStatus(config, settings);

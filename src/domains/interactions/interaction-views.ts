@@ -120,6 +120,15 @@ export type InteractionModalView = {
   application: { id: string; name: string; icon: string | null };
 };
 
+/**
+ * The callback route's answer (discord-api-types' RESTPostAPIInteractionCallbackWithResponseResult): the
+ * interaction, and the message the response posted or updated, if it did.
+ */
+export type CallbackResponseView = {
+  interaction: { id: string; type: number };
+  resource?: { type: number; message: MessageView };
+};
+
 /** A resolved member (`ResolvedMemberView`): the member without `user`, `deaf` and `mute`. */
 export function resolvedMember(member: MemberRow, permissions: bigint): ResolvedMemberView {
   const { nick, avatar, banner, roles, joined_at, communication_disabled_until } = memberView(member, undefined, {

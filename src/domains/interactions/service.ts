@@ -27,6 +27,7 @@ import { mayUseDmCommand, mayUseGuildCommand } from './command-permissions.ts';
 import { COMMAND_TYPES, type CommandRow, OPTION_TYPES } from './commands.ts';
 import { findComponent, type Modal, messageComponentsSchema, modalSchema } from './components.ts';
 import {
+  type CallbackResponseView,
   type CommandDataView,
   type InteractionModalView,
   type InteractionView,
@@ -696,7 +697,7 @@ export class InteractionsService {
     body: { type: number; data?: unknown },
     now: number,
     files: ReadonlyMap<string, StagedFile> = new Map(),
-  ): Promise<Record<string, unknown> | undefined> {
+  ): Promise<CallbackResponseView> {
     if (now - row.created_at.getTime() > INITIAL_RESPONSE_MS) throw new ApiError('UNKNOWN_INTERACTION');
     const allowed = ALLOWED_CALLBACKS[row.type] ?? [];
     if (!allowed.includes(body.type)) throw fieldError('type', 'INVALID_FORMAT', 'Not a response to this interaction');
@@ -719,7 +720,7 @@ export class InteractionsService {
     if (!(await this.deps.store.markResponded(row.id, body.type, new Date(now))))
       throw new ApiError('INTERACTION_ALREADY_ACKNOWLEDGED');
     const app = await this.appOf(row);
-    let resource: Record<string, unknown> | undefined;
+    let resource: MessageView | undefined;
     switch (body.type) {
       case CALLBACK_TYPES.CHANNEL_MESSAGE_WITH_SOURCE:
         resource = await this.postOriginal(row, app, message ?? {}, 0, files);
@@ -771,20 +772,22 @@ export class InteractionsService {
     row: InteractionRow,
     data: unknown,
     files: ReadonlyMap<string, StagedFile> = new Map(),
-  ): Promise<Record<string, unknown>> {
+  ): Promise<MessageView> {
     if (row.responded_at === null) throw new ApiError('UNKNOWN_INTERACTION');
     const app = await this.appOf(row);
     return this.createMessage(row, app, validate(responseMessageSchema, data ?? {}), 0, false, files);
   }
 
   /** `GET …/messages/@original` (or a follow-up's id). */
-  async getMessage(row: InteractionRow, messageId: string): Promise<Record<string, unknown>> {
+  async getMessage(row: InteractionRow, messageId: string): Promise<MessageView> {
     if (messageId === '@original' && row.ephemeral_message) return row.ephemeral_message;
     const id = messageId === '@original' ? row.original_message_id : messageId;
     const message = id ? await this.deps.chat.messages.find(row.channel_id, id) : undefined;
     if (!message || !this.ownedBy(message, row)) throw new ApiError('UNKNOWN_MESSAGE');
     const [view] = await this.deps.chat.messages.render([message], undefined);
-    return view as Record<string, unknown>;
+    // One message in, one view out: render never drops a message it is given.
+    if (!view) throw new ApiError('UNKNOWN_MESSAGE');
+    return view;
   }
 
   async editMessage(
@@ -792,7 +795,7 @@ export class InteractionsService {
     messageId: string,
     data: unknown,
     files: ReadonlyMap<string, StagedFile> = new Map(),
-  ): Promise<Record<string, unknown>> {
+  ): Promise<MessageView> {
     const edit = validate(responseMessageSchema, data ?? {});
     if (messageId === '@original' && row.ephemeral_message) {
       const attachments = await this.storeFiles(
@@ -888,7 +891,7 @@ export class InteractionsService {
     data: ResponseMessage,
     extraFlags: number,
     files: ReadonlyMap<string, StagedFile> = new Map(),
-  ): Promise<Record<string, unknown>> {
+  ): Promise<MessageView> {
     return this.createMessage(row, app, data, extraFlags, true, files);
   }
 
@@ -899,7 +902,7 @@ export class InteractionsService {
     extraFlags: number,
     original: boolean,
     files: ReadonlyMap<string, StagedFile> = new Map(),
-  ): Promise<Record<string, unknown>> {
+  ): Promise<MessageView> {
     const bot = await this.deps.users.findById(app.botUserId);
     const invoker = await this.deps.users.findById(row.user_id);
     if (!bot || !invoker) throw new ApiError('UNKNOWN_INTERACTION');
@@ -975,7 +978,7 @@ export class InteractionsService {
     row: InteractionRow,
     data: ResponseMessage,
     files: ReadonlyMap<string, StagedFile>,
-  ): Promise<Record<string, unknown>> {
+  ): Promise<MessageView> {
     if (!row.message_id) throw new ApiError('UNKNOWN_MESSAGE');
     await this.deps.store.setOriginal(row.id, row.message_id, null);
     const message = await this.deps.chat.messages.find(row.channel_id, row.message_id);

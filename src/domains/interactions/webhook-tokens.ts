@@ -2,6 +2,7 @@ import { ApiError } from '../../http/errors.ts';
 import type { RequestContext } from '../../http/route.ts';
 import { validate } from '../../http/validation.ts';
 import { readMessageRequest } from '../attachments/message-request.ts';
+import type { MessageView } from '../chat/views.ts';
 import type { InteractionsModule } from './module.ts';
 import { isInteractionToken, responseMessageSchema } from './service.ts';
 import type { InteractionRow } from './store.ts';
@@ -23,16 +24,16 @@ export class InteractionWebhooks {
     return row;
   }
 
-  async followUp(ctx: RequestContext, row: InteractionRow): Promise<Record<string, unknown>> {
+  async followUp(ctx: RequestContext, row: InteractionRow): Promise<MessageView> {
     const request = await readMessageRequest(ctx, this.module.objects);
     return this.module.service.followUp(row, validate(responseMessageSchema, request.payload), request.files);
   }
 
-  get(ctx: RequestContext, row: InteractionRow): Promise<Record<string, unknown>> {
+  get(ctx: RequestContext, row: InteractionRow): Promise<MessageView> {
     return this.module.service.getMessage(row, ctx.params.messageId ?? '');
   }
 
-  async edit(ctx: RequestContext, row: InteractionRow): Promise<Record<string, unknown>> {
+  async edit(ctx: RequestContext, row: InteractionRow): Promise<MessageView> {
     const request = await readMessageRequest(ctx, this.module.objects);
     return this.module.service.editMessage(row, ctx.params.messageId ?? '', request.payload, request.files);
   }

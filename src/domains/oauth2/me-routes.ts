@@ -4,7 +4,7 @@ import { ApiError, fieldError } from '../../http/errors.ts';
 import { type AnyRoute, type RateLimitSpec, route } from '../../http/route.ts';
 import { partialUser, publicFlags } from '../../identity/user-record.ts';
 import { parseSnowflake } from '../../platform/crypto/snowflake.ts';
-import { applicationSummary } from '../applications/views.ts';
+import { type ApplicationSummaryView, applicationSummary } from '../applications/views.ts';
 import { pathId } from '../chat/access.ts';
 import { userClaims } from './oidc-claims.ts';
 
@@ -13,6 +13,9 @@ const WRITE: RateLimitSpec = { bucket: 'oauth2:authorizations:write', limit: 20,
 
 const snowflakeText = z.union([z.string().max(32), z.number().int().min(0)]).transform(String);
 const revokeBody = z.object({ application_ids: z.array(snowflakeText).min(1).max(100) });
+
+/** One entry of `GET /oauth2/@me/authorizations`: an application the user granted, with what and since when. */
+export type AuthorizationView = { application: ApplicationSummaryView; scopes: string[]; authorized_at: string };
 
 /** What `oauth2MeRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
 export type Oauth2MeRoutesDeps = Pick<AppServices, 'applications' | 'credentials' | 'grants'>;
@@ -96,7 +99,7 @@ export function oauth2MeRoutes(services: Oauth2MeRoutesDeps): AnyRoute[] {
       async handler(ctx) {
         const rows = await grants.listGrants(ctx.user.id);
         const found = await apps.findByIds(rows.map((grant) => grant.applicationId));
-        const out: Record<string, unknown>[] = [];
+        const out: AuthorizationView[] = [];
         for (const grant of rows) {
           const app = found.get(grant.applicationId);
           if (!app) continue;

@@ -74,6 +74,16 @@ export const LOGIN_PROMPT_WINDOW_MS = 60_000;
 
 const CLIENT_ENDPOINT_LIMIT = 120;
 
+/** The token endpoint's answer (RFC 6749 §5.1); `id_token` when `openid` was granted (OpenID Connect Core §3.1.3.3). */
+export type TokenResponseView = {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token: string;
+  scope: string;
+  id_token?: string;
+};
+
 /** What `oauth2ProviderRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
 export type Oauth2ProviderRoutesDeps = Pick<
   AppServices,
@@ -140,7 +150,7 @@ export function oauth2ProviderRoutes(services: Oauth2ProviderRoutesDeps, signing
     userId: string,
     tokens: IssuedTokens,
     nonce: string | null,
-  ): Promise<Record<string, unknown>> {
+  ): Promise<TokenResponseView> {
     let idToken: string | undefined;
     if (tokens.scopes.includes('openid')) {
       const user = await services.users.findById(userId);

@@ -5,7 +5,7 @@ import { snowflakeField } from '../../http/fields.ts';
 import { type AnyRoute, type RateLimitSpec, route } from '../../http/route.ts';
 import { partialUser } from '../../identity/user-record.ts';
 import { PERMISSIONS } from '../chat/permissions.ts';
-import { REPORT_CATEGORIES, REPORT_TEXT_MAX, type ReportStore } from './report-store.ts';
+import { REPORT_CATEGORIES, REPORT_TEXT_MAX, type ReportSnapshot, type ReportStore } from './report-store.ts';
 import { reporterReportView } from './report-views.ts';
 
 /** One bucket for every kind of report: filing is rare, and a flood of them is abuse of its own. */
@@ -40,7 +40,7 @@ export function reportFilingRoutes(services: ReportFilingRoutesDeps, store: Repo
       id: string;
       channelId: string | null;
       guildId: string | null;
-      snapshot: Record<string, unknown>;
+      snapshot: ReportSnapshot;
     },
     body: { category: (typeof REPORT_CATEGORIES)[number]; description: string | null },
   ) {
@@ -76,8 +76,10 @@ export function reportFilingRoutes(services: ReportFilingRoutesDeps, store: Repo
         );
         const message = await messages.require(channelAccess.channel.id, ctx.body.message_id);
         const [rendered] = await messages.render([message], ctx.user.id);
+        // One message in, one view out: render never drops a message it is given.
+        if (!rendered) throw new ApiError('UNKNOWN_MESSAGE');
         // Reactions (and their `me`) are the reporter's view of a moving count, not evidence.
-        const { reactions: _reactions, ...snapshot } = rendered ?? {};
+        const { reactions: _reactions, ...snapshot } = rendered;
         const guildId = channelAccess.channel.guild_id;
         return file(
           ctx,

@@ -1,4 +1,6 @@
+import type { PartialUser } from '../../identity/user-record.ts';
 import type { Queryable } from '../../platform/db/database.ts';
+import type { GuildView, MessageView } from '../chat/views.ts';
 
 export const REPORT_TARGET_TYPES = ['message', 'user', 'guild'] as const;
 export type ReportTargetType = (typeof REPORT_TARGET_TYPES)[number];
@@ -10,6 +12,16 @@ export type ReportStatus = (typeof REPORT_STATUSES)[number];
 /** Bound of a reporter's description and of an admin's resolution note (migration 0150 checks it too). */
 export const REPORT_TEXT_MAX = 1000;
 
+/**
+ * The reported target as it was when the report was filed (docs/safety.md#filing-a-report): a message as the reporter saw it,
+ * without its reactions (with `guild_id` in a guild), a user as `partialUser` shows them, or a guild's name, icon
+ * and owner.
+ */
+export type ReportSnapshot =
+  | (Omit<MessageView, 'reactions'> & { guild_id?: string })
+  | PartialUser
+  | Pick<GuildView, 'id' | 'name' | 'icon' | 'owner_id'>;
+
 /** A row of `reports` (migration 0150). */
 export interface ReportRow {
   id: string;
@@ -20,7 +32,7 @@ export interface ReportRow {
   guild_id: string | null;
   category: ReportCategory;
   description: string | null;
-  snapshot: Record<string, unknown>;
+  snapshot: ReportSnapshot;
   status: ReportStatus;
   created_at: Date;
   closed_at: Date | null;
@@ -40,7 +52,7 @@ export interface NewReport {
   guildId: string | null;
   category: ReportCategory;
   description: string | null;
-  snapshot: Record<string, unknown>;
+  snapshot: ReportSnapshot;
   now: number;
 }
 

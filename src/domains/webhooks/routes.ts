@@ -48,10 +48,17 @@ function secretHeaders(ctx: RequestContext): void {
 }
 
 /** A webhook's fields as its guild audit log entries show them (Discord's keys). */
-function webhookAuditFields(row: WebhookRow): Record<string, unknown> {
+type WebhookAuditFields = { type: 1; name: string; channel_id: string; avatar_hash: string | null };
+
+function webhookAuditFields(row: WebhookRow): WebhookAuditFields {
   return { type: 1, name: row.name, channel_id: row.channel_id, avatar_hash: row.avatar };
 }
-const WEBHOOK_AUDIT_KEYS = ['type', 'name', 'channel_id', 'avatar_hash'] as const;
+const WEBHOOK_AUDIT_KEYS = [
+  'type',
+  'name',
+  'channel_id',
+  'avatar_hash',
+] as const satisfies readonly (keyof WebhookAuditFields)[];
 
 /**
  * Who changed a webhook through the management routes, for the guild audit log; the token routes carry no
