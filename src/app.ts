@@ -18,6 +18,7 @@ import { IpAuthorization } from './domains/auth/ip-authorization.ts';
 import { LegacyTokenDigests } from './domains/auth/legacy-token-digests.ts';
 import { OneTimeTokens } from './domains/auth/one-time-tokens.ts';
 import { SessionCredentials } from './domains/auth/session-credential.ts';
+import { SessionStore } from './domains/auth/session-store.ts';
 import { SessionUseBatch } from './domains/auth/session-use.ts';
 import { SessionService } from './domains/auth/sessions.ts';
 import { CaptchaVerifier } from './domains/captcha/captcha-verifier.ts';
@@ -180,10 +181,11 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   const grants = new GrantStore(db, ids);
   const adminKeys = new AdminApiKeys(ids);
   const sessionUse = new SessionUseBatch(db);
+  const sessionStore = new SessionStore(db);
   // One kind per form of the Authorization header (docs/architecture.md#credential-kinds).
   const credentials = new CredentialResolver(
     {
-      session: new SessionCredentials(db, tokenCheck, legacyTokenDigests, sessionUse),
+      session: new SessionCredentials(sessionStore, tokenCheck, legacyTokenDigests, sessionUse),
       bot: new BotCredentials(applications, tokenCheck, legacyTokenDigests),
       bearer: new BearerCredentials(grants),
       admin: new AdminKeyCredentials(db, adminKeys),
@@ -229,7 +231,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   const chat = createChatModule({ db, users, bus, dispatcher, ids, clock });
 
   const emails = new AccountEmails(mailer, config.webappUrl, clock, log);
-  const sessions = new SessionService(db, ids, clock, credentials, bus, tokenCheck, sessionUse);
+  const sessions = new SessionService(sessionStore, ids, clock, credentials, bus, tokenCheck, sessionUse);
   const tokens = new OneTimeTokens(db, clock);
   // Set below when this process is a voice node: placement counts it live whatever the shared store says.
   let voiceNode: VoiceNode | undefined;

@@ -1,6 +1,6 @@
 import type { AppServices } from '../../app-services.ts';
 import type { UserRecord } from '../../identity/user-record.ts';
-import type { ClientInfo } from '../auth/sessions.ts';
+import type { ClientInfo } from '../auth/session-store.ts';
 import { mfaChallenge } from '../mfa/login-challenge.ts';
 import { tokenResponse } from '../users/views.ts';
 

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { ClientInfo } from './sessions.ts';
+import type { ClientInfo } from './session-store.ts';
 
 const OS_RULES: [RegExp, string][] = [
   [/Windows/i, 'Windows'],

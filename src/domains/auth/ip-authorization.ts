@@ -6,7 +6,7 @@ import { openUnder, sealUnder } from '../../platform/crypto/sealed-box.ts';
 import { digest, randomBase62 } from '../../platform/crypto/tokens.ts';
 import type { Queryable } from '../../platform/db/database.ts';
 import { describeDevice } from './client-info.ts';
-import type { ClientInfo } from './sessions.ts';
+import type { ClientInfo } from './session-store.ts';
 
 export const IP_AUTHORIZATION_TTL_MS = 15 * 60_000;
 export const IP_AUTHORIZATION_RESEND_AFTER_S = 30;

@@ -8,10 +8,9 @@ import type { Principal } from '../../identity/principal.ts';
 import type { UserRecord } from '../../identity/user-record.ts';
 import type { TokenCheck } from '../../platform/crypto/token-check.ts';
 import { SESSION_TOKEN_PATTERN } from '../../platform/crypto/tokens.ts';
-import type { Queryable } from '../../platform/db/database.ts';
 import type { LegacyTokenDigests } from './legacy-token-digests.ts';
+import type { SessionStore } from './session-store.ts';
 import type { SessionUseBatch } from './session-use.ts';
-import { findSessionWithUser } from './sessions.ts';
 
 type SessionCredential = Extract<PresentedCredential, { kind: 'session' }>;
 
@@ -34,10 +33,10 @@ class SessionBinding implements CredentialBinding {
   }
 }
 
-/** Session tokens (bare, or `Bearer flx_…`): a row of `sessions`, found by the token's digest. */
+/** Session tokens (bare, or `Bearer flx_…`): a row of `sessions`, found by the token's digest in the session store. */
 export class SessionCredentials implements CredentialKind<SessionCredential> {
   constructor(
-    private readonly db: Queryable,
+    private readonly sessions: Pick<SessionStore, 'findWithUser'>,
     private readonly tokenCheck: TokenCheck,
     private readonly legacy: LegacyTokenDigests,
     private readonly uses: SessionUseBatch,
@@ -51,7 +50,7 @@ export class SessionCredentials implements CredentialKind<SessionCredential> {
   }
 
   async lookup(_credential: SessionCredential, tokenHash: string): Promise<FoundCredential | undefined> {
-    const row = await findSessionWithUser(this.db, tokenHash);
+    const row = await this.sessions.findWithUser(tokenHash);
     if (!row) return undefined;
     const { session_id: sessionId, ...userRow } = row;
     return { binding: new SessionBinding(row.id, sessionId, tokenHash, this.uses), userRow };
