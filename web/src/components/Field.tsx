@@ -29,14 +29,11 @@ export function Field({ label, hint, error, type = 'text', ...input }: FieldProp
           {...input}
         />
         {isPassword && (
-          <button
-            type="button"
-            className="ghost"
-            aria-pressed={revealed}
-            aria-label={revealed ? t('common.hidePassword') : t('common.showPassword')}
-            onClick={() => setRevealed(!revealed)}
-          >
-            {revealed ? '🙈' : '👁'}
+          // Named by its (hidden) text, not aria-label: a label finder (getByLabel('Password')) must find the
+          // field alone, not this button too.
+          <button type="button" className="ghost" aria-pressed={revealed} onClick={() => setRevealed(!revealed)}>
+            <span aria-hidden="true">{revealed ? '🙈' : '👁'}</span>
+            <span className="visually-hidden">{revealed ? t('common.hidePassword') : t('common.showPassword')}</span>
           </button>
         )}
       </div>

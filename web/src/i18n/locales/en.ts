@@ -322,7 +322,7 @@ const en = {
     memberSince: 'Member since {{date}}',
     thisDevice: 'This device',
     lastUsed: 'Last used {{date}}',
-    securityTitle: 'Security',
+    securityTitle: 'Passkeys',
     passkeys_one: 'You have {{count}} passkey.',
     passkeys_other: 'You have {{count}} passkeys.',
     passkeyName: 'Name for a new passkey',

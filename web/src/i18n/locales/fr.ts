@@ -330,7 +330,7 @@ const fr: Messages = {
     memberSince: 'Membre depuis le {{date}}',
     thisDevice: 'Cet appareil',
     lastUsed: 'Dernière utilisation : {{date}}',
-    securityTitle: 'Sécurité',
+    securityTitle: 'Clés d’accès',
     passkeys_one: 'Vous avez {{count}} clé d’accès.',
     passkeys_other: 'Vous avez {{count}} clés d’accès.',
     passkeyName: 'Nom de la nouvelle clé d’accès',
