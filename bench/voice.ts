@@ -24,6 +24,12 @@ const CLIENT_PROCS = Number(
   process.env.BENCH_VOICE_CLIENT_PROCS ?? Math.min(8, Math.max(2, Math.ceil(Math.max(...STEPS) / 50))),
 );
 const PACKET_INTERVAL_MS = 20;
+/**
+ * Listeners are registered and made members of the guild before the join waves (people joining a voice channel
+ * are members already), so a wave measures gateway identify, op 4 and media, not account creation on the same
+ * event loop. BENCH_VOICE_PREPARE=0 registers each listener in its wave, as the bench did before.
+ */
+const PREPARE = process.env.BENCH_VOICE_PREPARE !== '0';
 /** A join that has not heard the speaker after this long counts as failed. */
 const JOIN_WAIT_MS = 10_000;
 
@@ -46,6 +52,8 @@ export interface VoiceBenchResult {
   joinP95Ms: number;
   joinFailures: number;
   joins: number;
+  /** Server CPU (ms) during the join waves per join; it includes forwarding to the listeners already in. */
+  joinCpuMs: number;
   /** Per phase of a join, p50/p95 in ms after op 4 (joins that reached it). */
   phases: { phase: keyof JoinPhases; p50: number; p95: number; reached: number }[];
   /** Sockets closed by the server during the run, by `socket code`. */
@@ -81,6 +89,7 @@ const PROFILE_DIR = process.env.BENCH_VOICE_CPU_PROF;
 class ClientProcess {
   readonly child = forkTs('./voice-clients.ts');
   private readonly joins = new Map<number, (r: { phases: JoinPhases; error?: string }) => void>();
+  private readonly preparing = new Map<number, (r: { error?: string }) => void>();
   private waiter: ((m: any) => void) | undefined;
 
   constructor(onClose: (closure: Closure & { id: number }) => void) {
@@ -88,6 +97,9 @@ class ClientProcess {
       if (m.type === 'joined') {
         this.joins.get(m.id)?.(m);
         this.joins.delete(m.id);
+      } else if (m.type === 'prepared') {
+        this.preparing.get(m.id)?.(m);
+        this.preparing.delete(m.id);
       } else if (m.type === 'closed') onClose(m);
       else {
         const waiter = this.waiter;
@@ -101,6 +113,14 @@ class ClientProcess {
     return new Promise((resolve) => {
       this.waiter = resolve;
       this.child.send(message as object);
+    });
+  }
+
+  /** Registers listener `id` and makes it a member of the guild, ahead of its join. */
+  prepare(id: number): Promise<{ error?: string }> {
+    return new Promise((resolve) => {
+      this.preparing.set(id, resolve);
+      this.child.send({ cmd: 'prepare', id });
     });
   }
 
@@ -156,8 +176,16 @@ export async function runVoiceBench(): Promise<VoiceBenchResult> {
 
     const joins: JoinPhases[] = [];
     const steps: VoiceStep[] = [];
+    let waveCpuMicros = 0;
     let listeners = 0;
     for (const stepTarget of STEPS) {
+      for (let id = listeners; PREPARE && id < stepTarget; id += JOIN_BATCH) {
+        const ids = Array.from({ length: Math.min(JOIN_BATCH, stepTarget - id) }, (_, i) => id + i);
+        const prepared = await Promise.all(ids.map((i) => (procs[i % procs.length] as ClientProcess).prepare(i)));
+        const failed = prepared.filter((r) => r.error).map((r) => r.error);
+        if (failed.length) throw new Error(`registering listeners failed: ${failed.join('; ')}`);
+      }
+      const waveStart = await ask<{ cpuMicros: number }>(child);
       while (listeners < stepTarget) {
         const batch = Math.min(JOIN_BATCH, stepTarget - listeners);
         const results = await Promise.all(
@@ -171,6 +199,7 @@ export async function runVoiceBench(): Promise<VoiceBenchResult> {
         const failed = results.filter((r) => r.error).map((r) => r.error);
         console.error(`joined ${listeners}${failed.length ? ` (errors: ${failed.join('; ')})` : ''}`);
       }
+      waveCpuMicros += (await ask<{ cpuMicros: number }>(child)).cpuMicros - waveStart.cpuMicros;
       await new Promise((r) => setTimeout(r, 1000));
       if (PROFILE_DIR) await ask(child, { cmd: 'profile-start' });
       const started = await Promise.all(procs.map((p) => p.request<{ cpuMicros: number }>({ cmd: 'start' })));
@@ -222,6 +251,7 @@ export async function runVoiceBench(): Promise<VoiceBenchResult> {
       joinP95Ms: percentile(joinTimes, 95),
       joinFailures: joinTimes.filter((t) => !(t <= JOIN_WAIT_MS)).length,
       joins: joins.length,
+      joinCpuMs: waveCpuMicros / 1000 / Math.max(1, joins.length),
       phases: PHASES.map((phase) => {
         const values = joins.map((j) => j[phase]).filter((v): v is number => v !== undefined);
         return { phase, p50: percentile(values, 50), p95: percentile(values, 95), reached: values.length };
@@ -263,7 +293,7 @@ export function voiceTable(result: VoiceBenchResult): string {
     '|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
-    `Largest N with p99 < 20 ms and loss ≤ 1 %: **${result.largestUnder20Ms}**. Join time (op 4 → first audio packet received) over ${result.joins} joins: p50 ${ms(result.joinP50Ms)} ms, p95 ${ms(result.joinP95Ms)} ms, ${result.joinFailures} failed (no audio within ${JOIN_WAIT_MS / 1000} s). Phases after op 4, p50 / p95 ms: ${phases}.`,
+    `Largest N with p99 < 20 ms and loss ≤ 1 %: **${result.largestUnder20Ms}**. Join time (op 4 → first audio packet received) over ${result.joins} joins: p50 ${ms(result.joinP50Ms)} ms, p95 ${ms(result.joinP95Ms)} ms, ${result.joinFailures} failed (no audio within ${JOIN_WAIT_MS / 1000} s). Phases after op 4, p50 / p95 ms: ${phases}. Server CPU during the join waves: ${result.joinCpuMs.toFixed(1)} ms per join (it includes forwarding to the listeners already in).`,
     '',
     `Sockets closed by the server during the run: ${closes || 'none'}.`,
   ].join('\n');
