@@ -23,8 +23,19 @@ export interface NewAdminApiKey {
 
 const DAY_MS = 86_400_000;
 
+/** An Admin API key as the list and get routes show it (`adminApiKeyView`). */
+export type AdminApiKeyView = {
+  key_id: string;
+  name: string;
+  acls: string[];
+  created_by_user_id: string;
+  created_at: string;
+  last_used_at: string | null;
+  expires_at: string | null;
+};
+
 /** The list and get shape (docs/admin.md): never the secret or its digest. */
-export function adminApiKeyView(row: AdminApiKeyRow): Record<string, unknown> {
+export function adminApiKeyView(row: AdminApiKeyRow): AdminApiKeyView {
   return {
     key_id: row.key_id,
     name: row.name,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ApiError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
-import { partialUser, type UserRecord } from '../../identity/user-record.ts';
+import { type PartialUser, partialUser, type UserRecord } from '../../identity/user-record.ts';
 import { SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
 import { pathId } from './access.ts';
 import { type ChatDeps, limits, snowflake } from './deps.ts';
@@ -27,7 +27,10 @@ interface BanRow {
   banned_at: Date;
 }
 
-function banView(row: BanRow, user: UserRecord | undefined): Record<string, unknown> {
+/** A ban (discord-api-types' APIBan, with when it was made); a user no longer loaded is `{id}`. */
+type BanView = { user: PartialUser | { id: string }; reason: string | null; banned_at: string | null };
+
+function banView(row: BanRow, user: UserRecord | undefined): BanView {
   return { user: user ? partialUser(user) : { id: row.user_id }, reason: row.reason, banned_at: iso(row.banned_at) };
 }
 

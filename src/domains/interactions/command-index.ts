@@ -1,12 +1,12 @@
 import type { ChannelAccess, GuildContext } from '../chat/access.ts';
 import { governingOverrides, mayUseDmCommand, mayUseGuildCommand } from './command-permissions.ts';
-import { type CommandRow, commandView } from './commands.ts';
+import { type CommandRow, type CommandView, commandView } from './commands.ts';
 import type { IndexedApplication, InteractionsStore } from './store.ts';
 
 /** Discord's application command index: the applications and the commands a person may use there. */
 export interface CommandIndex {
   applications: { id: string; name: string; icon: string | null; description: string; bot_id: string }[];
-  application_commands: Record<string, unknown>[];
+  application_commands: CommandView[];
   version: string;
 }
 

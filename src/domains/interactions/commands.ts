@@ -121,8 +121,11 @@ export type CommandInput = z.infer<typeof commandSchema>;
 /** `PATCH`: every member optional, checked again as a whole once merged with the stored command. */
 export const commandPatchSchema = z.record(z.string(), z.unknown());
 
+/** What is kept of a command besides its identity (id, application, guild, version): the checked body, stored as JSON. */
+export type CommandBody = Omit<CommandInput, 'id'>;
+
 /** What is kept of a command besides its identity (id, application, guild, version). */
-export function commandBody(input: CommandInput): Record<string, unknown> {
+export function commandBody(input: CommandInput): CommandBody {
   const { id: _id, ...body } = input;
   return body;
 }
@@ -133,12 +136,35 @@ export interface CommandRow {
   guild_id: string | null;
   type: number;
   name: string;
-  body: Record<string, unknown>;
+  body: CommandBody;
   version: string;
 }
 
+/** Localized names or descriptions: an open map from a locale to the text in it. */
+type Localizations = NonNullable<CommandBody['name_localizations']>;
+
+/** The API object (discord-api-types' APIApplicationCommand) as `commandView` shows a stored command. */
+export type CommandView = {
+  id: string;
+  application_id: string;
+  /** A guild command's guild. */
+  guild_id?: string;
+  version: string;
+  type: number;
+  name: string;
+  name_localizations: Localizations | null;
+  description: string;
+  description_localizations: Localizations | null;
+  options?: NonNullable<CommandBody['options']>;
+  default_member_permissions: string | null;
+  dm_permission: boolean;
+  contexts: number[] | null;
+  integration_types: number[];
+  nsfw: boolean;
+};
+
 /** The API object (discord-api-types' APIApplicationCommand). */
-export function commandView(row: CommandRow): Record<string, unknown> {
+export function commandView(row: CommandRow): CommandView {
   const body = row.body;
   return {
     id: row.id,

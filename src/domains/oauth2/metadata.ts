@@ -9,13 +9,45 @@ export function issuerOf(config: Pick<Config, 'publicUrl'>): string {
   return config.publicUrl.replace(/\/$/, '');
 }
 
+/** RFC 8414's metadata as `authorizationServerMetadata` sends it (its member names, as the RFC spells them). */
+export type AuthorizationServerMetadata = {
+  issuer: string;
+  authorization_endpoint: string;
+  token_endpoint: string;
+  revocation_endpoint: string;
+  introspection_endpoint: string;
+  userinfo_endpoint: string;
+  jwks_uri: string;
+  scopes_supported: string[];
+  response_types_supported: string[];
+  response_modes_supported: string[];
+  grant_types_supported: string[];
+  token_endpoint_auth_methods_supported: string[];
+  revocation_endpoint_auth_methods_supported: string[];
+  introspection_endpoint_auth_methods_supported: string[];
+  code_challenge_methods_supported: string[];
+  service_documentation: string;
+};
+
+/** OpenID Connect Discovery 1.0 §3's provider metadata as `openIdConfiguration` sends it. */
+export type OpenIdConfiguration = AuthorizationServerMetadata & {
+  end_session_endpoint: string;
+  subject_types_supported: string[];
+  id_token_signing_alg_values_supported: string[];
+  claims_supported: string[];
+  prompt_values_supported: string[];
+  claims_parameter_supported: boolean;
+  request_parameter_supported: boolean;
+  request_uri_parameter_supported: boolean;
+};
+
 /**
  * OAuth 2.0 Authorization Server Metadata (RFC 8414) at `/.well-known/oauth-authorization-server`, so stock
  * client libraries configure themselves from the issuer alone (docs/oauth2.md). It announces exactly what
  * the server does: the code grant with PKCE S256 and refresh rotation, client authentication by Basic or
  * body, revocation and introspection, and the ID-token keys.
  */
-export function authorizationServerMetadata(config: Pick<Config, 'publicUrl'>): Record<string, unknown> {
+export function authorizationServerMetadata(config: Pick<Config, 'publicUrl'>): AuthorizationServerMetadata {
   const base = issuerOf(config);
   return {
     issuer: base,
@@ -43,7 +75,7 @@ export function authorizationServerMetadata(config: Pick<Config, 'publicUrl'>): 
  * OpenID Provider Metadata (OpenID Connect Discovery 1.0 §3) at `/.well-known/openid-configuration`: the
  * RFC 8414 document (same issuer and endpoints) plus what a relying party needs for ID tokens.
  */
-export function openIdConfiguration(config: Pick<Config, 'publicUrl'>): Record<string, unknown> {
+export function openIdConfiguration(config: Pick<Config, 'publicUrl'>): OpenIdConfiguration {
   return {
     ...authorizationServerMetadata(config),
     // RP-initiated logout (docs/oauth2.md#rp-initiated-logout).

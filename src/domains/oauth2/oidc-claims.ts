@@ -19,12 +19,20 @@ export const OIDC_CLAIMS = [
   'email_verified',
 ] as const;
 
+/** The user claims of an ID token and of `/oauth2/userinfo` (`userClaims`): each only when its scope allows. */
+export type UserClaims = {
+  preferred_username?: string;
+  name?: string;
+  email?: string;
+  email_verified?: boolean;
+};
+
 /**
  * The user claims a scope set allows: `preferred_username` and `name` with `profile` or `identify`, `email`
  * and `email_verified` with `email` (and only when the account has an address).
  */
-export function userClaims(user: UserRecord, scopes: readonly string[]): Record<string, unknown> {
-  const claims: Record<string, unknown> = {};
+export function userClaims(user: UserRecord, scopes: readonly string[]): UserClaims {
+  const claims: UserClaims = {};
   if (scopes.includes('profile') || scopes.includes('identify')) {
     claims.preferred_username = user.username;
     claims.name = user.globalName ?? user.username;
