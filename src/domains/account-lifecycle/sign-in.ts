@@ -1,8 +1,8 @@
 import type { AppServices } from '../../app-services.ts';
 import type { UserRecord } from '../../identity/user-record.ts';
 import type { ClientInfo } from '../auth/session-store.ts';
-import { mfaChallenge } from '../mfa/login-challenge.ts';
-import { tokenResponse } from '../users/views.ts';
+import { type MfaLoginChallenge, mfaChallenge } from '../mfa/login-challenge.ts';
+import { type TokenResponse, tokenResponse } from '../users/views.ts';
 
 /**
  * Ends a flow that signs the account in (password reset): the login's MFA challenge when the account has
@@ -13,7 +13,7 @@ export async function signIn(
   user: UserRecord,
   ip: string,
   client: ClientInfo = {},
-): Promise<Record<string, unknown>> {
+): Promise<MfaLoginChallenge | TokenResponse> {
   const challenge = await mfaChallenge(services.mfa, user.id);
   if (challenge) return challenge;
   const session = await services.sessions.issue(user.id, ip, client);

@@ -142,7 +142,26 @@ export class AuditLog {
   }
 }
 
-function auditEntryView(row: AuditRow): Record<string, unknown> {
+/**
+ * An entry of the Admin audit log (`auditEntryView`, docs/admin.md). `metadata`, `before` and `after` are what the
+ * write recorded, of a shape that depends on the action: they stay open.
+ */
+export type AdminAuditEntryView = {
+  log_id: string;
+  admin_user_id: string;
+  credential_kind: AuditCredentialKind;
+  api_key_id?: string;
+  action: string;
+  target_type: string;
+  target_id: string;
+  audit_log_reason: string | null;
+  metadata: Record<string, unknown>;
+  before?: unknown;
+  after?: unknown;
+  created_at: string;
+};
+
+function auditEntryView(row: AuditRow): AdminAuditEntryView {
   return {
     log_id: row.log_id,
     admin_user_id: row.admin_user_id,

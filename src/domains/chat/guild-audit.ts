@@ -1,11 +1,11 @@
-import { partialUser } from '../../identity/user-record.ts';
+import { type PartialUser, partialUser } from '../../identity/user-record.ts';
 import type { SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
 import type { ChatEvents } from './events.ts';
 import type { AuditEntryRow, AuditPageQuery, GuildAuditStore } from './guild-audit-store.ts';
 import { PERMISSIONS } from './permissions.ts';
 import type { ChatStore } from './store.ts';
 import type { ThreadStore } from './thread-store.ts';
-import { threadView } from './thread-views.ts';
+import { type ThreadView, threadView } from './thread-views.ts';
 
 /**
  * The guild audit log (Discord's): every moderation and settings change of a guild, who made it and the
@@ -130,6 +130,29 @@ export function auditChanges(
   return out;
 }
 
+/** A webhook an audit log page names (discord-api-types' APIWebhook, without its token or user). */
+type AuditWebhookView = {
+  id: string;
+  type: 1;
+  guild_id: string;
+  channel_id: string;
+  name: string;
+  avatar: string | null;
+  application_id: null;
+};
+
+/** discord-api-types' APIAuditLog as `GuildAudit.page` answers it: what Hearth has none of is an empty list. */
+export type AuditLogPageView = {
+  audit_log_entries: AuditEntryView[];
+  users: PartialUser[];
+  integrations: [];
+  webhooks: AuditWebhookView[];
+  guild_scheduled_events: [];
+  threads: ThreadView[];
+  application_commands: [];
+  auto_moderation_rules: [];
+};
+
 /** APIAuditLogEntry as `auditEntryView` sends it: `changes`, `options` and `reason` only when there are some. */
 export type AuditEntryView = {
   id: string;
@@ -185,7 +208,7 @@ export class GuildAuditLog implements AuditRecorder {
   }
 
   /** APIAuditLog: a page of entries with the users, webhooks and threads they name. */
-  async page(guildId: string, query: AuditPageQuery): Promise<Record<string, unknown>> {
+  async page(guildId: string, query: AuditPageQuery): Promise<AuditLogPageView> {
     const rows = await this.store.page(guildId, query);
     const userIds = new Set<string>();
     const webhookIds: string[] = [];

@@ -5,13 +5,13 @@ import { partialUser } from '../../identity/user-record.ts';
 import type { Queryable } from '../../platform/db/database.ts';
 import { pathId } from './access.ts';
 import { booleanQuery, type ChatDeps, cursorQuery, guildCounts, limits, nullableText, snowflake } from './deps.ts';
-import { type EmojiRow, emojiObjectKey, emojiView, guildEmojis } from './emoji-store.ts';
+import { type EmojiRow, type EmojiView, emojiObjectKey, emojiView, guildEmojis } from './emoji-store.ts';
 import { AUDIT_LOG_EVENTS, auditChanges, auditReason } from './guild-audit.ts';
 import { buildGuildPayload } from './guild-payload.ts';
 import { computeBasePermissions, DEFAULT_EVERYONE_PERMISSIONS, PERMISSIONS, parsePermissions } from './permissions.ts';
 import { CHANNEL_TYPES, type GuildRow } from './rows.ts';
-import { guildStickers, type StickerRow, stickerObjectKey, stickerView } from './sticker-store.ts';
-import { guildView, roleView } from './views.ts';
+import { guildStickers, type StickerRow, type StickerView, stickerObjectKey, stickerView } from './sticker-store.ts';
+import { type GuildView, guildView, type RoleView, roleView } from './views.ts';
 
 /** Guilds a user may belong to at once. */
 export const MAX_GUILDS_PER_USER = 200;
@@ -91,12 +91,15 @@ const GUILD_AUDIT_KEYS = [
   'default_message_notifications',
 ] as const;
 
+/** The guild object discord.js's guild fetch reads (`fullGuildView`). */
+type FullGuildView = GuildView & { roles: RoleView[]; emojis: EmojiView[]; stickers: StickerView[] };
+
 /** The guild object discord.js's guild fetch reads: guild fields plus roles, emojis and stickers. */
 function fullGuildView(
   guild: GuildRow,
   roles: Parameters<typeof roleView>[0][],
   expressions: { emojis: readonly EmojiRow[]; stickers: readonly StickerRow[] },
-): Record<string, unknown> {
+): FullGuildView {
   return {
     ...guildView(guild),
     roles: roles.map(roleView),

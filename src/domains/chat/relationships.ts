@@ -82,7 +82,7 @@ export function relationshipRoutes(deps: ChatDeps): AnyRoute[] {
     me: UserRecord,
     target: UserRecord,
     before: { mine?: RelationshipRow | undefined; theirs?: RelationshipRow | undefined } = {},
-  ): Promise<Record<string, unknown> | undefined> {
+  ): Promise<RelationshipView | undefined> {
     const { mine, theirs } = await rowsBetween(me.id, target.id);
     for (const [owner, other, row, previous] of [
       [me, target, mine, before.mine],
@@ -97,7 +97,7 @@ export function relationshipRoutes(deps: ChatDeps): AnyRoute[] {
   }
 
   /** A friend request, or the acceptance of an incoming one; answers the caller's relationship object. */
-  async function requestFriend(me: UserRecord, target: UserRecord, now: number): Promise<Record<string, unknown>> {
+  async function requestFriend(me: UserRecord, target: UserRecord, now: number): Promise<RelationshipView> {
     if (target.id === me.id) throw new ApiError('BAD_REQUEST', { message: 'Cannot befriend yourself' });
     if (target.isBot) throw new ApiError('BAD_REQUEST', { message: 'Cannot send a friend request to a bot' });
     const before = await rowsBetween(me.id, target.id);

@@ -18,6 +18,7 @@ import {
   STICKER_BOX,
   STICKER_COLUMNS,
   type StickerRow,
+  type StickerView,
   stickerObjectKey,
   stickerView,
 } from './sticker-store.ts';
@@ -97,7 +98,7 @@ export function stickerRoutes(deps: ChatDeps): AnyRoute[] {
       auditSticker(AUDIT_LOG_EVENTS.STICKER_DELETE, guild, sticker, undefined, reason),
   });
 
-  async function withUploaders(guild: GuildContext, rows: StickerRow[]): Promise<Record<string, unknown>[]> {
+  async function withUploaders(guild: GuildContext, rows: StickerRow[]): Promise<StickerView[]> {
     if (!seesUploaders(guild)) return rows.map((row) => stickerView(row));
     const users = await store.usersByIds(rows.flatMap((r) => (r.user_id ? [r.user_id] : [])));
     return rows.map((row) => stickerView(row, row.user_id ? users.get(row.user_id) : null));

@@ -324,7 +324,7 @@ export class ThreadService implements ThreadHooks {
     userId: string,
     body: UpdateThreadInput,
     reason: string | null = null,
-  ): Promise<Record<string, unknown>> {
+  ): Promise<ThreadView> {
     const thread = access.thread as ThreadAccess;
     const row = thread.row;
     const canManage = has(thread.parentPermissions, PERMISSIONS.MANAGE_THREADS);
@@ -383,7 +383,7 @@ export class ThreadService implements ThreadHooks {
     return threadView(updated, member);
   }
 
-  async remove(access: ChannelAccess, userId: string, reason: string | null = null): Promise<Record<string, unknown>> {
+  async remove(access: ChannelAccess, userId: string, reason: string | null = null): Promise<ThreadView> {
     const thread = access.thread as ThreadAccess;
     if (!has(thread.parentPermissions, PERMISSIONS.MANAGE_THREADS)) throw new ApiError('MISSING_PERMISSIONS');
     const row = thread.row;

@@ -15,7 +15,7 @@ import {
   type HarvestLimits,
 } from './harvest-archive.ts';
 import { HarvestSource } from './harvest-source.ts';
-import { type HarvestRow, HarvestStore } from './harvest-store.ts';
+import { type HarvestRow, type HarvestStatus, HarvestStore } from './harvest-store.ts';
 
 export interface HarvestDeps {
   db: Database;
@@ -49,6 +49,20 @@ export const HARVEST_LINK_TTL_MS = 7 * 24 * 3600_000;
 
 /** The build was stopped on purpose (shutdown, or another process took the job over): not a failure. */
 class BuildAbandoned extends Error {}
+
+/** A data export request as its owner sees it (`HarvestService.view`, docs/accounts.md#your-data-data-export). */
+export type HarvestView = {
+  harvest_id: string;
+  user_id: string;
+  status: HarvestStatus;
+  created_at: string;
+  updated_at: string;
+  completed_at: string | null;
+  size_bytes: number | null;
+  link_expires_at: string | null;
+  downloaded: boolean;
+  next_request_at: string | null;
+};
 
 /**
  * Data exports: requests, the background builder and the download. One build at a time per process; jobs
@@ -203,7 +217,7 @@ export class HarvestService {
   }
 
   /** The wire form of a harvest (docs/accounts.md#your-data-data-export). */
-  view(row: HarvestRow): Record<string, unknown> {
+  view(row: HarvestRow): HarvestView {
     const counted = row.status !== 'failed';
     return {
       harvest_id: row.id,

@@ -50,11 +50,10 @@ function renderedPrivateUser(user: UserRecord, status: MfaStatus, includeEmail: 
   return rendered;
 }
 
+/** The token response (`tokenResponse`). */
+export type TokenResponse = { token: string; user_id: string; user: PrivateUser };
+
 /** The token response `{token, user_id, user}` (docs/accounts.md): the answer of every route that signs a user in. */
-export async function tokenResponse(
-  services: ViewServices,
-  user: UserRecord,
-  token: string,
-): Promise<{ token: string; user_id: string; user: PrivateUser }> {
+export async function tokenResponse(services: ViewServices, user: UserRecord, token: string): Promise<TokenResponse> {
   return { token, user_id: user.id, user: await privateUserView(services, user) };
 }
