@@ -95,10 +95,13 @@ describe('group DM icons', () => {
     events.clear();
     const renamed = await ok(as(server, carol, 'PATCH', `/channels/${group.id}`, { name: 'loud' }));
     assert.equal(renamed.icon, hash, 'an absent icon is left as it was');
-    const same = await ok(as(server, carol, 'PATCH', `/channels/${group.id}`, { icon: dataUri(png) }));
+    const renamedNotice = events.one('MESSAGE_CREATE').payload as any;
+    assert.deepEqual([renamedNotice.type, renamedNotice.content, renamedNotice.author.id], [4, 'loud', carol.id]);
+    events.clear();
+    const same = await ok(as(server, carol, 'PATCH', `/channels/${group.id}`, { icon: dataUri(png), name: 'loud' }));
     assert.equal(same.icon, hash);
-    assert.equal(events.of('MESSAGE_CREATE').length, 0);
-    assert.equal(events.of('CHANNEL_UPDATE').length, 6);
+    assert.equal(events.of('MESSAGE_CREATE').length, 0, 'the same name and the same image post nothing');
+    assert.equal(events.of('CHANNEL_UPDATE').length, 3);
 
     events.clear();
     const cleared = await ok(as(server, carol, 'PATCH', `/channels/${group.id}`, { icon: null }));
@@ -106,6 +109,23 @@ describe('group DM icons', () => {
     const system = events.one('MESSAGE_CREATE').payload as any;
     assert.deepEqual([system.type, system.author.id], [5, carol.id]);
     assert.equal((await ok(as(server, bob, 'GET', `/channels/${group.id}`))).icon, null);
+  });
+
+  it('a rename posts a CHANNEL_NAME_CHANGE (type 4) with the new name; each rename its own, a same-name PATCH none', async () => {
+    const group = await newGroup('before');
+    events.clear();
+    await ok(as(server, bob, 'PATCH', `/channels/${group.id}`, { name: 'after' }));
+    await ok(as(server, alice, 'PATCH', `/channels/${group.id}`, { name: 'again' }));
+    await ok(as(server, carol, 'PATCH', `/channels/${group.id}`, { name: 'again' }));
+    const history = await ok(as(server, carol, 'GET', `/channels/${group.id}/messages`));
+    assert.deepEqual(
+      history.map((m: any) => [m.type, m.content, m.author.id]),
+      [
+        [4, 'again', alice.id],
+        [4, 'after', bob.id],
+      ],
+    );
+    assert.equal((await ok(as(server, carol, 'GET', `/channels/${group.id}`))).name, 'again');
   });
 
   it('refuses a bad data URI with the same 400 as an avatar, and changes nothing', async () => {

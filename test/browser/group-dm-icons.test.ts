@@ -111,6 +111,7 @@ if (!CHROMIUM_PATH) {
     await dialog.getByLabel('Group name').fill('Renamed Crew');
     await dialog.getByRole('button', { name: 'Save' }).click();
     await page.getByRole('link', { name: 'Renamed Crew', exact: true }).waitFor();
+    await page.getByText(`${viewer?.username} changed the group name to Renamed Crew.`).waitFor();
     const renamed = await request(server, 'GET', `/v1/channels/${id}`, { auth: third?.token });
     assert.deepEqual([renamed.body.name, renamed.body.icon], ['Renamed Crew', null]);
     await context.close();

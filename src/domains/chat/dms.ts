@@ -102,7 +102,8 @@ export interface GroupDmChanges {
 
 /**
  * Renames a group DM or changes its icon (any recipient may, as on Discord): CHANNEL_UPDATE to every recipient as
- * they see it, and a CHANNEL_ICON_CHANGE system message when the icon changed. The icon is stored like a guild
+ * they see it, a CHANNEL_NAME_CHANGE system message (its content the new name) when the name changed and a
+ * CHANNEL_ICON_CHANGE one when the icon changed. The icon is stored like a guild
  * icon (same data-URI checks and errors) at `channel-icons/{channel id}/{hash}` (docs/media.md).
  */
 export async function updateGroupDm(
@@ -124,18 +125,21 @@ export async function updateGroupDm(
   const updated = row as ChannelRow;
   const viewFor = await privateChannelViews(store, updated, recipients);
   for (const userId of recipients) await events.users('CHANNEL_UPDATE', [userId], viewFor(userId));
-  if (icon !== channel.icon) {
-    const author = await store.user(actorId);
-    if (author)
+  const notices: { type: number; content: string }[] = [];
+  if (updated.name !== channel.name)
+    notices.push({ type: MESSAGE_TYPES.CHANNEL_NAME_CHANGE, content: updated.name ?? '' });
+  if (icon !== channel.icon) notices.push({ type: MESSAGE_TYPES.CHANNEL_ICON_CHANGE, content: '' });
+  const author = notices.length > 0 ? await store.user(actorId) : undefined;
+  if (author)
+    for (const { type, content } of notices)
       await deps.messages.create({
         channel: updated,
         recipients: [...recipients],
         author,
-        content: '',
+        content,
         canMentionEveryone: false,
-        type: MESSAGE_TYPES.CHANNEL_ICON_CHANGE,
+        type,
       });
-  }
   return viewFor(actorId);
 }
 

@@ -70,12 +70,13 @@ function Item({
   const author = store.displayName(message.author.id, channel.guild_id);
   const time = formatDate(message.timestamp, 'dateTime');
   // 1/2: someone was added to / removed from (or left) a group conversation; 3: a DM call (its `call` says
-  // whether it ended); 5: the group's icon changed; 7: a member joined; 18: a thread was started (its name is the
+  // whether it ended); 4: the group was renamed (the content is the new name); 5: the group's icon changed; 7: a member joined; 18: a thread was started (its name is the
   // content).
   const system =
     message.type === 1 ||
     message.type === 2 ||
     message.type === 3 ||
+    message.type === 4 ||
     message.type === 5 ||
     message.type === 7 ||
     message.type === 18;
@@ -122,9 +123,11 @@ function Item({
                   ? subject?.id === message.author.id
                     ? t('chat.recipientLeft', { name: author })
                     : t('chat.recipientRemoved', { name: author, target: subjectName })
-                  : message.type === 5
-                    ? t('chat.groupIconChanged', { name: author })
-                    : t('chat.joined', { name: author })}
+                  : message.type === 4
+                    ? t('chat.groupRenamed', { name: author, group: message.content })
+                    : message.type === 5
+                      ? t('chat.groupIconChanged', { name: author })
+                      : t('chat.joined', { name: author })}
         </p>
       </li>
     );

@@ -65,6 +65,7 @@ const chatEn = {
   recipientAdded: '{{name}} added {{target}} to the group.',
   recipientRemoved: '{{name}} removed {{target}} from the group.',
   recipientLeft: '{{name}} left the group.',
+  groupRenamed: '{{name}} changed the group name to {{group}}.',
   groupIconChanged: '{{name}} changed the group icon.',
   messageLabel: '{{name}}, {{time}}',
   newSeparator: 'New',

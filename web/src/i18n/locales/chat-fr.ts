@@ -67,6 +67,7 @@ const chatFr: ChatMessages = {
   recipientAdded: '{{name}} a ajouté {{target}} au groupe.',
   recipientRemoved: '{{name}} a retiré {{target}} du groupe.',
   recipientLeft: '{{name}} a quitté le groupe.',
+  groupRenamed: '{{name}} a renommé le groupe en {{group}}.',
   groupIconChanged: '{{name}} a changé l’icône du groupe.',
   messageLabel: '{{name}}, {{time}}',
   newSeparator: 'Nouveau',
