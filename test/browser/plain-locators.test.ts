@@ -1,15 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { registerUser, request } from '../support/client.ts';
 import { totpCode } from '../support/mfa.ts';
 import type { TestServer } from '../support/server.ts';
 import {
   assertAccessible,
   CHROMIUM_PATH,
+  guildWith,
   h1,
   newContext,
   serverAndChromium,
+  signedInContext,
   signedInPage,
   warnNoChromium,
 } from './support/browser.ts';
@@ -81,6 +83,54 @@ if (!CHROMIUM_PATH) {
       await page.getByLabel('Langue').selectOption('en');
       await h1(page, 'Settings');
       await context.close();
+    });
+
+    it('chat: a message is found once by its text, its announcement is in the accessibility tree, a file is set by its label', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const { guildId, channelId } = await guildWith(server, 'Plain', alice, bob);
+      const open = async (user: typeof alice): Promise<Page> => {
+        const context = await signedInContext(browser, user);
+        const page = await context.newPage();
+        await page.goto(`${server.origin}/channels/${guildId}/${channelId}`);
+        await page.getByRole('textbox', { name: 'Message #general' }).waitFor();
+        return page;
+      };
+      const [a, b] = [await open(alice), await open(bob)];
+      const box = a.getByRole('textbox', { name: 'Message #general' });
+      await box.fill('hello from a plain test');
+      await box.press('Enter');
+      // Found once on the other side (the live region's copy is not page text) and once on the sender's.
+      await b.getByText('hello from a plain test').waitFor();
+      await a.getByText('hello from a plain test').waitFor();
+      // A screen reader still hears it: the accessibility tree has a status with the author and the text.
+      const cdp = await b.context().newCDPSession(b);
+      const { nodes } = (await cdp.send('Accessibility.getFullAXTree')) as {
+        nodes: { role?: { value?: string }; name?: { value?: string } }[];
+      };
+      const statuses = nodes.filter((node) => node.role?.value === 'status').map((node) => node.name?.value ?? '');
+      const texts = nodes.map((node) => node.name?.value ?? '');
+      assert.ok(statuses.length > 0, 'a status region');
+      assert.ok(
+        texts.some((text) => text === `${alice.username}: hello from a plain test`),
+        `announcement in the tree: ${JSON.stringify(texts.filter((text) => text.includes('plain')))}`,
+      );
+
+      // The "+" is the file input itself: set by its label, or chosen through the button it is.
+      await a.getByLabel('Upload a file').setInputFiles({
+        name: 'plain.txt',
+        mimeType: 'text/plain',
+        buffer: Buffer.from('plain text file'),
+      });
+      await a.getByRole('list', { name: 'Files to send' }).getByText('plain.txt').waitFor();
+      await box.press('Enter');
+      await b.getByRole('link', { name: /plain\.txt/ }).waitFor();
+      const chooser = a.waitForEvent('filechooser');
+      await a.getByRole('button', { name: 'Upload a file' }).click();
+      await (await chooser).setFiles({ name: 'second.txt', mimeType: 'text/plain', buffer: Buffer.from('2') });
+      await a.getByRole('list', { name: 'Files to send' }).getByText('second.txt').waitFor();
+      await assertAccessible(a, 'chat with a file to send');
+      await a.context().close();
+      await b.context().close();
     });
   });
 }

@@ -4,6 +4,7 @@ import {
   type KeyboardEvent,
   useCallback,
   useEffect,
+  useId,
   useRef,
   useState,
 } from 'react';
@@ -59,7 +60,7 @@ export function Composer({
   const [selected, setSelected] = useState(0);
   const [caret, setCaret] = useState(0);
   const box = useRef<HTMLTextAreaElement>(null);
-  const fileInput = useRef<HTMLInputElement>(null);
+  const fileInputId = useId();
   const lastTyping = useRef(0);
   const [commands, setCommands] = useState<{ channelId: string; entries: CommandEntry[] } | null>(null);
   const [chosen, setChosen] = useState<CommandEntry | null>(null);
@@ -298,27 +299,25 @@ export function Composer({
         <div className="composer-row">
           {canAttach && (
             <>
-              <button
-                type="button"
-                className="ghost icon"
-                aria-label={t('chat.uploadFile')}
-                title={t('chat.uploadFile')}
-                onClick={() => fileInput.current?.click()}
-              >
-                +
-              </button>
-              <input
-                ref={fileInput}
-                type="file"
-                multiple
-                hidden
-                aria-label={t('chat.uploadFile')}
-                onChange={(event) => {
-                  const chosen = Array.from(event.target.files ?? []);
-                  setFiles((current) => [...current, ...chosen].slice(0, 10));
-                  event.target.value = '';
-                }}
-              />
+              {/* One control, the file input itself (named by its label, drawn as the "+" button and laid
+                  transparent over it, so a click anywhere on it is a click on the input): a label search or a
+                  button search finds the input, where a file can be set (docs/web.md#accessibility). */}
+              <span className="upload-control">
+                <input
+                  id={fileInputId}
+                  type="file"
+                  multiple
+                  onChange={(event) => {
+                    const chosen = Array.from(event.target.files ?? []);
+                    setFiles((current) => [...current, ...chosen].slice(0, 10));
+                    event.target.value = '';
+                  }}
+                />
+                <label htmlFor={fileInputId} title={t('chat.uploadFile')}>
+                  <span aria-hidden="true">+</span>
+                  <span className="visually-hidden">{t('chat.uploadFile')}</span>
+                </label>
+              </span>
             </>
           )}
           <textarea

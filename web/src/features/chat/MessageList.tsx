@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { Channel, Message } from '../../api/chat-types.ts';
+import { LiveAnnouncer } from '../../components/LiveAnnouncer.tsx';
 import { JUMP_TO_MESSAGE_EVENT, useChatHistory } from './context.ts';
 import { MessageItem } from './MessageItem.tsx';
 import { compareIds, idTime } from './snowflake.ts';
@@ -344,9 +345,7 @@ export function MessageList({
             ))}
         </ol>
       </div>
-      <div className="visually-hidden" role="status" aria-live="polite" aria-atomic="true">
-        {announce}
-      </div>
+      <LiveAnnouncer text={announce} />
     </div>
   );
 }
