@@ -152,7 +152,7 @@ export function dmRoutes(deps: ChatDeps): AnyRoute[] {
     channel: ChannelRow,
     recipients: string[],
     callerId: string,
-  ): Promise<Record<string, unknown>> {
+  ): Promise<PrivateChannelView> {
     const viewFor = await privateChannelViews(store, channel, recipients);
     for (const userId of recipients) await events.users('CHANNEL_CREATE', [userId], viewFor(userId));
     return viewFor(callerId);
