@@ -220,7 +220,8 @@ export class SsoFlow {
   /**
    * Email claims come from the ID token when the provider puts them there, otherwise from userinfo
    * (a conforming provider returns scope-requested claims only at userinfo in the code flow), which must be
-   * for the same subject (OpenID Connect Core §5.3.2; openid-client checks it).
+   * for the same subject (OpenID Connect Core §5.3.2; openid-client checks it). The claims stay an open map: any
+   * provider may add its own; only `email`, `email_verified`, `name` and `preferred_username` are read, each checked.
    */
   private async emailClaims(
     config: oidc.Configuration,
