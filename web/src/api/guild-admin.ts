@@ -18,6 +18,16 @@ export interface GuildEmoji {
   user?: PartialUser;
 }
 
+/** An incoming webhook as the API shows it; `token` and `url` only in the answer that created it. */
+export interface Webhook {
+  id: Snowflake;
+  name: string | null;
+  channel_id: Snowflake;
+  user?: PartialUser;
+  token?: string;
+  url?: string;
+}
+
 export interface InviteMetadata {
   code: string;
   channel?: { id: Snowflake; name: string } | null;
@@ -105,6 +115,17 @@ export class GuildAdminApi {
   }
   deleteOverwrite(channelId: Snowflake, overwriteId: Snowflake): Promise<void> {
     return this.http.request('DELETE', `/channels/${channelId}/permissions/${overwriteId}`);
+  }
+
+  webhooks(guildId: Snowflake): Promise<Webhook[]> {
+    return this.http.request('GET', `/guilds/${guildId}/webhooks`);
+  }
+  /** The answer carries the token and URL; they are never shown again. */
+  createWebhook(channelId: Snowflake, name: string): Promise<Webhook> {
+    return this.http.request('POST', `/channels/${channelId}/webhooks`, { body: { name } });
+  }
+  deleteWebhook(webhookId: Snowflake): Promise<void> {
+    return this.http.request('DELETE', `/webhooks/${webhookId}`);
   }
 
   invites(guildId: Snowflake): Promise<InviteMetadata[]> {

@@ -9,6 +9,7 @@ import { Bans, Invites, Members } from './Moderation.tsx';
 import { Overview } from './Overview.tsx';
 import { Profile } from './Profile.tsx';
 import { Roles } from './Roles.tsx';
+import { Webhooks } from './Webhooks.tsx';
 import './guild-settings.css';
 import { allowedSections, type SectionId } from './sections.ts';
 
@@ -37,6 +38,7 @@ export default function GuildSettings({ guildId, onOpenNav }: { guildId: string;
     channels: () => <Channels guildId={guildId} />,
     emojis: () => <Emojis guildId={guildId} />,
     invites: () => <Invites guildId={guildId} />,
+    webhooks: () => <Webhooks guildId={guildId} />,
     members: () => <Members guildId={guildId} />,
     bans: () => <Bans guildId={guildId} />,
     audit: () => <AuditLog guildId={guildId} />,

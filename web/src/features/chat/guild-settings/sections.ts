@@ -6,6 +6,7 @@ export type SectionId =
   | 'channels'
   | 'emojis'
   | 'invites'
+  | 'webhooks'
   | 'members'
   | 'bans'
   | 'audit'
@@ -18,6 +19,7 @@ export const SECTIONS: [SectionId, PermissionName[]][] = [
   ['channels', ['MANAGE_CHANNELS']],
   ['emojis', ['CREATE_EXPRESSIONS', 'MANAGE_EXPRESSIONS']],
   ['invites', ['MANAGE_GUILD']],
+  ['webhooks', ['MANAGE_WEBHOOKS']],
   ['members', ['MANAGE_ROLES', 'MANAGE_NICKNAMES', 'MODERATE_MEMBERS', 'KICK_MEMBERS', 'BAN_MEMBERS']],
   ['bans', ['BAN_MEMBERS']],
   ['audit', ['VIEW_AUDIT_LOG']],
