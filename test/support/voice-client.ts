@@ -11,6 +11,7 @@ import {
 } from 'werift';
 import WebSocket from 'ws';
 import { peerConfig } from '../../src/domains/voice/sfu/media-config.ts';
+import { forgoUnconfiguredStun } from '../../src/domains/voice/sfu/stun-server.ts';
 
 export type VideoCodec = 'VP8' | 'H264';
 
@@ -294,6 +295,7 @@ export class VoiceTestClient {
       await transceiver.sender.replaceTrack(this.audio);
     }
     const answer = await this.pc.createAnswer();
+    forgoUnconfiguredStun(this.pc, []);
     await this.pc.setLocalDescription(answer);
     if (this.pc.iceGatheringState !== 'complete')
       await new Promise<void>((resolve) => {

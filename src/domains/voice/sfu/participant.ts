@@ -14,6 +14,7 @@ import { keepEarlyDtls } from './early-dtls.ts';
 import type { HandshakeGate } from './handshake-gate.ts';
 import { announceAddresses, audioLevel, peerConfig, type SfuNetworkSettings } from './media-config.ts';
 import { type MediaKind, UPSTREAM_KINDS } from './media-kinds.ts';
+import { forgoUnconfiguredStun } from './stun-server.ts';
 import { LayerFilter, type LayerMeter, type Vp8Descriptor } from './temporal-layers.ts';
 
 export { type MediaKind, UPSTREAM_KINDS };
@@ -252,6 +253,7 @@ export class Participant {
     await this.admit();
     if (this.closed) return;
     const offer = await this.pc.createOffer();
+    forgoUnconfiguredStun(this.pc, this.network.iceServers);
     await this.pc.setLocalDescription(offer);
     await this.gathered();
     const local = this.pc.localDescription;
