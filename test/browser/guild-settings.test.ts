@@ -102,7 +102,7 @@ if (!CHROMIUM_PATH) {
       assert.equal(await message.getByRole('button', { name: 'Delete' }).count(), 0);
 
       await section(a, 'Roles');
-      await a.getByLabel('New role name').fill('Moderators');
+      await a.getByLabel('Name of the new role').fill('Moderators');
       await a.getByRole('button', { name: 'Create role' }).click();
       const editor = a.getByRole('form', { name: 'Role: Moderators' });
       await editor.waitFor();

@@ -132,5 +132,28 @@ if (!CHROMIUM_PATH) {
       await a.context().close();
       await b.context().close();
     });
+
+    it('server roles: the editor\'s "Role name" and the "Send messages" permission are one field each', async () => {
+      const owner = await registerUser(server);
+      const { guildId } = await guildWith(server, 'Plain roles', owner);
+      const context = await signedInContext(browser, owner);
+      const page = await context.newPage();
+      await page.goto(`${server.origin}/channels/${guildId}/settings`);
+      await page.getByRole('navigation', { name: 'Settings sections' }).getByRole('button', { name: 'Roles' }).click();
+      await page.getByLabel('Name of the new role').fill('Helpers');
+      await page.getByRole('button', { name: 'Create role' }).click();
+      await page.getByRole('form', { name: 'Role: Helpers' }).waitFor();
+      await page.getByLabel('Role name').fill('Helpers team');
+      await page.getByLabel('Send messages').check();
+      await page.getByRole('checkbox', { name: 'Write in threads' }).check();
+      await page.getByRole('button', { name: 'Save role' }).click();
+      await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+      const roles = await request(server, 'GET', `/v1/guilds/${guildId}/roles`, { auth: owner.token });
+      const role = (roles.body as { name: string; permissions: string }[]).find((r) => r.name === 'Helpers team');
+      assert.ok(role, JSON.stringify(roles.body));
+      const bits = (1n << 11n) | (1n << 38n);
+      assert.equal(BigInt(role.permissions) & bits, bits);
+      await context.close();
+    });
   });
 }

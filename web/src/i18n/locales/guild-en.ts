@@ -65,7 +65,8 @@ const guildEn = {
   defaultNotifications: 'Default notifications',
   allMessages: 'All messages',
   onlyMentions: 'Only mentions',
-  newRoleName: 'New role name',
+  // Not "New role name": the editor's "Role name" field must be the only match of its label.
+  newRoleName: 'Name of the new role',
   newRole: 'new role',
   createRole: 'Create role',
   roleList: 'Roles, highest first',
