@@ -157,7 +157,7 @@ if (!CHROMIUM_PATH) {
 
     it('creates a channel, then hides it from @everyone: the member reading it loses it live', async () => {
       await section(a, 'Channels');
-      await a.getByLabel('Channel name').first().fill('secret-plans');
+      await a.getByLabel('Name of the new channel').fill('secret-plans');
       await a.getByLabel('Channel type').selectOption({ label: 'Text channel' });
       await a.getByRole('button', { name: 'Create channel' }).click();
       // The member sees it appear, and opens it.

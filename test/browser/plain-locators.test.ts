@@ -155,5 +155,33 @@ if (!CHROMIUM_PATH) {
       assert.equal(BigInt(role.permissions) & bits, bits);
       await context.close();
     });
+
+    it('channel editor: "Channel name", the overwrite "Role" select and a permission\'s "Deny" by plain labels', async () => {
+      const owner = await registerUser(server);
+      const { guildId, channelId } = await guildWith(server, 'Plain channels', owner);
+      const context = await signedInContext(browser, owner);
+      const page = await context.newPage();
+      await page.goto(`${server.origin}/channels/${guildId}/settings`);
+      await page
+        .getByRole('navigation', { name: 'Settings sections' })
+        .getByRole('button', { name: 'Channels' })
+        .click();
+      await page.getByRole('button', { name: 'Edit channel general' }).click();
+      await page.getByLabel('Channel name').fill('lobby');
+      await page.getByRole('button', { name: 'Save channel' }).click();
+      await page.getByRole('status').filter({ hasText: 'Saved.' }).first().waitFor();
+      await page.getByLabel('Role').selectOption({ label: '@everyone' });
+      await page.getByRole('group', { name: 'Send messages' }).getByLabel('Deny').check();
+      await page.getByRole('button', { name: 'Save permissions for @everyone' }).click();
+      await page.getByRole('status').filter({ hasText: 'Saved.' }).last().waitFor();
+      const channel = await request(server, 'GET', `/v1/channels/${channelId}`, { auth: owner.token });
+      assert.equal(channel.body.name, 'lobby');
+      const everyone = (channel.body.permission_overwrites as { id: string; deny: string }[]).find(
+        (overwrite) => overwrite.id === guildId,
+      );
+      assert.ok(everyone, JSON.stringify(channel.body.permission_overwrites));
+      assert.equal(BigInt(everyone.deny) & (1n << 11n), 1n << 11n);
+      await context.close();
+    });
   });
 }

@@ -82,6 +82,8 @@ const guildEn = {
   saveRole: 'Save role',
   deleteRole: 'Delete role {{name}}',
   channelName: 'Channel name',
+  // Not "Channel name": with a channel's editor open, its "Channel name" must be the only field of that label.
+  newChannelName: 'Name of the new channel',
   channelType: 'Channel type',
   textChannel: 'Text channel',
   voiceChannel: 'Voice channel',
@@ -100,7 +102,8 @@ const guildEn = {
   overwrites: 'Permissions in {{name}}',
   overwriteRole: 'Role',
   allow: 'Allow',
-  neutral: 'As the role says',
+  // Not "As the role says": the overwrite editor's "Role" select must be the only match of that label.
+  neutral: 'Inherited',
   deny: 'Deny',
   saveOverwrites: 'Save permissions for {{name}}',
   inviteList: 'Live invites',

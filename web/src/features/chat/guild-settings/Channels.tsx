@@ -53,7 +53,7 @@ export function Channels({ guildId }: { guildId: string }) {
     <div className="channels-section">
       <form className="inline-form" onSubmit={create}>
         <Field
-          label={t('guildSettings.channelName')}
+          label={t('guildSettings.newChannelName')}
           value={name}
           onChange={(e) => setName(e.target.value)}
           required
