@@ -102,6 +102,15 @@ if (!CHROMIUM_PATH) {
       // Found once on the other side (the live region's copy is not page text) and once on the sender's.
       await b.getByText('hello from a plain test').waitFor();
       await a.getByText('hello from a plain test').waitFor();
+      // The reaction bar's way to the full picker is not a second "Emoji" button.
+      const received = b.getByRole('listitem').filter({ hasText: 'hello from a plain test' });
+      await received.hover();
+      await received.getByRole('button', { name: 'Add reaction' }).click();
+      await b.getByRole('group', { name: 'Pick a reaction' }).waitFor();
+      assert.equal(await b.getByRole('button', { name: 'Emoji' }).count(), 1);
+      await b.getByRole('button', { name: 'More reactions' }).click();
+      await b.getByRole('dialog', { name: 'Emoji picker' }).waitFor();
+      await b.keyboard.press('Escape');
       // A screen reader still hears it: the accessibility tree has a status with the author and the text.
       const cdp = await b.context().newCDPSession(b);
       const { nodes } = (await cdp.send('Accessibility.getFullAXTree')) as {

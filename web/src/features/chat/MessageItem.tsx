@@ -383,7 +383,7 @@ function Item({
             aria-haspopup="dialog"
             onClick={() => setFullPicker(!fullPicker)}
           >
-            {t('emoji.button')}
+            {t('emoji.moreReactions')}
           </button>
         </fieldset>
       )}

@@ -1,6 +1,8 @@
 /** The emoji picker (English, the reference); `emoji-fr.ts` has exactly these keys. */
 const emojiEn = {
   button: 'Emoji',
+  // The reaction bar's way to the full picker; no "Emoji" in it, the composer's button of that name.
+  moreReactions: 'More reactions',
   picker: 'Emoji picker',
   search: 'Search emoji',
   list: 'Emojis',

@@ -3,6 +3,7 @@ import type emojiEn from './emoji-en.ts';
 /** Le sélecteur d’émojis. */
 const emojiFr: typeof emojiEn = {
   button: 'Émoji',
+  moreReactions: 'Plus de réactions',
   picker: 'Sélecteur d’émojis',
   search: 'Rechercher un émoji',
   list: 'Émojis',
