@@ -1,4 +1,3 @@
-import type { Duplex } from 'node:stream';
 import WebSocket from 'ws';
 import type { VoiceStateRequest } from '../domains/voice/voice-service.ts';
 import {
@@ -21,7 +20,6 @@ import {
 } from './protocol.ts';
 import type { GatewaySession, SessionSocket } from './sessions.ts';
 import { parseVoiceStateUpdate } from './voice-protocol.ts';
-import { batchWrites } from './write-batch.ts';
 
 /** What a connection asks of the gateway once a frame is valid; the connection itself only does I/O and state. */
 export interface ConnectionHandlers {
@@ -70,8 +68,6 @@ export class Connection implements SessionSocket {
     readonly strict: boolean,
     private readonly handlers: ConnectionHandlers,
     private readonly monotonicNow: () => number,
-    /** The upgraded TCP socket under `ws`, whose writes are batched per turn of the event loop. */
-    private readonly raw?: Duplex,
   ) {
     this.lastFrameAt = monotonicNow();
     this.windowStart = this.lastFrameAt;
@@ -98,11 +94,6 @@ export class Connection implements SessionSocket {
       return;
     }
     this.ws.send(frame);
-  }
-
-  /** The frames written to it until this turn of the event loop ends leave together (fan-out bursts). */
-  batchWrites(): void {
-    if (this.raw) batchWrites(this.raw);
   }
 
   /** Closes with a gateway close code; `before` (op 9, op 7) is written first. */

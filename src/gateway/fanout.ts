@@ -335,11 +335,7 @@ export class Fanout {
       if (sessions.length === 0) continue;
       reached = true;
       const prefix = framePrefix(part);
-      for (const session of sessions)
-        if (this.registry.get(session.id) === session) {
-          session.socket?.batchWrites?.();
-          session.deliver(prefix, tag);
-        }
+      for (const session of sessions) if (this.registry.get(session.id) === session) session.deliver(prefix, tag);
     }
     if (reached && publishedAt !== undefined) this.onDelivered((Date.now() - publishedAt) / 1000);
   }

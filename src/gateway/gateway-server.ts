@@ -228,7 +228,7 @@ export class GatewayServer implements ConnectionHandlers {
     if (ban) return rejectUpgrade(socket, bannedError(ban, ip, clock.now()));
     const strict = !config.testMode || request.headers['x-test-strict'] === 'true';
     this.wss.handleUpgrade(request, socket, head, (ws) => {
-      const connection = new Connection(ws, ip, ipKey, strict, this, monotonicNow, socket);
+      const connection = new Connection(ws, ip, ipKey, strict, this, monotonicNow);
       this.admit(connection, url).catch((error) => {
         this.deps.log.error('gateway admission failed', { error: (error as Error).message });
         connection.fail(CLOSE.FAILED_TO_START);

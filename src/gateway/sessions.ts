@@ -11,8 +11,6 @@ declare module '../platform/state/event-bus.ts' {
 /** Where a session's frames go while a socket is attached to it. */
 export interface SessionSocket {
   send(frame: string): void;
-  /** Holds its writes until the current turn of the event loop ends, so a burst leaves in one write. */
-  batchWrites?(): void;
   /** Op 9 then close 4004, or the drain/supersede closes. */
   closeWith(code: number, reason: string, before?: string): void;
 }
