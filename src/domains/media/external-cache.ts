@@ -1,3 +1,4 @@
+import { ByteBudgetCache } from '../../platform/cache/byte-budget-cache.ts';
 import { sha256Hex } from '../../platform/crypto/tokens.ts';
 import { type ObjectStore, readBounded } from '../../platform/storage/object-store.ts';
 import { EXTERNAL_CACHE_BUCKET } from './buckets.ts';
@@ -52,48 +53,26 @@ export function keepFor(cacheControl: string | undefined): number {
   return Math.min(MAX_KEEP_MS, Math.max(MIN_KEEP_MS, seconds * 1000));
 }
 
-/** A least-recently-used map from target URL to fetched media, bounded in bytes, whose entries expire. */
+/** Fetched media by target URL, least recently used first out within a byte budget; entries expire. */
 export class ExternalMediaCache {
-  private readonly entries = new Map<string, { media: ExternalMedia; expiresAt: number }>();
-  private bytes = 0;
+  private readonly entries: ByteBudgetCache<ExternalMedia>;
 
-  constructor(
-    readonly budgetBytes: number,
-    readonly maxEntryBytes: number,
-  ) {}
+  constructor(budgetBytes: number, maxEntryBytes: number) {
+    this.entries = new ByteBudgetCache(budgetBytes, maxEntryBytes);
+  }
 
   /** Bytes held. */
   get size(): number {
-    return this.bytes;
+    return this.entries.size;
   }
 
   get(url: string, now: number): ExternalMedia | undefined {
-    const entry = this.entries.get(url);
-    if (!entry) return undefined;
-    this.entries.delete(url);
-    if (entry.expiresAt <= now) {
-      this.bytes -= entry.media.bytes.length;
-      return undefined;
-    }
-    this.entries.set(url, entry);
-    return entry.media;
+    return this.entries.get(url, now);
   }
 
   /** Keeps `media` for `keepMs` (nothing when 0 or when it is above the entry bound), evicting the oldest. */
   set(url: string, media: ExternalMedia, keepMs: number, now: number): void {
-    if (keepMs <= 0 || media.bytes.length > this.maxEntryBytes) return;
-    const previous = this.entries.get(url);
-    if (previous) {
-      this.entries.delete(url);
-      this.bytes -= previous.media.bytes.length;
-    }
-    this.entries.set(url, { media, expiresAt: now + keepMs });
-    this.bytes += media.bytes.length;
-    for (const [oldest, value] of this.entries) {
-      if (this.bytes <= this.budgetBytes) break;
-      this.entries.delete(oldest);
-      this.bytes -= value.media.bytes.length;
-    }
+    if (keepMs > 0) this.entries.set(url, media, now + keepMs);
   }
 }
 

@@ -1,3 +1,4 @@
+import { ByteBudgetCache } from '../../platform/cache/byte-budget-cache.ts';
 import { loadSharp } from './sharp.ts';
 
 export type ImageFormat = 'png' | 'jpeg' | 'webp' | 'gif';
@@ -103,37 +104,6 @@ export class TransformQueueFull extends Error {
 
 /**
  * Derived images (a size or format of a stored one) by entity tag, least recently used first out, within a
- * byte budget; an image above `maxEntryBytes` is not kept.
+ * byte budget; an image above `maxEntryBytes` is not kept. A tag names one representation, so it never expires.
  */
-export class DerivedImageCache {
-  private readonly entries = new Map<string, { bytes: Buffer; contentType: string }>();
-  private bytes = 0;
-
-  constructor(
-    readonly budgetBytes: number,
-    readonly maxEntryBytes: number,
-  ) {}
-
-  get size(): number {
-    return this.bytes;
-  }
-
-  get(tag: string): { bytes: Buffer; contentType: string } | undefined {
-    const entry = this.entries.get(tag);
-    if (!entry) return undefined;
-    this.entries.delete(tag);
-    this.entries.set(tag, entry);
-    return entry;
-  }
-
-  set(tag: string, entry: { bytes: Buffer; contentType: string }): void {
-    if (entry.bytes.length > this.maxEntryBytes || this.entries.has(tag)) return;
-    this.entries.set(tag, entry);
-    this.bytes += entry.bytes.length;
-    for (const [oldest, value] of this.entries) {
-      if (this.bytes <= this.budgetBytes) break;
-      this.entries.delete(oldest);
-      this.bytes -= value.bytes.length;
-    }
-  }
-}
+export class DerivedImageCache extends ByteBudgetCache<{ bytes: Buffer; contentType: string }> {}
