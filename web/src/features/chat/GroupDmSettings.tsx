@@ -1,4 +1,4 @@
-import { type FormEvent, useId, useState } from 'react';
+import { type FormEvent, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { Channel } from '../../api/chat-types.ts';
 import { useApp } from '../../app-context.tsx';
@@ -8,10 +8,7 @@ import { Field } from '../../components/Field.tsx';
 import { groupDmIcon, imageUrl } from '../../lib/media.ts';
 import { useChat } from './context.ts';
 import { Dialog } from './Dialog.tsx';
-import { readAsDataUri } from './guild-settings/shared.ts';
-
-/** Drawn size of the icon preview (chat.css `.group-icon-preview`). */
-const PREVIEW_SIZE = 64;
+import { IMAGE_PREVIEW_SIZE, ImageField } from './ImageField.tsx';
 
 /**
  * A group conversation's settings (docs/web.md#pages, docs/chat.md#dm-rules): any member may rename it and set or
@@ -26,9 +23,9 @@ export function GroupDmSettings({ channel, onClose }: { channel: Channel; onClos
   const [icon, setIcon] = useState<string | null | undefined>(undefined);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
-  const iconId = useId();
   const stored = groupDmIcon(channel);
-  const preview = icon !== undefined ? icon : stored ? imageUrl(discovery.endpoints.media, stored, PREVIEW_SIZE) : null;
+  const preview =
+    icon !== undefined ? icon : stored ? imageUrl(discovery.endpoints.media, stored, IMAGE_PREVIEW_SIZE) : null;
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -51,36 +48,16 @@ export function GroupDmSettings({ channel, onClose }: { channel: Channel; onClos
     <Dialog title={t('chat.groupSettings')} onClose={onClose}>
       <form onSubmit={submit}>
         <Field label={t('chat.groupName')} value={name} onChange={(e) => setName(e.target.value)} maxLength={100} />
-        <div className="field">
-          <label htmlFor={iconId}>{t('chat.groupIcon')}</label>
-          <div className="group-icon-row">
-            {preview ? (
-              <img
-                className="group-icon-preview"
-                src={preview}
-                alt={t('chat.groupIconPreview')}
-                width={PREVIEW_SIZE}
-                height={PREVIEW_SIZE}
-              />
-            ) : (
-              <span className="group-icon-preview empty">{t('chat.noGroupIcon')}</span>
-            )}
-            <input
-              id={iconId}
-              type="file"
-              accept="image/png,image/jpeg,image/gif,image/webp"
-              onChange={async (e) => {
-                const file = e.target.files?.[0];
-                if (file) setIcon(await readAsDataUri(file));
-              }}
-            />
-            {preview && (
-              <button type="button" className="secondary" onClick={() => setIcon(null)}>
-                {t('chat.removeGroupIcon')}
-              </button>
-            )}
-          </div>
-        </div>
+        <ImageField
+          text={{
+            label: t('chat.groupIcon'),
+            preview: t('chat.groupIconPreview'),
+            none: t('chat.noGroupIcon'),
+            remove: t('chat.removeGroupIcon'),
+          }}
+          preview={preview}
+          onChange={setIcon}
+        />
         <ErrorNotice error={error} />
         <div className="dialog-actions">
           <Button type="submit" busy={busy}>

@@ -8,7 +8,8 @@ import { ErrorNotice, Notice } from '../../../components/ErrorNotice.tsx';
 import { Field } from '../../../components/Field.tsx';
 import { guildIcon, imageUrl } from '../../../lib/media.ts';
 import { useChat } from '../context.ts';
-import { readAsDataUri, useGuildAdmin, useRun } from './shared.ts';
+import { IMAGE_PREVIEW_SIZE, ImageField } from '../ImageField.tsx';
+import { useGuildAdmin, useRun } from './shared.ts';
 
 const AFK_TIMEOUTS = [60, 300, 900, 1800, 3600];
 
@@ -27,7 +28,7 @@ export function Overview({ guildId }: { guildId: string }) {
   const [saved, setSaved] = useState(false);
   const load = useRun();
   const save = useRun();
-  const ids = { system: useId(), afk: useId(), timeout: useId(), notify: useId(), icon: useId() };
+  const ids = { system: useId(), afk: useId(), timeout: useId(), notify: useId() };
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: loaded once per guild
   useEffect(() => {
@@ -47,9 +48,9 @@ export function Overview({ guildId }: { guildId: string }) {
   const voice = channels.filter((c) => c.type === ChannelType.Voice);
   const current = store.guilds.get(guildId)?.guild;
   const { discovery } = useApp();
-  // Drawn 64 px square (guild-settings.css).
   const stored = current ? guildIcon(current) : null;
-  const iconUrl = icon !== undefined ? icon : stored ? imageUrl(discovery.endpoints.media, stored, 64) : null;
+  const iconUrl =
+    icon !== undefined ? icon : stored ? imageUrl(discovery.endpoints.media, stored, IMAGE_PREVIEW_SIZE) : null;
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -79,36 +80,16 @@ export function Overview({ guildId }: { guildId: string }) {
         required
         maxLength={100}
       />
-      <div className="field">
-        <label htmlFor={ids.icon}>{t('guildSettings.icon')}</label>
-        <div className="icon-row">
-          {iconUrl ? (
-            <img
-              className="guild-icon-preview"
-              src={iconUrl}
-              alt={t('guildSettings.iconPreview')}
-              width={64}
-              height={64}
-            />
-          ) : (
-            <span className="guild-icon-preview empty">{t('guildSettings.noIcon')}</span>
-          )}
-          <input
-            id={ids.icon}
-            type="file"
-            accept="image/png,image/jpeg,image/gif,image/webp"
-            onChange={async (e) => {
-              const file = e.target.files?.[0];
-              if (file) setIcon(await readAsDataUri(file));
-            }}
-          />
-          {iconUrl && (
-            <button type="button" className="secondary" onClick={() => setIcon(null)}>
-              {t('guildSettings.removeIcon')}
-            </button>
-          )}
-        </div>
-      </div>
+      <ImageField
+        text={{
+          label: t('guildSettings.icon'),
+          preview: t('guildSettings.iconPreview'),
+          none: t('guildSettings.noIcon'),
+          remove: t('guildSettings.removeIcon'),
+        }}
+        preview={iconUrl}
+        onChange={setIcon}
+      />
       <div className="field">
         <label htmlFor={ids.system}>{t('guildSettings.systemChannel')}</label>
         <select id={ids.system} value={systemChannel} onChange={(e) => setSystemChannel(e.target.value)}>

@@ -7,7 +7,8 @@ import { ErrorNotice, Notice } from '../../../components/ErrorNotice.tsx';
 import { Field } from '../../../components/Field.tsx';
 import { imageUrl, userAvatar } from '../../../lib/media.ts';
 import { useChat } from '../context.ts';
-import { readAsDataUri, useGuildAdmin, useRun } from './shared.ts';
+import { IMAGE_PREVIEW_SIZE, ImageField } from '../ImageField.tsx';
+import { useGuildAdmin, useRun } from './shared.ts';
 
 /**
  * The viewer's own profile in this server (every member may open it): nickname, avatar and bio shown here
@@ -24,7 +25,7 @@ export function Profile({ guildId }: { guildId: string }) {
   const [saved, setSaved] = useState(false);
   const load = useRun();
   const save = useRun();
-  const ids = { avatar: useId(), bio: useId() };
+  const ids = { bio: useId() };
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: loaded once per guild
   useEffect(() => {
@@ -37,9 +38,10 @@ export function Profile({ guildId }: { guildId: string }) {
   }, [guildId, admin]);
 
   const { discovery } = useApp();
-  // The stored server avatar, drawn 64 px square (guild-settings.css); not the account's avatar it replaces.
+  // The stored server avatar (not the account's avatar it replaces), at the preview's size.
   const stored = member?.avatar ? userAvatar({ id: store.me }, member, guildId) : null;
-  const avatarUrl = avatar !== undefined ? avatar : stored ? imageUrl(discovery.endpoints.media, stored, 64) : null;
+  const avatarUrl =
+    avatar !== undefined ? avatar : stored ? imageUrl(discovery.endpoints.media, stored, IMAGE_PREVIEW_SIZE) : null;
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -68,36 +70,16 @@ export function Profile({ guildId }: { guildId: string }) {
         onChange={(e) => setNick(e.target.value)}
         maxLength={32}
       />
-      <div className="field">
-        <label htmlFor={ids.avatar}>{t('guildSettings.profile.avatar')}</label>
-        <div className="icon-row">
-          {avatarUrl ? (
-            <img
-              className="guild-icon-preview"
-              src={avatarUrl}
-              alt={t('guildSettings.profile.avatarPreview')}
-              width={64}
-              height={64}
-            />
-          ) : (
-            <span className="guild-icon-preview empty">{t('guildSettings.profile.noAvatar')}</span>
-          )}
-          <input
-            id={ids.avatar}
-            type="file"
-            accept="image/png,image/jpeg,image/gif,image/webp"
-            onChange={async (e) => {
-              const file = e.target.files?.[0];
-              if (file) setAvatar(await readAsDataUri(file));
-            }}
-          />
-          {avatarUrl && (
-            <button type="button" className="secondary" onClick={() => setAvatar(null)}>
-              {t('guildSettings.profile.removeAvatar')}
-            </button>
-          )}
-        </div>
-      </div>
+      <ImageField
+        text={{
+          label: t('guildSettings.profile.avatar'),
+          preview: t('guildSettings.profile.avatarPreview'),
+          none: t('guildSettings.profile.noAvatar'),
+          remove: t('guildSettings.profile.removeAvatar'),
+        }}
+        preview={avatarUrl}
+        onChange={setAvatar}
+      />
       <div className="field">
         <label htmlFor={ids.bio}>{t('guildSettings.profile.bio')}</label>
         <textarea id={ids.bio} value={bio} maxLength={320} rows={3} onChange={(e) => setBio(e.target.value)} />
