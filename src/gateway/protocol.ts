@@ -1,3 +1,4 @@
+import { LARGE_THRESHOLD_MAX } from '../domains/chat/guild-payload.ts';
 import type { GatewayEvent, GatewayEvents } from '../domains/events/catalogue.ts';
 import { parseSnowflake } from '../platform/crypto/snowflake.ts';
 
@@ -123,7 +124,7 @@ export interface IdentifyPayload {
 }
 
 /** Discord's `large_threshold`: 50 when not sent, and always within 50–250. */
-export const LARGE_THRESHOLD = { default: 50, min: 50, max: 250 } as const;
+export const LARGE_THRESHOLD = { default: 50, min: 50, max: LARGE_THRESHOLD_MAX } as const;
 
 function largeThresholdOf(value: unknown): number {
   if (typeof value !== 'number' || !Number.isFinite(value)) return LARGE_THRESHOLD.default;

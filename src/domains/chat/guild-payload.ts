@@ -52,7 +52,7 @@ export type UnavailableGuild = { id: string; unavailable: true };
  * for one session uses its own threshold; one published to several (GUILD_CREATE on a join) uses this, and the
  * gateway marks it large for the sessions whose threshold is lower (docs/gateway.md#large-guilds).
  */
-const LARGE_THRESHOLD = 250;
+export const LARGE_THRESHOLD_MAX = 250;
 
 /**
  * The guild object of READY and GUILD_CREATE for one viewer (docs/gateway.md): guild fields at top level and under
@@ -110,7 +110,7 @@ export async function renderGuildPayload(
   const threads = await activeThreads(store, source, viewerId, subject);
   const guild = guildView(bundle.guild);
   const memberCount = source.memberCount;
-  const large = memberCount > (options.largeThreshold ?? LARGE_THRESHOLD);
+  const large = memberCount > (options.largeThreshold ?? LARGE_THRESHOLD_MAX);
   const [voiceStates, presences] = await Promise.all([
     store.voiceStatesOf?.(bundle.guild.id) ?? [],
     store.presencesOf?.(bundle.guild.id) ?? [],

@@ -267,8 +267,19 @@ export function mediaRoutes(services: MediaRoutesDeps): AnyRoute[] {
   }
 
   /** An image of the object store, re-encoded to the extension's (or `format`'s) type, optionally resized. */
-  async function serveStoredImage(ctx: RequestContext<unknown, ImageQuery>, objectKey: string, extension: string) {
-    const info = await objects.stat(objectKey);
+  /** `legacyKey`: where the image was kept before it had its own prefix, looked at only when the key holds none. */
+  async function serveStoredImage(
+    ctx: RequestContext<unknown, ImageQuery>,
+    key: string,
+    extension: string,
+    legacyKey?: string,
+  ) {
+    let objectKey = key;
+    let info = await objects.stat(objectKey);
+    if (!info && legacyKey) {
+      objectKey = legacyKey;
+      info = await objects.stat(objectKey);
+    }
     if (!info) throw new ApiError('NOT_FOUND');
     const format = formatFromName(ctx.query.format) ?? formatFromName(extension) ?? 'png';
     const size = snapSize(ctx.query.size);
@@ -399,10 +410,13 @@ export function mediaRoutes(services: MediaRoutesDeps): AnyRoute[] {
         checkSegments(channelId, file);
         const match = HASHED_FILE.exec(file ?? '');
         if (!match) throw new ApiError('NOT_FOUND');
-        const key = `channel-icons/${channelId}/${match[1]}`;
         // Icons set before group DMs had their own prefix were stored beside guild icons (docs/media.md).
-        const stored = (await objects.stat(key)) ? key : `icons/${channelId}/${match[1]}`;
-        return serveStoredImage(ctx, stored, match[2] as string);
+        return serveStoredImage(
+          ctx,
+          `channel-icons/${channelId}/${match[1]}`,
+          match[2] as string,
+          `icons/${channelId}/${match[1]}`,
+        );
       },
     }),
     imageRoute('/media/splashes/:guildId/:file', (p) => ({
