@@ -102,6 +102,8 @@ export class Participant {
     const transport = this.upstream.get('audio')?.transceiver.dtlsTransport;
     transport?.onRtcp.subscribe((packet) => this.clientFeedback(packet));
     if (transport) keepEarlyDtls(transport);
+    // The one ICE transport exists now, before the first offer gathers.
+    forgoUnconfiguredStun(this.pc, network.iceServers);
   }
 
   /** Wraps a downstream subscription to a publisher's media; takes effect at the next negotiation. */
@@ -253,7 +255,6 @@ export class Participant {
     await this.admit();
     if (this.closed) return;
     const offer = await this.pc.createOffer();
-    forgoUnconfiguredStun(this.pc, this.network.iceServers);
     await this.pc.setLocalDescription(offer);
     await this.gathered();
     const local = this.pc.localDescription;

@@ -12,7 +12,7 @@ export function hasStunServer(iceServers: readonly RTCIceServer[]): boolean {
  * `stun.l.google.com` for a server-reflexive candidate on every connection: a self-hosted server would tell a third
  * party about every join, and where outbound UDP is dropped each offer would wait for that query to time out.
  * The SFU's public address comes from the announced addresses instead (docs/voice.md, "Network settings"). Called
- * before a description is set, when the ICE transports exist and before they gather.
+ * once its ICE transports exist, before they gather.
  */
 export function forgoUnconfiguredStun(pc: RTCPeerConnection, iceServers: readonly RTCIceServer[]): void {
   if (hasStunServer(iceServers)) return;
