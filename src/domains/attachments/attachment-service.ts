@@ -8,6 +8,7 @@ import { UPLOAD_BUCKET } from '../media/buckets.ts';
 import { signCapability } from '../media/capability.ts';
 import { imageDimensions } from '../media/image-dimensions.ts';
 import { sniffImageType } from '../media/user-images.ts';
+import type { AttachmentView } from './attachment-view.ts';
 import { MAX_FILE_BYTES } from './multipart.ts';
 import { HEAD_BYTES, type StagedFile } from './streamed-multipart.ts';
 
@@ -193,11 +194,11 @@ export class AttachmentService {
     channelId: string,
     refs: readonly AttachmentRef[],
     files: ReadonlyMap<string, StagedFile>,
-    existing: readonly Record<string, unknown>[] = [],
-  ): Promise<Record<string, unknown>[]> {
-    const kept = new Map(existing.map((a) => [String(a.id), a]));
+    existing: readonly AttachmentView[] = [],
+  ): Promise<AttachmentView[]> {
+    const kept = new Map(existing.map((a) => [a.id, a]));
     checkAttachmentPairing(refs, files, new Set(kept.keys()));
-    const out: Record<string, unknown>[] = [];
+    const out: AttachmentView[] = [];
     for (const [index, ref] of refs.entries()) {
       if (ref.upload_filename !== undefined) {
         out.push(await this.claim(userId, channelId, ref, index));
@@ -216,12 +217,7 @@ export class AttachmentService {
     return out;
   }
 
-  private async claim(
-    userId: string,
-    channelId: string,
-    ref: AttachmentRef,
-    index: number,
-  ): Promise<Record<string, unknown>> {
+  private async claim(userId: string, channelId: string, ref: AttachmentRef, index: number): Promise<AttachmentView> {
     const [row] = await this.deps.db.query<{ filename: string; content_type: string | null; file_size: string }>(
       `UPDATE pending_uploads SET claimed_at = $4
         WHERE upload_key = $1 AND user_id = $2 AND channel_id = $3 AND claimed_at IS NULL AND expires_at > $4
@@ -261,7 +257,7 @@ export class AttachmentService {
     rawName: string,
     declaredType: string,
     ref: AttachmentRef,
-  ) {
+  ): Promise<AttachmentView> {
     const id = this.deps.ids.next();
     const filename = safeFilename(rawName);
     // The type comes from the bytes for images; anything else keeps the declared type but is served as a download.

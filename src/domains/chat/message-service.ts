@@ -4,6 +4,7 @@ import { partialUser } from '../../identity/user-record.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
 import type { Queryable } from '../../platform/db/database.ts';
+import type { AttachmentView } from '../attachments/attachment-view.ts';
 import type { ChatEvents } from './events.ts';
 import { type AllowedMentions, effectiveMentions, parseMentions, pingsRepliedUser } from './mentions.ts';
 import { CLIENT_MESSAGE_FLAGS, type Embed } from './message-body.ts';
@@ -59,7 +60,7 @@ export interface CreateMessageInput {
   content?: string | null | undefined;
   embeds?: Embed[] | null | undefined;
   /** Stored attachment objects (docs/chat.md attachment shape), already uploaded and checked. */
-  attachments?: Record<string, unknown>[] | undefined;
+  attachments?: AttachmentView[] | undefined;
   tts?: boolean | null | undefined;
   flags?: number | null | undefined;
   nonce?: string | number | null | undefined;
@@ -84,7 +85,7 @@ export interface CreateMessageInput {
 export interface EditMessageInput {
   content?: string | null | undefined;
   embeds?: Embed[] | null | undefined;
-  attachments?: Record<string, unknown>[] | undefined;
+  attachments?: AttachmentView[] | undefined;
   flags?: number | null | undefined;
   allowedMentions?: AllowedMentions | null | undefined;
   canMentionEveryone: boolean;

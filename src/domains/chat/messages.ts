@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ApiError, fieldError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
 import type { AttachmentRef } from '../attachments/attachment-service.ts';
+import type { AttachmentView } from '../attachments/attachment-view.ts';
 import type { StagedFile } from '../attachments/streamed-multipart.ts';
 import { type ChannelAccess, pathId, requireChannel } from './access.ts';
 import { type ChatDeps, limits, snowflake } from './deps.ts';
@@ -53,9 +54,9 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
     row: MessageRow,
     refs: AttachmentRef[] | null | undefined,
     files: ReadonlyMap<string, StagedFile>,
-  ): Promise<Record<string, unknown>[] | undefined> {
+  ): Promise<AttachmentView[] | undefined> {
     if ((refs === undefined || refs === null) && files.size === 0) return undefined;
-    const existing = row.attachments as Record<string, unknown>[];
+    const existing = row.attachments;
     const list = refs ?? [];
     const adds = list.some((r) => r.upload_filename !== undefined || files.has(r.id));
     if (adds || files.size > 0) requireChannel(channelAccess, PERMISSIONS.ATTACH_FILES);

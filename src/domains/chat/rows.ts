@@ -1,4 +1,5 @@
 /** Database rows of the chat tables as the drivers return them (int8 columns as decimal strings). */
+import type { AttachmentView } from '../attachments/attachment-view.ts';
 
 export const CHANNEL_TYPES = {
   GUILD_TEXT: 0,
@@ -114,7 +115,7 @@ export interface MessageRow {
   mentions: string[];
   mention_roles: string[];
   embeds: unknown[];
-  attachments: unknown[];
+  attachments: AttachmentView[];
   sticker_ids: string[];
   reference_message_id: string | null;
   reference_channel_id: string | null;

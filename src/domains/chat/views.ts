@@ -1,5 +1,6 @@
 import { type PartialUser, partialUser, type UserRecord } from '../../identity/user-record.ts';
 import { snowflakeTimestamp } from '../../platform/crypto/snowflake.ts';
+import type { AttachmentView } from '../attachments/attachment-view.ts';
 import { parsePermissions } from './permissions.ts';
 import { CHANNEL_TYPES, type ChannelRow, type GuildRow, iso, type MemberRow, type RoleRow } from './rows.ts';
 import type { StickerItemView, StickerView } from './sticker-store.ts';
@@ -139,7 +140,7 @@ export type MessageView = {
   mentions: PartialUser[];
   mention_roles: string[];
   embeds: unknown[];
-  attachments: unknown[];
+  attachments: AttachmentView[];
   stickers: StickerView[];
   sticker_items?: StickerItemView[];
   components: unknown[];

@@ -14,6 +14,7 @@ import {
   type AttachmentService,
   checkAttachmentPairing,
 } from '../attachments/attachment-service.ts';
+import type { AttachmentView } from '../attachments/attachment-view.ts';
 import type { StagedFile } from '../attachments/streamed-multipart.ts';
 import { type ChannelAccess, GuildContext } from '../chat/access.ts';
 import { attachmentRefSchema, embedSchema, MAX_CONTENT_LENGTH } from '../chat/message-body.ts';
@@ -798,12 +799,7 @@ export class InteractionsService {
   ): Promise<MessageView> {
     const edit = validate(responseMessageSchema, data ?? {});
     if (messageId === '@original' && row.ephemeral_message) {
-      const attachments = await this.storeFiles(
-        row,
-        edit,
-        files,
-        row.ephemeral_message.attachments as Record<string, unknown>[],
-      );
+      const attachments = await this.storeFiles(row, edit, files, row.ephemeral_message.attachments);
       const updated = {
         ...row.ephemeral_message,
         ...definedMembers({ content: edit.content ?? undefined, embeds: edit.embeds ?? undefined }),
@@ -829,7 +825,7 @@ export class InteractionsService {
       ]);
       message = { ...message, flags: message.flags & ~FLAG_LOADING };
     }
-    const attachments = await this.storeFiles(row, edit, files, message.attachments as Record<string, unknown>[]);
+    const attachments = await this.storeFiles(row, edit, files, message.attachments);
     return this.deps.chat.messages.edit(channel, message, {
       content: edit.content,
       embeds: edit.embeds,
@@ -847,8 +843,8 @@ export class InteractionsService {
     row: InteractionRow,
     data: ResponseMessage,
     files: ReadonlyMap<string, StagedFile>,
-    existing: readonly Record<string, unknown>[] = [],
-  ): Promise<Record<string, unknown>[] | undefined> {
+    existing: readonly AttachmentView[] = [],
+  ): Promise<AttachmentView[] | undefined> {
     if (!data.attachments && files.size === 0) return undefined;
     const app = await this.appOf(row);
     return this.deps.attachments.resolve(app.botUserId, row.channel_id, data.attachments ?? [], files, existing);
@@ -984,7 +980,7 @@ export class InteractionsService {
     const message = await this.deps.chat.messages.find(row.channel_id, row.message_id);
     const channel = await this.deps.chat.store.channel(row.channel_id);
     if (!message || !channel) throw new ApiError('UNKNOWN_MESSAGE');
-    const attachments = await this.storeFiles(row, data, files, message.attachments as Record<string, unknown>[]);
+    const attachments = await this.storeFiles(row, data, files, message.attachments);
     return this.deps.chat.messages.edit(channel, message, {
       content: data.content,
       embeds: data.embeds,
@@ -1045,5 +1041,5 @@ export { COMMAND_TYPES };
 
 /** The ids of a message's attachments, which an edit may keep by naming them. */
 function attachmentIds(message: MessageRow | undefined): ReadonlySet<string> {
-  return new Set(((message?.attachments ?? []) as Record<string, unknown>[]).map((a) => String(a.id)));
+  return new Set((message?.attachments ?? []).map((a) => a.id));
 }

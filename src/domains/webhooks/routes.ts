@@ -410,7 +410,7 @@ export function webhookRoutes(services: WebhookRoutesDeps): AnyRoute[] {
                 channel.id,
                 (refs ?? []).filter((a) => a.upload_filename === undefined),
                 request.files,
-                message.attachments as Record<string, unknown>[],
+                message.attachments,
               )
             : undefined;
         return messages.edit(channel, message, {
