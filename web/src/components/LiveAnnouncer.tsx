@@ -6,7 +6,7 @@ import { useEffect, useRef } from 'react';
  * find, a by-text test locator) finds what is on screen once, not again in the announcement
  * (docs/web.md#accessibility). The host draws nothing.
  */
-export function LiveAnnouncer({ text }: { text: string }) {
+export function LiveAnnouncer({ text, sequence = 0 }: { text: string; sequence?: number }) {
   const host = useRef<HTMLDivElement>(null);
   const region = useRef<HTMLDivElement | null>(null);
   useEffect(() => {
@@ -20,8 +20,21 @@ export function LiveAnnouncer({ text }: { text: string }) {
     root.append(live);
     region.current = live;
   }, []);
+  // A new `sequence` with the same words says them again: emptied first, then filled a moment later, so the
+  // change is one a screen reader reads out rather than nothing.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the sequence is what asks for the words again
   useEffect(() => {
-    if (region.current) region.current.textContent = text;
-  }, [text]);
+    const live = region.current;
+    if (!live) return;
+    if (live.textContent !== text || !text) {
+      live.textContent = text;
+      return;
+    }
+    live.textContent = '';
+    const timer = window.setTimeout(() => {
+      live.textContent = text;
+    }, 100);
+    return () => window.clearTimeout(timer);
+  }, [text, sequence]);
   return <div ref={host} className="visually-hidden" />;
 }

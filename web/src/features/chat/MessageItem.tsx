@@ -9,16 +9,52 @@ import { MessageComponents } from './Components.tsx';
 import { channelPath, useChatStore, useChatT } from './context.ts';
 import { Dialog } from './Dialog.tsx';
 import { EmojiPicker, type PickedEmoji, reactionKey } from './EmojiPicker.tsx';
-import { Markdown, type MarkdownContext } from './markdown.tsx';
+import { Markdown, type MarkdownContext, plainText } from './markdown.tsx';
 import { has, P } from './permissions.ts';
 import { ReportDialog } from './ReportDialog.tsx';
+import type { ChatStore } from './store.ts';
 import { UserPopout } from './UserPopout.tsx';
 
 const QUICK_REACTIONS = ['👍', '❤️', '😂', '🎉', '😮', '😢', '👀', '✅'];
 
+/** A text cut to `max` characters, with an ellipsis when it was longer. */
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1).trimEnd()}…` : text;
+}
+
+/**
+ * What a screen reader says for a message row, as the platform's clients do: its name is the author, the text
+ * (as shown: mentions by name, a spoiler as its word) and the time, then "edited"; its description the reply
+ * context and the number of attachments, briefly.
+ */
+export function messageSpeech(
+  message: Message,
+  author: string,
+  time: string,
+  ctx: MarkdownContext,
+  t: ReturnType<typeof useChatT>,
+  replyAuthor: string | undefined,
+): { label: string; description: string | undefined } {
+  const text = clip(plainText(message.content, ctx), 300);
+  let label = text
+    ? t('chat.messageLabelText', { name: author, text, time })
+    : t('chat.messageLabel', { name: author, time });
+  if (message.edited_timestamp) label += `, ${t('chat.editedLabel')}`;
+  const described: string[] = [];
+  const reply = message.referenced_message;
+  if (reply && replyAuthor !== undefined) {
+    described.push(t('chat.inReplyTo', { name: replyAuthor, text: clip(plainText(reply.content, ctx), 60) }));
+  }
+  if (message.attachments.length > 0) described.push(t('chat.attachmentCount', { count: message.attachments.length }));
+  return { label, description: described.length > 0 ? described.join(', ') : undefined };
+}
+
 function useMarkdownContext(channel: Channel): MarkdownContext {
-  const store = useChatStore();
-  const gid = channel.guild_id;
+  return markdownContext(useChatStore(), channel.guild_id);
+}
+
+/** How a channel's messages name users, roles and channels. */
+export function markdownContext(store: ChatStore, gid: string | undefined): MarkdownContext {
   return {
     me: store.me,
     userName: (id) => store.displayName(id, gid),
@@ -133,13 +169,21 @@ function Item({
     );
   }
 
-  const label = t('chat.messageLabel', { name: author, time });
+  const { label, description } = messageSpeech(
+    message,
+    author,
+    time,
+    { ...ctx, spoiler: t('chat.spoiler') },
+    t,
+    message.referenced_message ? store.displayName(message.referenced_message.author.id, channel.guild_id) : undefined,
+  );
   return (
     <li
       id={`message-${message.id}`}
       tabIndex={-1}
       className={`message${grouped ? ' grouped' : ''}${mentioned ? ' mentioned' : ''}${highlighted ? ' highlighted' : ''}`}
       aria-label={label}
+      aria-description={description}
       data-message-id={message.id}
     >
       {newMarker && (

@@ -3,7 +3,8 @@ import { useTranslation } from 'react-i18next';
 import type { Channel, Message } from '../../api/chat-types.ts';
 import { LiveAnnouncer } from '../../components/LiveAnnouncer.tsx';
 import { JUMP_TO_MESSAGE_EVENT, useChatHistory } from './context.ts';
-import { MessageItem } from './MessageItem.tsx';
+import { MessageItem, markdownContext } from './MessageItem.tsx';
+import { plainText } from './markdown.tsx';
 import { compareIds, idTime } from './snowflake.ts';
 
 const GROUP_MS = 7 * 60 * 1000;
@@ -35,7 +36,7 @@ export function MessageList({
   const fromBottom = useRef(0);
   const firstId = useRef<string | undefined>(undefined);
   const [unseen, setUnseen] = useState(0);
-  const [announce, setAnnounce] = useState('');
+  const [announce, setAnnounce] = useState({ text: '', sequence: 0 });
   const [highlight, setHighlight] = useState<string | null>(null);
   const lastSeen = useRef<string | undefined>(undefined);
   // The read marker as it was when the channel opened: the "new" line sits above the first unread.
@@ -120,13 +121,18 @@ export function MessageList({
     if (!live || !previous || compareIds(newest.id, previous) <= 0) return;
     const fresh = items.filter((m) => compareIds(m.id, previous) > 0 && m.author.id !== store.me);
     if (fresh.length === 0) return;
-    const last = fresh.at(-1) as Message;
-    setAnnounce(
-      t('chat.announce', {
-        name: store.displayName(last.author.id, channel.guild_id),
-        text: last.content.slice(0, 200),
-      }),
-    );
+    // Each of the last few, as shown (mentions by name, a spoiler as its word; a file alone as "1 attachment"),
+    // numbered so the same words twice are said twice.
+    const ctx = { ...markdownContext(store, channel.guild_id), spoiler: t('chat.spoiler') };
+    const said = fresh.slice(-3).map((m) => {
+      const text = plainText(m.content, ctx).slice(0, 200);
+      const files = m.attachments.length > 0 ? t('chat.attachmentCount', { count: m.attachments.length }) : '';
+      return t('chat.announce', {
+        name: store.displayName(m.author.id, channel.guild_id),
+        text: [text, files].filter(Boolean).join(', '),
+      });
+    });
+    setAnnounce((previous) => ({ text: said.join('\n'), sequence: previous.sequence + 1 }));
     if (!atBottom.current) setUnseen((n) => n + fresh.length);
   }, [newest, items, store, channel.guild_id, t, history.atPresent]);
 
@@ -345,7 +351,7 @@ export function MessageList({
             ))}
         </ol>
       </div>
-      <LiveAnnouncer text={announce} />
+      <LiveAnnouncer text={announce.text} sequence={announce.sequence} />
     </div>
   );
 }

@@ -12,11 +12,15 @@ export interface MarkdownContext {
   channelName(id: string): string | undefined;
   onChannel?(id: string): void;
   me?: string;
+  /** The word a hidden spoiler is read as in plainText ("Spoiler"). */
+  spoiler?: string;
 }
 
 type Rule = {
   re: RegExp;
   render(match: RegExpExecArray, key: number, ctx: MarkdownContext): ReactNode;
+  /** What a screen reader hears of it when the message is read as one line (plainText). */
+  plain(match: RegExpExecArray, ctx: MarkdownContext): string;
 };
 
 function safeUrl(raw: string): string | null {
@@ -42,22 +46,42 @@ function Spoiler({ children }: { children: ReactNode }) {
 }
 
 const RULES: Rule[] = [
-  { re: /\\([*_~`|\\<>[\]()#-])/y, render: (m) => m[1] },
-  { re: /``([^`]+?)``|`([^`\n]+?)`/y, render: (m, key) => <code key={key}>{m[1] ?? m[2]}</code> },
+  { re: /\\([*_~`|\\<>[\]()#-])/y, render: (m) => m[1], plain: (m) => m[1] ?? '' },
+  {
+    re: /``([^`]+?)``|`([^`\n]+?)`/y,
+    render: (m, key) => <code key={key}>{m[1] ?? m[2]}</code>,
+    plain: (m) => m[1] ?? m[2] ?? '',
+  },
   {
     re: /\|\|([\s\S]+?)\|\|/y,
     render: (m, key, ctx) => <Spoiler key={key}>{inline(m[1] ?? '', ctx)}</Spoiler>,
+    // Kept hidden as on screen: the word, not the text.
+    plain: (_m, ctx) => ctx.spoiler ?? '…',
   },
-  { re: /\*\*([\s\S]+?)\*\*(?!\*)/y, render: (m, key, ctx) => <strong key={key}>{inline(m[1] ?? '', ctx)}</strong> },
-  { re: /__([\s\S]+?)__(?!_)/y, render: (m, key, ctx) => <u key={key}>{inline(m[1] ?? '', ctx)}</u> },
-  { re: /~~([\s\S]+?)~~/y, render: (m, key, ctx) => <s key={key}>{inline(m[1] ?? '', ctx)}</s> },
+  {
+    re: /\*\*([\s\S]+?)\*\*(?!\*)/y,
+    render: (m, key, ctx) => <strong key={key}>{inline(m[1] ?? '', ctx)}</strong>,
+    plain: (m, ctx) => plainInline(m[1] ?? '', ctx),
+  },
+  {
+    re: /__([\s\S]+?)__(?!_)/y,
+    render: (m, key, ctx) => <u key={key}>{inline(m[1] ?? '', ctx)}</u>,
+    plain: (m, ctx) => plainInline(m[1] ?? '', ctx),
+  },
+  {
+    re: /~~([\s\S]+?)~~/y,
+    render: (m, key, ctx) => <s key={key}>{inline(m[1] ?? '', ctx)}</s>,
+    plain: (m, ctx) => plainInline(m[1] ?? '', ctx),
+  },
   {
     re: /\*([^\s*](?:[\s\S]*?[^\s*])?)\*(?!\*)/y,
     render: (m, key, ctx) => <em key={key}>{inline(m[1] ?? '', ctx)}</em>,
+    plain: (m, ctx) => plainInline(m[1] ?? '', ctx),
   },
   {
     re: /_([^\s_](?:[\s\S]*?[^\s_])?)_(?![A-Za-z0-9_])/y,
     render: (m, key, ctx) => <em key={key}>{inline(m[1] ?? '', ctx)}</em>,
+    plain: (m, ctx) => plainInline(m[1] ?? '', ctx),
   },
   {
     re: /\[([^\]\n]+)\]\(<?(https?:\/\/[^)\s>]+)>?\)/y,
@@ -70,6 +94,7 @@ const RULES: Rule[] = [
         </a>
       );
     },
+    plain: (m, ctx) => plainInline(m[1] ?? '', ctx),
   },
   {
     re: /<?(https?:\/\/[^\s<>]*[^\s<>.,:;"')\]!?])>?/y,
@@ -82,6 +107,7 @@ const RULES: Rule[] = [
         </a>
       );
     },
+    plain: (m) => m[1] ?? '',
   },
   {
     re: /<@!?(\d{1,20})>/y,
@@ -90,6 +116,7 @@ const RULES: Rule[] = [
         @{ctx.userName(m[1] ?? '')}
       </span>
     ),
+    plain: (m, ctx) => `@${ctx.userName(m[1] ?? '')}`,
   },
   {
     re: /<@&(\d{1,20})>/y,
@@ -98,6 +125,7 @@ const RULES: Rule[] = [
         @{ctx.roleName(m[1] ?? '') ?? 'deleted-role'}
       </span>
     ),
+    plain: (m, ctx) => `@${ctx.roleName(m[1] ?? '') ?? 'deleted-role'}`,
   },
   {
     re: /<#(\d{1,20})>/y,
@@ -116,6 +144,7 @@ const RULES: Rule[] = [
         </button>
       );
     },
+    plain: (m, ctx) => `#${ctx.channelName(m[1] ?? '') ?? 'unknown'}`,
   },
   {
     re: /@(everyone|here)\b/y,
@@ -124,6 +153,7 @@ const RULES: Rule[] = [
         @{m[1]}
       </span>
     ),
+    plain: (m) => `@${m[1]}`,
   },
   {
     re: /<(a?):(\w{2,32}):(\d{1,20})>/y,
@@ -138,6 +168,7 @@ const RULES: Rule[] = [
         height={22}
       />
     ),
+    plain: (m) => `:${m[2]}:`,
   },
 ];
 
@@ -146,9 +177,34 @@ const STARTERS = /[\\`|*_~[h<@]/g;
 
 export function inline(text: string, ctx: MarkdownContext): ReactNode[] {
   const out: ReactNode[] = [];
+  let key = 0;
+  scan(
+    text,
+    (plain) => out.push(plain),
+    (rule, m) => out.push(rule.render(m, key++, ctx)),
+  );
+  return out;
+}
+
+/** One line of markdown as the words it shows: mentions by name, emojis by shortcode, no markers. */
+function plainInline(text: string, ctx: MarkdownContext): string {
+  let out = '';
+  scan(
+    text,
+    (plain) => {
+      out += plain;
+    },
+    (rule, m) => {
+      out += rule.plain(m, ctx);
+    },
+  );
+  return out;
+}
+
+/** Walks a line: runs of plain text and the rules that match, in order. */
+function scan(text: string, onText: (plain: string) => void, onRule: (rule: Rule, m: RegExpExecArray) => void) {
   let plain = '';
   let i = 0;
-  let key = 0;
   while (i < text.length) {
     STARTERS.lastIndex = i;
     const next = STARTERS.exec(text);
@@ -163,9 +219,9 @@ export function inline(text: string, ctx: MarkdownContext): ReactNode[] {
       rule.re.lastIndex = i;
       const m = rule.re.exec(text);
       if (m && m[0].length > 0) {
-        if (plain) out.push(plain);
+        if (plain) onText(plain);
         plain = '';
-        out.push(rule.render(m, key++, ctx));
+        onRule(rule, m);
         i += m[0].length;
         matched = true;
         break;
@@ -176,8 +232,33 @@ export function inline(text: string, ctx: MarkdownContext): ReactNode[] {
       i++;
     }
   }
-  if (plain) out.push(plain);
-  return out;
+  if (plain) onText(plain);
+}
+
+/**
+ * A message's markdown as one line of plain words, for an accessible name or an announcement: what the
+ * rendered message shows (a hidden spoiler as its word), with the blocks joined by spaces.
+ */
+export function plainText(source: string, ctx: MarkdownContext): string {
+  return blocks(source)
+    .flatMap((block) => {
+      switch (block.kind) {
+        case 'code':
+          return [block.text];
+        case 'heading':
+          return [plainInline(block.text, ctx)];
+        case 'list':
+          return block.items.map((item) => plainInline(item, ctx));
+        case 'quote':
+          return [plainText(block.lines.join('\n'), ctx)];
+        default:
+          return block.lines.map((line) => plainInline(line, ctx));
+      }
+    })
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .join(' ')
+    .replace(/\s+/g, ' ');
 }
 
 type Block =
