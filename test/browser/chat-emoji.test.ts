@@ -37,7 +37,7 @@ if (!CHROMIUM_PATH) {
   /** The name of the emoji the picker's search field points at. */
   const activeEmoji = (page: Page) =>
     picker(page)
-      .getByRole('searchbox', { name: 'Search emoji' })
+      .getByRole('searchbox', { name: 'Find emoji' })
       .evaluate((input) => {
         const id = input.getAttribute('aria-activedescendant');
         return id ? document.getElementById(id)?.getAttribute('aria-label') : null;
@@ -69,7 +69,7 @@ if (!CHROMIUM_PATH) {
       await button.click();
       assert.equal(await button.getAttribute('aria-expanded'), 'true');
       await picker(a).waitFor();
-      assert.equal(await a.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Search emoji');
+      assert.equal(await a.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Find emoji');
       // The guild's own emojis come first, under the guild's name, then the standard categories.
       await picker(a)
         .getByRole('group', { name: 'Emojis of Hearthside' })
@@ -91,11 +91,11 @@ if (!CHROMIUM_PATH) {
       assert.equal(await activeEmoji(a), ':apple:');
 
       // Searching and Enter insert the custom emoji where the caret was; the picker closes.
-      await picker(a).getByRole('searchbox', { name: 'Search emoji' }).fill('spark');
+      await picker(a).getByRole('searchbox', { name: 'Find emoji' }).fill('spark');
       // Names that start with the words first (:sparkles: …), the others after (:hearth_spark:).
       assert.equal(await activeEmoji(a), ':sparkles:');
       assert.equal(await picker(a).getByRole('option').last().getAttribute('aria-label'), ':hearth_spark:');
-      await picker(a).getByRole('searchbox', { name: 'Search emoji' }).fill('hearth');
+      await picker(a).getByRole('searchbox', { name: 'Find emoji' }).fill('hearth');
       await picker(a).getByRole('option', { name: ':hearth_spark:', selected: true }).waitFor();
       assert.equal(await picker(a).getByRole('option').count(), 1);
       await a.keyboard.press('Enter');
@@ -126,7 +126,7 @@ if (!CHROMIUM_PATH) {
       await message.hover();
       await message.getByRole('button', { name: 'Add reaction' }).click();
       await message.getByRole('button', { name: 'More reactions' }).click();
-      await picker(b).getByRole('searchbox', { name: 'Search emoji' }).fill('rock');
+      await picker(b).getByRole('searchbox', { name: 'Find emoji' }).fill('rock');
       await picker(b).getByRole('option', { name: ':rocket:', selected: true }).waitFor();
       await assertAccessible(b, 'emoji picker of a message');
       await b.keyboard.press('Enter');

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
+import { as, befriend, ok } from '../support/chat.ts';
 import { registerUser, request } from '../support/client.ts';
 import { totpCode } from '../support/mfa.ts';
 import type { TestServer } from '../support/server.ts';
@@ -28,6 +29,53 @@ if (!CHROMIUM_PATH) {
   let server: TestServer & { origin: string };
   let browser: Browser;
   serverAndChromium((started) => ({ server, browser } = started));
+
+  /** The controls a by-name lookup finds (getByRole's name matches a case-insensitive substring). */
+  const CONTROL_ROLES = new Set([
+    'button',
+    'link',
+    'textbox',
+    'searchbox',
+    'combobox',
+    'checkbox',
+    'radio',
+    'switch',
+    'tab',
+    'menuitem',
+    'slider',
+    'spinbutton',
+    'listbox',
+  ]);
+
+  /**
+   * Pairs of controls of one role, both in the accessibility tree, whose different names contain one another
+   * ("Search" and "Search emoji"): a by-name lookup of the shorter finds both. The same name twice is a
+   * control repeated per row (a message's "Reply"), found within its row; a person's name (a message's author)
+   * is in every control about that person (their entry in the member list), found within its region.
+   */
+  async function nameCollisions(page: Page, people: string[]): Promise<string[]> {
+    const persons = new Set(people.map((name) => name.toLowerCase()));
+    const cdp = await page.context().newCDPSession(page);
+    const { nodes } = (await cdp.send('Accessibility.getFullAXTree')) as {
+      nodes: { ignored?: boolean; role?: { value?: string }; name?: { value?: string } }[];
+    };
+    await cdp.detach();
+    const names = new Map<string, Set<string>>();
+    for (const node of nodes) {
+      const role = node.role?.value ?? '';
+      const name = (node.name?.value ?? '').trim().toLowerCase();
+      if (node.ignored || !CONTROL_ROLES.has(role) || !name) continue;
+      names.set(role, (names.get(role) ?? new Set()).add(name));
+    }
+    const found: string[] = [];
+    for (const [role, set] of names) {
+      for (const a of set) {
+        if (persons.has(a)) continue;
+        for (const b of set) if (a !== b && b.includes(a)) found.push(`${role}: "${a}" in "${b}"`);
+      }
+    }
+    return found.sort();
+  }
 
   describe('plain locators', () => {
     it('register and sign in find "Password" as one field; the show button is still named', async () => {
@@ -140,6 +188,55 @@ if (!CHROMIUM_PATH) {
       await assertAccessible(a, 'chat with a file to send');
       await a.context().close();
       await b.context().close();
+    });
+
+    it('chat views with the emoji picker open: no control named inside another name of its role', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const { guildId, channelId } = await guildWith(server, 'Plain names', alice, bob);
+      await befriend(server, alice, bob);
+      const dm = await ok(as(server, alice, 'POST', '/users/@me/channels', { recipient_id: bob.id }));
+      for (const [user, text] of [
+        [alice, 'first words'],
+        [bob, 'an answer'],
+        [alice, 'and more'],
+      ] as const) {
+        await ok(as(server, user, 'POST', `/channels/${channelId}/messages`, { content: text }));
+        await ok(as(server, user, 'POST', `/channels/${dm.id}/messages`, { content: text }));
+      }
+      const people = [alice.username, bob.username];
+      const context = await signedInContext(browser, alice);
+      const page = await context.newPage();
+      const views: [string, string, string | null][] = [
+        ['guild channel', `/channels/${guildId}/${channelId}`, 'Message #general'],
+        ['direct message', `/channels/@me/${dm.id}`, `Message ${bob.username}`],
+        ['friends', '/channels/@me', null],
+      ];
+      for (const [view, path, composer] of views) {
+        await page.goto(`${server.origin}${path}`);
+        if (composer) {
+          await page.getByRole('textbox', { name: composer }).waitFor();
+          await page.getByText('and more').first().waitFor();
+          await page.getByRole('button', { name: 'Emoji' }).click();
+          await page.getByRole('dialog', { name: 'Emoji picker' }).waitFor();
+        } else {
+          await page.getByRole('heading', { level: 1 }).first().waitFor();
+        }
+        assert.deepEqual(await nameCollisions(page, people), [], `${view}: names that contain another's`);
+        // And the two searches are found by their plain names, one each.
+        if (composer) {
+          assert.equal(await page.getByRole('searchbox', { name: 'Search' }).count(), 1, view);
+          assert.equal(await page.getByRole('searchbox', { name: 'Find emoji' }).count(), 1, view);
+        }
+      }
+      // The same in French ("Paramètres" beside "Paramètres du serveur" was one).
+      await page.evaluate(() => window.localStorage.setItem('hearth.locale', 'fr'));
+      await page.goto(`${server.origin}/channels/${guildId}/${channelId}`);
+      await page.getByRole('textbox', { name: 'Envoyer un message dans #general' }).waitFor();
+      await page.getByText('and more').first().waitFor();
+      await page.getByRole('button', { name: 'Émoji' }).click();
+      await page.getByRole('dialog', { name: 'Sélecteur d’émojis' }).waitFor();
+      assert.deepEqual(await nameCollisions(page, people), [], 'guild channel in French');
+      await context.close();
     });
 
     it('server roles: the editor\'s "Role name" and the "Send messages" permission are one field each', async () => {

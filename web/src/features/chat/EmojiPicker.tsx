@@ -67,7 +67,7 @@ function move(sections: Section[], active: number, key: string): number {
 }
 
 /**
- * The emoji picker: a non-modal dialog with "Search emoji" (which keeps the focus: arrow keys move through
+ * The emoji picker: a non-modal dialog with "Find emoji" (which keeps the focus: arrow keys move through
  * the emojis, Enter picks, Escape closes), category buttons, the guild's own emojis first, then the standard
  * ones by category. The options form one listbox the search field points at (`aria-activedescendant`).
  */

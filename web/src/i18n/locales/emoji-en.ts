@@ -4,7 +4,7 @@ const emojiEn = {
   // The reaction bar's way to the full picker; no "Emoji" in it, the composer's button of that name.
   moreReactions: 'More reactions',
   picker: 'Emoji picker',
-  search: 'Search emoji',
+  search: 'Find emoji',
   list: 'Emojis',
   categories: 'Emoji categories',
   results: 'Search results',

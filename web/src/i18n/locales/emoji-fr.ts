@@ -5,7 +5,7 @@ const emojiFr: typeof emojiEn = {
   button: 'Émoji',
   moreReactions: 'Plus de réactions',
   picker: 'Sélecteur d’émojis',
-  search: 'Rechercher un émoji',
+  search: 'Trouver un émoji',
   list: 'Émojis',
   categories: 'Catégories d’émojis',
   results: 'Résultats de la recherche',
