@@ -11,6 +11,7 @@ import {
 } from 'werift';
 import type WebSocket from 'ws';
 import { keepEarlyDtls } from './early-dtls.ts';
+import { AudioFastPath, type OutgoingRtp } from './fast-forward.ts';
 import type { HandshakeGate } from './handshake-gate.ts';
 import { announceAddresses, audioLevel, peerConfig, type SfuNetworkSettings } from './media-config.ts';
 import { type MediaKind, UPSTREAM_KINDS } from './media-kinds.ts';
@@ -33,6 +34,8 @@ interface Downstream {
   transceiver: RTCRtpTransceiver;
   /** Which temporal layers of a layered VP8 stream this member gets (docs/voice.md#layer-selection). */
   layers: LayerFilter;
+  /** The audio forwarding fast path of this m-line (docs/voice.md#capacity); null where werift sends. */
+  fast?: AudioFastPath | null;
 }
 
 /** A layered VP8 packet's descriptor and its stream's layer weights (docs/voice.md#layer-selection). */
@@ -125,7 +128,7 @@ export class Participant {
   }
 
   /**
-   * Sends a publisher's packet (`packet`, serialized) on this member's downstream m-line for it, with the payload
+   * Sends a publisher's packet (`rtp`) on this member's downstream m-line for it, with the payload
    * type this member negotiated for the packet's codec (`mimeType`): payload types are per peer connection, and a
    * video m-line carries VP8 or H.264 depending on the publisher (docs/voice.md#codecs). `not-ready`: no m-line,
    * no connected transport or no answer for it yet; `unsupported`: this member's answer did not accept that codec.
@@ -134,7 +137,7 @@ export class Participant {
     publisherId: string,
     kind: MediaKind,
     mimeType: string | undefined,
-    packet: Buffer,
+    rtp: OutgoingRtp,
     layered?: LayeredPacket,
   ): 'sent' | 'not-ready' | 'unsupported' | 'thinned' {
     const entry = this.downstream.find((d) => d.publisherId === publisherId && d.kind === kind);
@@ -151,11 +154,16 @@ export class Participant {
     // werift labels every packet with the sender's `codec` (set to the first negotiated one at each negotiation);
     // it is read synchronously at the start of sendRtp, so each packet goes out with its own codec's number.
     sender.codec = codec;
+    if (kind === 'audio' && entry) {
+      // Audio (one speaker to hundreds of listeners) takes the fast path (docs/voice.md#capacity).
+      if (entry.fast === undefined) entry.fast = AudioFastPath.for(transceiver) ?? null;
+      if (entry.fast?.send(rtp, codec.payloadType)) return 'sent';
+    }
     if (layered && entry) {
-      const thinned = this.thin(entry, packet, layered);
+      const thinned = this.thin(entry, rtp.buffer, layered);
       if (!thinned) return 'thinned';
       sender.sendRtp(thinned).catch(() => {});
-    } else sender.sendRtp(packet).catch(() => {});
+    } else sender.sendRtp(rtp.buffer).catch(() => {});
     return 'sent';
   }
 
@@ -317,11 +325,16 @@ export class Participant {
     }
   }
 
-  private trackSpeech(packet: RtpPacket): void {
+  /** The audio-level header extension (RFC 6464) of a packet this member sent, as it came. */
+  audioLevelOf(packet: RtpPacket): Buffer | undefined {
     const id = this.audioLevelId();
-    if (id === undefined) return;
-    const extension = packet.header.extensions.find((e) => e.id === id);
-    const level = extension ? audioLevel(extension.payload) : undefined;
+    if (id === undefined) return undefined;
+    return packet.header.extensions.find((e) => e.id === id)?.payload;
+  }
+
+  private trackSpeech(packet: RtpPacket): void {
+    const extension = this.audioLevelOf(packet);
+    const level = extension ? audioLevel(extension) : undefined;
     if (level === undefined) return;
     const now = performance.now();
     if (level <= SPEECH_LEVEL && !this.flags.silenced) this.lastSpeech = now;

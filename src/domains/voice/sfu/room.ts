@@ -1,4 +1,5 @@
 import type { RtpPacket } from 'werift';
+import { OutgoingRtp } from './fast-forward.ts';
 import { type MediaKind, UPSTREAM_KINDS } from './media-kinds.ts';
 import type { LayeredPacket, Participant } from './participant.ts';
 import { LayerMeter, parseVp8Descriptor } from './temporal-layers.ts';
@@ -92,11 +93,12 @@ export class Room {
       this.stats.dropped++;
       return;
     }
-    const buffer = packet.serialize();
+    // Prepared once for every subscriber: the fast path writes each one's header, werift's path takes it serialised.
+    const rtp = new OutgoingRtp(packet, kind === 'audio' ? from.audioLevelOf(packet) : undefined);
     const layered = kind !== 'audio' && mimeType && VP8.test(mimeType) ? this.layered(from, kind, packet) : undefined;
     for (const other of this.participants.values()) {
       if (other === from || (kind === 'audio' && other.flags.deafened)) continue;
-      const outcome = other.forward(from.userId, kind, mimeType, buffer, layered);
+      const outcome = other.forward(from.userId, kind, mimeType, rtp, layered);
       if (outcome === 'sent') this.stats.forwarded++;
       // A subscriber whose browser cannot decode the publisher's codec does not get that stream.
       else if (outcome === 'unsupported') this.stats.dropped++;
