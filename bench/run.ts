@@ -6,7 +6,7 @@ import autocannon from 'autocannon';
 import { hashPassword, PASSWORD_HASH_CONCURRENCY, PASSWORD_HASH_OPTIONS } from '../src/platform/crypto/passwords.ts';
 import { durabilityTable, runDurabilityBench } from './durability.ts';
 import { formatGatewayResult, gatewayTable, runGatewayBench } from './gateway.ts';
-import { runVoiceBench, voiceTable } from './voice.ts';
+import { runVoiceBenches, voiceTable } from './voice.ts';
 import { runWebBench, webTable } from './web.ts';
 import { runWebScaleBench, webScaleTable } from './web-scale.ts';
 
@@ -281,8 +281,7 @@ async function main(): Promise<void> {
   }
 
   if (process.env.BENCH_SKIP_VOICE !== '1') {
-    const voice = await runVoiceBench();
-    const table = voiceTable(voice);
+    const table = (await runVoiceBenches()).map(voiceTable).join('\n\n');
     console.log(`\n${table}\n`);
     if (write) {
       const context = `${new Date().toISOString().slice(0, 10)}, ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, Node ${process.version}`;

@@ -6,13 +6,14 @@ import { BenchMember, type BenchTarget, now } from './voice-member.ts';
 /**
  * A process of the voice bench's listeners (bench/voice.ts forks several, so that no client process starves):
  * on `prepare` it registers a user and accepts the guild's invite, on `join` (registering first if not prepared)
- * it joins the room receive-only, then answers with the join's phases; between `start` and `stop` it records the delay of every packet its listeners receive
+ * it joins the room receive-only (or, `speak`, as one of a room's speakers, talking until the end), then answers
+ * with the join's phases; between `start` and `stop` it records the delay of every packet its listeners receive
  * (the speaker's send time is in the payload; both ends read the same machine's clock).
  */
 type Command =
   | { cmd: 'init'; target: BenchTarget; invite: string }
   | { cmd: 'prepare'; id: number }
-  | { cmd: 'join'; id: number }
+  | { cmd: 'join'; id: number; speak?: boolean }
   | { cmd: 'start' }
   | { cmd: 'stop' }
   | { cmd: 'close' };
@@ -25,6 +26,9 @@ const prepared = new Map<number, Promise<string>>();
 let recording = false;
 let delays: number[] = [];
 let received = 0;
+/** Packets this process's speakers sent while recording. */
+let sent = 0;
+let closing = false;
 
 const send = (message: unknown) => process.send?.(message);
 
@@ -43,16 +47,17 @@ async function memberToken(id: number): Promise<string> {
   return token;
 }
 
-async function join(id: number): Promise<void> {
+async function join(id: number, speak: boolean): Promise<void> {
   if (!target) throw new Error('not initialised');
-  const member = new BenchMember(target, await memberToken(id), false);
+  const member = new BenchMember(target, await memberToken(id), speak);
   member.onClose = (closure) => send({ type: 'closed', id, ...closure });
   members.push(member);
   let error: string | undefined;
   try {
     await member.join();
     const voice = member.voice;
-    if (voice)
+    if (voice && speak) void talk(voice);
+    else if (voice)
       voice.onPacket = (_from, packet) => {
         if (!recording) return;
         received++;
@@ -65,6 +70,17 @@ async function join(id: number): Promise<void> {
     error = (e as Error).message;
   }
   send({ type: 'joined', id, phases: member.phases, error });
+}
+
+/** A room's speaker talks until the process closes: 50 packets/s, each carrying its send time, as the first speaker. */
+async function talk(voice: NonNullable<BenchMember['voice']>): Promise<void> {
+  while (!closing) {
+    const payload = Buffer.alloc(80, 0xf8);
+    payload.writeDoubleLE(now(), 0);
+    voice.sendAudioPacket(30, payload);
+    if (recording) sent++;
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 process.on('message', (message: Command) => {
@@ -81,19 +97,23 @@ process.on('message', (message: Command) => {
       );
       break;
     case 'join':
-      void join(message.id).catch((e) => send({ type: 'joined', id: message.id, phases: {}, error: String(e) }));
+      void join(message.id, message.speak === true).catch((e) =>
+        send({ type: 'joined', id: message.id, phases: {}, error: String(e) }),
+      );
       break;
     case 'start':
       delays = [];
       received = 0;
+      sent = 0;
       recording = true;
       send({ type: 'started', cpuMicros: process.cpuUsage().user + process.cpuUsage().system });
       break;
     case 'stop':
       recording = false;
-      send({ type: 'window', received, delays, cpuMicros: process.cpuUsage().user + process.cpuUsage().system });
+      send({ type: 'window', received, sent, delays, cpuMicros: process.cpuUsage().user + process.cpuUsage().system });
       break;
     case 'close':
+      closing = true;
       void Promise.all(members.map((m) => m.close())).finally(() => {
         send({ type: 'closed-all' });
         process.exit(0);

@@ -6,22 +6,33 @@ import type { TestServer } from '../test/support/server.ts';
 import { BenchMember, type Closure, type JoinPhases, now, PHASES } from './voice-member.ts';
 
 /**
- * `npm run bench:voice`: one speaker to N listeners through the embedded SFU, Node WebRTC clients (werift). The
+ * `npm run bench:voice`: one speaker to N listeners through the embedded SFU, then ten speakers in one room with N
+ * listeners (issue 20's two shapes), Node WebRTC clients (werift). The
  * server runs in one child process; the listeners are spread over `BENCH_VOICE_CLIENT_PROCS` other children
  * (bench/voice-clients.ts, receive-only, default one per 50 listeners of the largest step, at least 2) so that the
- * figures are the SFU's and not one client process's starvation; the speaker is in this process. For each N:
+ * figures are the SFU's and not one client process's starvation; the first speaker is in this process, the others of
+ * a room in the client processes (each hears every other speaker, as in a real room). For each N:
  * p50/p99 of the delay from the speaker writing a packet to a listener receiving it (it includes both clients'
  * SRTP work and scheduling: an upper bound on what the SFU adds), loss, the server's CPU microseconds per
  * forwarded packet, and join time (op 4 → first audio packet received) p50/p95 with its phases. Members whose
  * sockets close are counted by close code. Runs every N until p99 ≥ 200 ms or loss > 5 % (saturated); the
  * largest N with p99 < 20 ms and loss ≤ 1 % is reported.
  */
-const STEPS = (process.env.BENCH_VOICE_STEPS ?? '10,25,50,100,200,300').split(',').map(Number);
+const steps = (value: string) => value.split(',').filter(Boolean).map(Number);
+const STEPS = steps(process.env.BENCH_VOICE_STEPS ?? '10,25,50,100,200,300');
+/**
+ * The room of many speakers: `BENCH_VOICE_ROOM_SPEAKERS` (default 10) talk at once, each heard by every other
+ * member, with N listeners (`BENCH_VOICE_ROOM_STEPS`; empty skips the room): 500·(N + 9) forwarded packets/s.
+ */
+const ROOM_SPEAKERS = Number(process.env.BENCH_VOICE_ROOM_SPEAKERS ?? 10);
+const ROOM_STEPS = steps(process.env.BENCH_VOICE_ROOM_STEPS ?? '5,10,20,30,50');
+/** Client-process member ids of a room's other speakers (listeners count up from 0). */
+const SPEAKER_ID_BASE = 1_000_000;
 const WINDOW_MS = Number(process.env.BENCH_VOICE_WINDOW_MS ?? 5000);
 /** Listeners joining at once (each waits for its first audio packet before the next batch). */
 const JOIN_BATCH = Number(process.env.BENCH_VOICE_JOIN_BATCH ?? 10);
 const CLIENT_PROCS = Number(
-  process.env.BENCH_VOICE_CLIENT_PROCS ?? Math.min(8, Math.max(2, Math.ceil(Math.max(...STEPS) / 50))),
+  process.env.BENCH_VOICE_CLIENT_PROCS ?? Math.min(8, Math.max(2, Math.ceil(Math.max(...STEPS, ...ROOM_STEPS) / 50))),
 );
 const PACKET_INTERVAL_MS = 20;
 /**
@@ -47,6 +58,8 @@ export interface VoiceStep {
 }
 
 export interface VoiceBenchResult {
+  /** Members talking at once (50 packets/s each), every one heard by all the others. */
+  speakers: number;
   steps: VoiceStep[];
   joinP50Ms: number;
   joinP95Ms: number;
@@ -124,10 +137,11 @@ class ClientProcess {
     });
   }
 
-  join(id: number): Promise<{ phases: JoinPhases; error?: string }> {
+  /** Joins member `id`: receive-only, or (`speak`) a speaker that talks until the end and records nothing. */
+  join(id: number, speak = false): Promise<{ phases: JoinPhases; error?: string }> {
     return new Promise((resolve) => {
       this.joins.set(id, resolve);
-      this.child.send({ cmd: 'join', id });
+      this.child.send({ cmd: 'join', id, speak });
     });
   }
 }
@@ -138,7 +152,11 @@ const percentile = (values: number[], p: number) => {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
 };
 
-export async function runVoiceBench(): Promise<VoiceBenchResult> {
+/** One room per call: `speakerCount` talk to the listeners of each step in `stepTargets` (a fresh server each time). */
+export async function runVoiceBench(
+  speakerCount = 1,
+  stepTargets: readonly number[] = STEPS,
+): Promise<VoiceBenchResult> {
   const { child, url, port } = await startServer();
   const server = { url, port } as TestServer;
   const closes: Record<string, number> = {};
@@ -173,12 +191,19 @@ export async function runVoiceBench(): Promise<VoiceBenchResult> {
         await new Promise((r) => setTimeout(r, PACKET_INTERVAL_MS));
       }
     })();
+    // A room's other speakers, spread over the client processes.
+    for (let i = 1; i < speakerCount; i++) {
+      const proc = procs[i % procs.length] as ClientProcess;
+      const id = SPEAKER_ID_BASE + i;
+      const joined = (await proc.prepare(id)).error ?? (await proc.join(id, true)).error;
+      if (joined) throw new Error(`speaker ${i + 1} could not join: ${joined}`);
+    }
 
     const joins: JoinPhases[] = [];
     const steps: VoiceStep[] = [];
     let waveCpuMicros = 0;
     let listeners = 0;
-    for (const stepTarget of STEPS) {
+    for (const stepTarget of stepTargets) {
       for (let id = listeners; PREPARE && id < stepTarget; id += JOIN_BATCH) {
         const ids = Array.from({ length: Math.min(JOIN_BATCH, stepTarget - id) }, (_, i) => id + i);
         const prepared = await Promise.all(ids.map((i) => (procs[i % procs.length] as ClientProcess).prepare(i)));
@@ -208,15 +233,21 @@ export async function runVoiceBench(): Promise<VoiceBenchResult> {
       const t0 = performance.now();
       await new Promise((r) => setTimeout(r, WINDOW_MS));
       const after = await ask<{ cpuMicros: number; sfu: { forwarded: number; participants: number } }>(child);
-      const sentDuring = sent - sentBefore;
       const windows = await Promise.all(
-        procs.map((p) => p.request<{ received: number; delays: number[]; cpuMicros: number }>({ cmd: 'stop' })),
+        procs.map((p) =>
+          p.request<{ received: number; sent: number; delays: number[]; cpuMicros: number }>({ cmd: 'stop' }),
+        ),
       );
       const elapsedMs = performance.now() - t0;
       if (PROFILE_DIR)
-        await ask(child, { cmd: 'profile-stop', profile: `${PROFILE_DIR}/voice-${listeners}.cpuprofile` });
+        await ask(child, {
+          cmd: 'profile-stop',
+          profile: `${PROFILE_DIR}/voice-${speakerCount}x${listeners}.cpuprofile`,
+        });
       const delays = windows.flatMap((w) => w.delays);
       const received = windows.reduce((sum, w) => sum + w.received, 0);
+      // Every listener should hear every packet of every speaker.
+      const sentDuring = sent - sentBefore + windows.reduce((sum, w) => sum + w.sent, 0);
       const clientCpu = windows.reduce((sum, w, i) => sum + w.cpuMicros - (started[i]?.cpuMicros ?? 0), 0);
       const forwarded = after.sfu.forwarded - before.sfu.forwarded;
       const expected = sentDuring * listeners;
@@ -246,6 +277,7 @@ export async function runVoiceBench(): Promise<VoiceBenchResult> {
     const passing = steps.filter((s) => s.p99Ms < 20 && s.loss <= 0.01);
     const joinTimes = joins.map((p) => p.firstAudio ?? Number.POSITIVE_INFINITY);
     return {
+      speakers: speakerCount,
       steps,
       joinP50Ms: percentile(joinTimes, 50),
       joinP95Ms: percentile(joinTimes, 95),
@@ -278,6 +310,7 @@ function formatStep(s: VoiceStep): string {
 const ms = (v: number) => (Number.isFinite(v) ? v.toFixed(0) : `> ${JOIN_WAIT_MS / 1000} s`);
 
 export function voiceTable(result: VoiceBenchResult): string {
+  const one = result.speakers === 1;
   const rows = result.steps.map(
     (s) =>
       `| ${s.listeners} | ${s.p50Ms.toFixed(2)} | ${s.p99Ms.toFixed(2)} | ${(s.loss * 100).toFixed(2)} % | ${s.cpuMicrosPerPacket.toFixed(1)} | ${Math.round(s.forwardedPerSecond)} | ${s.clientCores.toFixed(2)} | ${s.sfuMembers} |`,
@@ -287,9 +320,11 @@ export function voiceTable(result: VoiceBenchResult): string {
     .map(([key, n]) => `${key} × ${n}`)
     .join(', ');
   return [
-    `Listeners in ${result.clientProcs} client processes (receive-only), the speaker in the bench's own process, the server in another.`,
+    one
+      ? `One speaker: listeners in ${result.clientProcs} client processes (receive-only), the speaker in the bench's own process, the server in another.`
+      : `${result.speakers} speakers in one room, each heard by all the others: listeners in ${result.clientProcs} client processes (receive-only), the first speaker in the bench's own process, the others in the client processes, the server in another.`,
     '',
-    '| Listeners (1 speaker, 50 packets/s) | Delay p50 (ms) | Delay p99 (ms) | Loss | Server CPU µs / forwarded packet | Forwarded packets/s | Client CPU (cores) | Members on the SFU |',
+    `| Listeners (${result.speakers} ${one ? 'speaker' : 'speakers'}, 50 packets/s each) | Delay p50 (ms) | Delay p99 (ms) | Loss | Server CPU µs / forwarded packet | Forwarded packets/s | Client CPU (cores) | Members on the SFU |`,
     '|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
@@ -299,8 +334,14 @@ export function voiceTable(result: VoiceBenchResult): string {
   ].join('\n');
 }
 
+/** Both shapes of issue 20: one speaker to N listeners, then the room of `ROOM_SPEAKERS` (unless its steps are empty). */
+export async function runVoiceBenches(): Promise<VoiceBenchResult[]> {
+  const results = [await runVoiceBench(1, STEPS)];
+  if (ROOM_STEPS.length > 0) results.push(await runVoiceBench(ROOM_SPEAKERS, ROOM_STEPS));
+  return results;
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const result = await runVoiceBench();
-  console.log(`\n${voiceTable(result)}`);
+  for (const result of await runVoiceBenches()) console.log(`\n${voiceTable(result)}`);
   process.exit(0);
 }
