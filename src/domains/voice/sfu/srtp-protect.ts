@@ -17,24 +17,26 @@ const AUTH_TAG_GCM = 16;
 const SHA1_BLOCK = 64;
 
 /**
- * SRTP protection of outgoing RTP with node:crypto, keyed once per peer connection (docs/voice.md#capacity).
- * AES-128-CM + HMAC-SHA1-80 (RFC 3711): the key stream comes from one AES-ECB cipher kept for the session (AES-CM
- * is AES of successive counter blocks), XORed with the payload, and the HMAC continues from the key's inner and
- * outer pads hashed once. AEAD AES-128-GCM (RFC 7714): one cipher per packet, since node:crypto takes the IV only
- * when a cipher is made.
+ * SRTP protection of outgoing RTP with node:crypto, keyed once per peer connection (docs/voice.md#capacity). Both
+ * profiles are counter mode, whose key stream is AES of successive counter blocks: it comes from one AES-ECB cipher
+ * (node:crypto, keyed once for the session) and is XORed with the payload, instead of a cipher made per packet.
+ * AES-128-CM + HMAC-SHA1-80 (RFC 3711): the HMAC continues from the key's inner and outer pads hashed once.
+ * AEAD AES-128-GCM (RFC 7714, NIST SP 800-38D): the tag is GHASH (`Ghash`, tables made once per key) of the header
+ * and the encrypted payload, XORed with AES of the first counter block.
  */
 export class SrtpProtector {
   readonly tagLength: number;
-  private readonly ecb: Cipher | undefined;
+  private readonly ecb: Cipher;
   private readonly innerPad: Hash | undefined;
   private readonly outerPad: Hash | undefined;
+  private readonly ghash: Ghash | undefined;
   private readonly rocBytes = Buffer.alloc(4);
 
   private constructor(private readonly keys: SrtpSessionKeys) {
+    this.ecb = createCipheriv('aes-128-ecb', keys.srtpSessionKey, null);
+    this.ecb.setAutoPadding(false);
     if (keys.profile === SRTP_AES128_CM_HMAC_SHA1_80) {
       this.tagLength = AUTH_TAG_CM;
-      this.ecb = createCipheriv('aes-128-ecb', keys.srtpSessionKey, null);
-      this.ecb.setAutoPadding(false);
       const inner = Buffer.alloc(SHA1_BLOCK, 0x36);
       const outer = Buffer.alloc(SHA1_BLOCK, 0x5c);
       keys.srtpSessionAuthTag.forEach((byte, i) => {
@@ -43,7 +45,10 @@ export class SrtpProtector {
       });
       this.innerPad = createHash('sha1').update(inner);
       this.outerPad = createHash('sha1').update(outer);
-    } else this.tagLength = AUTH_TAG_GCM;
+    } else {
+      this.tagLength = AUTH_TAG_GCM;
+      this.ghash = new Ghash(this.ecb.update(Buffer.alloc(16)));
+    }
   }
 
   /** A protector for these session keys, or undefined for a profile it does not know (werift then sends). */
@@ -62,8 +67,8 @@ export class SrtpProtector {
    * room for the payload and the tag after it; the encrypted payload and the tag are written there.
    */
   protect(out: Buffer, headerLength: number, payload: Buffer, ssrc: number, sequenceNumber: number, roc: number): void {
-    if (this.ecb) this.protectCm(this.ecb, out, headerLength, payload, ssrc, sequenceNumber, roc);
-    else this.protectGcm(out, headerLength, payload, ssrc, sequenceNumber, roc);
+    if (this.ghash) this.protectGcm(this.ghash, out, headerLength, payload, ssrc, sequenceNumber, roc);
+    else this.protectCm(this.ecb, out, headerLength, payload, ssrc, sequenceNumber, roc);
   }
 
   private protectCm(
@@ -97,6 +102,7 @@ export class SrtpProtector {
   }
 
   private protectGcm(
+    ghash: Ghash,
     out: Buffer,
     headerLength: number,
     payload: Buffer,
@@ -104,18 +110,128 @@ export class SrtpProtector {
     sequenceNumber: number,
     roc: number,
   ): void {
-    // RFC 7714 §8.1: IV = (00 00 || SSRC || ROC || SEQ) XOR salt; the header is the associated data.
-    const iv = Buffer.alloc(12);
-    iv.writeUInt32BE(ssrc >>> 0, 2);
-    iv.writeUInt32BE(roc >>> 0, 6);
-    iv.writeUInt16BE(sequenceNumber, 10);
+    // RFC 7714 §8.1: IV = (00 00 || SSRC || ROC || SEQ) XOR salt; counter block i = IV || i, i from 1; block 1
+    // masks the tag, blocks 2… encrypt the payload (SP 800-38D §7.1).
     const salt = this.keys.srtpSessionSalt;
-    for (let i = 0; i < 12; i++) iv[i] = (iv[i] ?? 0) ^ (salt[i] ?? 0);
-    const cipher = createCipheriv('aes-128-gcm', this.keys.srtpSessionKey, iv);
-    cipher.setAAD(out.subarray(0, headerLength));
-    const encrypted = cipher.update(payload);
-    cipher.final();
-    encrypted.copy(out, headerLength);
-    cipher.getAuthTag().copy(out, headerLength + payload.length);
+    const blocks = 1 + ((payload.length + 15) >>> 4);
+    const counters = Buffer.alloc(blocks * 16);
+    counters.writeUInt32BE(ssrc >>> 0, 2);
+    counters.writeUInt32BE(roc >>> 0, 6);
+    counters.writeUInt16BE(sequenceNumber, 10);
+    for (let i = 0; i < 12; i++) counters[i] = (counters[i] ?? 0) ^ (salt[i] ?? 0);
+    counters.writeUInt32BE(1, 12);
+    for (let b = 1; b < blocks; b++) {
+      counters.copy(counters, b * 16, 0, 12);
+      counters.writeUInt32BE(b + 1, b * 16 + 12);
+    }
+    const keyStream = this.ecb.update(counters);
+    for (let i = 0; i < payload.length; i++) out[headerLength + i] = (payload[i] ?? 0) ^ (keyStream[16 + i] ?? 0);
+    const end = headerLength + payload.length;
+    ghash.tag(out, headerLength, end, keyStream, out, end);
   }
+}
+
+/**
+ * GHASH (NIST SP 800-38D §6.4) for one key H, by bytes (Shoup's tables): `byByte[b]` = b·H for the element whose
+ * first byte is b, `reduce[b]` = what shifting b out of the last byte adds to the first 32 bits. Elements are four
+ * 32-bit big-endian words.
+ */
+export class Ghash {
+  private readonly byByte = new Uint32Array(256 * 4);
+  private readonly reduce = new Uint32Array(256);
+  private readonly z = new Uint32Array(4);
+
+  constructor(h: Buffer) {
+    const hw = [h.readUInt32BE(0), h.readUInt32BE(4), h.readUInt32BE(8), h.readUInt32BE(12)];
+    for (let b = 0; b < 256; b++) {
+      const product = multiply([(b << 24) >>> 0, 0, 0, 0], hw);
+      this.byByte.set(product, b * 4);
+      const shifted = [0, 0, 0, b];
+      for (let i = 0; i < 8; i++) shiftRightOne(shifted);
+      this.reduce[b] = shifted[0] ?? 0;
+    }
+  }
+
+  /**
+   * Writes GHASH(A = data[0, split), C = data[split, end)) XOR mask[0, 16) to out[at, at + 16): the GCM tag.
+   */
+  tag(data: Buffer, split: number, end: number, mask: Buffer, out: Buffer, at: number): void {
+    const z = this.z;
+    z.fill(0);
+    this.absorb(data, 0, split);
+    this.absorb(data, split, end);
+    // The lengths block: bit lengths of A and C, 64 bits each (both under 2^32 here).
+    this.block([0, (split * 8) >>> 0, 0, ((end - split) * 8) >>> 0]);
+    for (let w = 0; w < 4; w++) out.writeUInt32BE(((z[w] ?? 0) ^ mask.readUInt32BE(w * 4)) >>> 0, at + w * 4);
+  }
+
+  /** Absorbs data[from, to) in 16-byte blocks, the last one zero-padded. */
+  private absorb(data: Buffer, from: number, to: number): void {
+    const words = [0, 0, 0, 0];
+    for (let at = from; at < to; at += 16) {
+      if (at + 16 <= to) for (let w = 0; w < 4; w++) words[w] = data.readUInt32BE(at + w * 4);
+      else {
+        const last = Buffer.alloc(16);
+        data.copy(last, 0, at, to);
+        for (let w = 0; w < 4; w++) words[w] = last.readUInt32BE(w * 4);
+      }
+      this.block(words);
+    }
+  }
+
+  /** z = (z XOR x) · H, one byte at a time from the last (Horner's rule, x^8 being a shift right by 8 bits). */
+  private block(x: number[]): void {
+    const z = this.z;
+    const t = this.byByte;
+    const r = this.reduce;
+    let z0 = ((z[0] ?? 0) ^ (x[0] ?? 0)) >>> 0;
+    let z1 = ((z[1] ?? 0) ^ (x[1] ?? 0)) >>> 0;
+    let z2 = ((z[2] ?? 0) ^ (x[2] ?? 0)) >>> 0;
+    let z3 = ((z[3] ?? 0) ^ (x[3] ?? 0)) >>> 0;
+    // The input bytes, last first.
+    const input = [z0, z1, z2, z3];
+    z0 = 0;
+    z1 = 0;
+    z2 = 0;
+    z3 = 0;
+    for (let i = 15; i >= 0; i--) {
+      const out = z3 & 0xff;
+      z3 = ((z3 >>> 8) | (z2 << 24)) >>> 0;
+      z2 = ((z2 >>> 8) | (z1 << 24)) >>> 0;
+      z1 = ((z1 >>> 8) | (z0 << 24)) >>> 0;
+      z0 = ((z0 >>> 8) ^ (r[out] ?? 0)) >>> 0;
+      const byte = ((input[i >>> 2] ?? 0) >>> (24 - 8 * (i & 3))) & 0xff;
+      const k = byte * 4;
+      z0 = (z0 ^ (t[k] ?? 0)) >>> 0;
+      z1 = (z1 ^ (t[k + 1] ?? 0)) >>> 0;
+      z2 = (z2 ^ (t[k + 2] ?? 0)) >>> 0;
+      z3 = (z3 ^ (t[k + 3] ?? 0)) >>> 0;
+    }
+    z[0] = z0;
+    z[1] = z1;
+    z[2] = z2;
+    z[3] = z3;
+  }
+}
+
+/** v · x in GCM's bit order (a shift right by one; R = 11100001 || 0^120 folded in for the bit shifted out). */
+function shiftRightOne(v: number[]): void {
+  const carry = (v[3] ?? 0) & 1;
+  v[3] = (((v[3] ?? 0) >>> 1) | ((v[2] ?? 0) << 31)) >>> 0;
+  v[2] = (((v[2] ?? 0) >>> 1) | ((v[1] ?? 0) << 31)) >>> 0;
+  v[1] = (((v[1] ?? 0) >>> 1) | ((v[0] ?? 0) << 31)) >>> 0;
+  v[0] = ((v[0] ?? 0) >>> 1) >>> 0;
+  if (carry) v[0] = ((v[0] ?? 0) ^ 0xe1000000) >>> 0;
+}
+
+/** x · y in GF(2^128) (SP 800-38D §6.3, Algorithm 1), bit by bit: for the tables only. */
+function multiply(x: number[], y: number[]): number[] {
+  const z = [0, 0, 0, 0];
+  const v = [...y];
+  for (let i = 0; i < 128; i++) {
+    if ((((x[i >>> 5] ?? 0) >>> (31 - (i & 31))) & 1) === 1)
+      for (let w = 0; w < 4; w++) z[w] = ((z[w] ?? 0) ^ (v[w] ?? 0)) >>> 0;
+    shiftRightOne(v);
+  }
+  return z;
 }
