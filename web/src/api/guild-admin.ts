@@ -23,6 +23,8 @@ export interface Webhook {
   id: Snowflake;
   name: string | null;
   channel_id: Snowflake;
+  /** The hash of its avatar (served as an avatar under the webhook's id), or null. */
+  avatar?: string | null;
   user?: PartialUser;
   token?: string;
   url?: string;
@@ -124,6 +126,14 @@ export class GuildAdminApi {
   createWebhook(channelId: Snowflake, name: string): Promise<Webhook> {
     return this.http.request('POST', `/channels/${channelId}/webhooks`, { body: { name } });
   }
+  /** Renames it, moves it to another text channel of the guild, sets (a data URI) or removes (null) its avatar. */
+  editWebhook(
+    webhookId: Snowflake,
+    body: { name?: string; channel_id?: Snowflake; avatar?: string | null },
+  ): Promise<Webhook> {
+    return this.http.request('PATCH', `/webhooks/${webhookId}`, { body });
+  }
+
   deleteWebhook(webhookId: Snowflake): Promise<void> {
     return this.http.request('DELETE', `/webhooks/${webhookId}`);
   }
