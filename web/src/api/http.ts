@@ -31,6 +31,17 @@ export class HttpClient {
     this.sudoProof = undefined;
   }
 
+  /**
+   * Whether a sudo proof is held that has not expired by this clock (its JWT `exp`; an unreadable one counts as
+   * held, for the server to judge). An expired one is dropped.
+   */
+  hasSudoProof(now = Date.now()): boolean {
+    if (!this.sudoProof) return false;
+    const exp = jwtExpiry(this.sudoProof);
+    if (exp !== undefined && exp * 1000 <= now) this.sudoProof = undefined;
+    return this.sudoProof !== undefined;
+  }
+
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
     const url = new URL(`${this.base}${path}`);
     for (const [name, value] of Object.entries(options.query ?? {})) {
@@ -118,6 +129,23 @@ export class HttpClient {
 function safeJson(text: string): unknown {
   try {
     return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The `exp` (seconds) of a JWT's payload, or undefined when it cannot be read. */
+function jwtExpiry(jwt: string): number | undefined {
+  try {
+    const payload = jwt.split('.')[1] ?? '';
+    const json = atob(
+      payload
+        .replace(/-/g, '+')
+        .replace(/_/g, '/')
+        .padEnd(Math.ceil(payload.length / 4) * 4, '='),
+    );
+    const exp = (JSON.parse(json) as { exp?: unknown }).exp;
+    return typeof exp === 'number' ? exp : undefined;
   } catch {
     return undefined;
   }

@@ -33,7 +33,9 @@ const SudoContext = createContext<WithSudo | null>(null);
 /**
  * `withSudo(action)` runs a sudo-gated action; when it answers `SUDO_MODE_REQUIRED` a dialog asks for one of
  * the methods the error lists (password, TOTP or backup code, passkey), then the action runs again with the
- * proof. A minted proof (response header) is kept by the HTTP client for the next 5 minutes.
+ * proof. A minted proof (response header) is kept by the HTTP client for the next 5 minutes. An account with a
+ * second factor and no unexpired proof is asked first (its methods from `GET /users/@me/sudo/mfa-methods`), so
+ * no request is refused (docs/mfa-and-sudo.md#sudo-mode).
  */
 export function useSudo(): WithSudo {
   const value = useContext(SudoContext);
@@ -50,27 +52,54 @@ interface Pending {
 }
 
 export function SudoProvider({ children }: { children: ReactNode }) {
+  const { api, user } = useApp();
   const [pending, setPending] = useState<Pending | null>(null);
-  const withSudo = useCallback<WithSudo>(async (action) => {
-    try {
-      return await action({});
-    } catch (error) {
-      if (!(error instanceof HearthApiError) || error.code !== 'SUDO_MODE_REQUIRED') throw error;
-      const methods = (error.body.methods ?? {}) as SudoMethods;
-      return new Promise((resolve, reject) => {
-        setPending({ methods, run: action, resolve: resolve as (value: unknown) => void, reject });
-      });
-    }
-  }, []);
+  const withSudo = useCallback<WithSudo>(
+    async (action) => {
+      const ask = <T,>(methods: SudoMethods) =>
+        new Promise<T>((resolve, reject) => {
+          setPending({ methods, run: action, resolve: resolve as (value: unknown) => void, reject });
+        });
+      // Every sudo-gated route wants a proof from an account with a second factor; the methods are asked for
+      // afresh (a factor added or removed in another tab). Without one, the server decides: a password
+      // account's own form may carry the password, and enabling TOTP as the first factor needs no proof.
+      if (user?.mfa_enabled && !api.http.hasSudoProof()) {
+        const methods = await api.users.sudoMethods();
+        if (methods.has_mfa) return ask({ totp: methods.totp, webauthn: methods.webauthn });
+      }
+      try {
+        return await action({});
+      } catch (error) {
+        if (!(error instanceof HearthApiError) || error.code !== 'SUDO_MODE_REQUIRED') throw error;
+        return ask((error.body.methods ?? {}) as SudoMethods);
+      }
+    },
+    [api, user],
+  );
   return (
     <SudoContext.Provider value={withSudo}>
       {children}
-      {pending && <SudoDialog pending={pending} close={() => setPending(null)} />}
+      {pending && (
+        <SudoDialog
+          pending={pending}
+          close={() => setPending(null)}
+          retarget={(methods) => setPending((current) => current && { ...current, methods })}
+        />
+      )}
     </SudoContext.Provider>
   );
 }
 
-function SudoDialog({ pending, close }: { pending: Pending; close: () => void }) {
+function SudoDialog({
+  pending,
+  close,
+  retarget,
+}: {
+  pending: Pending;
+  close: () => void;
+  /** The server asked for other methods than the dialog offered (the account changed meanwhile). */
+  retarget: (methods: SudoMethods) => void;
+}) {
   const { t } = useTranslation();
   const { api } = useApp();
   const dialog = useRef<HTMLDialogElement>(null);
@@ -97,6 +126,8 @@ function SudoDialog({ pending, close }: { pending: Pending; close: () => void })
       close();
       pending.resolve(result);
     } catch (caught) {
+      if (caught instanceof HearthApiError && caught.code === 'SUDO_MODE_REQUIRED')
+        retarget((caught.body.methods ?? {}) as SudoMethods);
       setError(caught instanceof DOMException ? new HearthApiError(0, 'PASSKEY_CANCELLED', '', {}) : caught);
     } finally {
       setBusy(false);
