@@ -5,7 +5,7 @@ import { RTP_EXTENSION_URI } from 'werift';
 import { SrtpProtector, type SrtpSessionKeys } from './srtp-protect.ts';
 
 /**
- * The audio forwarding fast path (docs/voice.md#capacity). werift's `sendRtp` parses the forwarded packet again for
+ * The audio forwarding fast path (docs/voice.md#the-audio-fast-path). werift's `sendRtp` parses the forwarded packet again for
  * every subscriber, rebuilds its header through objects, makes a cipher and an HMAC per packet and sends through
  * three async layers of its ICE stack. Here an incoming audio packet is prepared once (`OutgoingRtp`) and, per
  * subscriber, only its RTP header is written (SSRC, payload type, the subscriber's MID and the speaker's audio level),
@@ -75,6 +75,12 @@ interface UdpProtocol {
   transport: { closed?: boolean; socket: { send(data: Buffer, port: number, address: string): void } };
 }
 
+interface Route {
+  udp: UdpProtocol['transport'];
+  host: string;
+  port: number;
+}
+
 function hasSenderState(sender: unknown): sender is SenderState {
   const s = sender as Partial<SenderState>;
   return (
@@ -114,6 +120,8 @@ export class AudioFastPath {
   private keysFor: unknown;
   private extensionsFor: unknown;
   private midFor: string | null | undefined;
+  private routeFor: IceSendPath['nominated'];
+  private route: Route | undefined;
   private midId = 0;
   private levelId = 0;
   private mid: Buffer = Buffer.alloc(0);
@@ -136,10 +144,8 @@ export class AudioFastPath {
     const protector = this.protectorFor(transport);
     const connection: unknown = transport.iceTransport.connection;
     if (!protector || !isIceSendPath(connection) || !this.headerExtensionsKnown()) return false;
-    const pair = connection.nominated;
-    const udp = pair && udpSocketOf(pair.protocol);
-    const [host, port] = pair?.remoteAddr ?? ['', 0];
-    if (!udp || isIP(host) === 0) return false;
+    const route = this.routeOf(connection.nominated);
+    if (!route) return false;
 
     const sender = this.state;
     const { header } = rtp.packet;
@@ -155,8 +161,8 @@ export class AudioFastPath {
     protector.protect(out, headerLength, payload, sender.ssrc, sequenceNumber, state.rolloverCounter);
 
     // As werift's own send: nothing goes out before ICE consent, or after it lapsed or the transport closed.
-    if (connection.canSendApplicationData() && !udp.closed) {
-      udp.socket.send(out, port, host);
+    if (connection.canSendApplicationData() && !route.udp.closed) {
+      route.udp.socket.send(out, route.port, route.host);
       transport.bytesSent += out.length;
       transport.packetsSent++;
     }
@@ -170,6 +176,18 @@ export class AudioFastPath {
     // werift starts its sender reports on the first packet sent.
     if (!sender.rtcpRunning) void sender.runRtcp();
     return true;
+  }
+
+  /** The UDP socket and remote address of the selected candidate pair (looked up again when another is selected). */
+  private routeOf(pair: IceSendPath['nominated']): Route | undefined {
+    if (pair !== this.routeFor) {
+      this.routeFor = pair;
+      const udp = pair && udpSocketOf(pair.protocol);
+      const [host, port] = pair?.remoteAddr ?? ['', 0];
+      // A TURN relay or a TCP pair, or a name rather than an address: werift sends.
+      this.route = udp && isIP(host) !== 0 ? { udp, host, port } : undefined;
+    }
+    return this.route;
   }
 
   /** The SRTP protector for this transport's current session keys (made again if werift replaces its session). */

@@ -34,7 +34,7 @@ interface Downstream {
   transceiver: RTCRtpTransceiver;
   /** Which temporal layers of a layered VP8 stream this member gets (docs/voice.md#layer-selection). */
   layers: LayerFilter;
-  /** The audio forwarding fast path of this m-line (docs/voice.md#capacity); null where werift sends. */
+  /** The audio forwarding fast path of this m-line (docs/voice.md#the-audio-fast-path); null where werift sends. */
   fast?: AudioFastPath | null;
 }
 
@@ -155,7 +155,7 @@ export class Participant {
     // it is read synchronously at the start of sendRtp, so each packet goes out with its own codec's number.
     sender.codec = codec;
     if (kind === 'audio' && entry) {
-      // Audio (one speaker to hundreds of listeners) takes the fast path (docs/voice.md#capacity).
+      // Audio (one speaker to hundreds of listeners) takes the fast path (docs/voice.md#the-audio-fast-path).
       if (entry.fast === undefined) entry.fast = AudioFastPath.for(transceiver) ?? null;
       if (entry.fast?.send(rtp, codec.payloadType)) return 'sent';
     }

@@ -17,7 +17,7 @@ const AUTH_TAG_GCM = 16;
 const SHA1_BLOCK = 64;
 
 /**
- * SRTP protection of outgoing RTP with node:crypto, keyed once per peer connection (docs/voice.md#capacity). Both
+ * SRTP protection of outgoing RTP with node:crypto, keyed once per peer connection (docs/voice.md#the-audio-fast-path). Both
  * profiles are counter mode, whose key stream is AES of successive counter blocks: it comes from one AES-ECB cipher
  * (node:crypto, keyed once for the session) and is XORed with the payload, instead of a cipher made per packet.
  * AES-128-CM + HMAC-SHA1-80 (RFC 3711): the HMAC continues from the key's inner and outer pads hashed once.
