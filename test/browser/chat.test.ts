@@ -207,8 +207,11 @@ if (!CHROMIUM_PATH) {
       const b = await cb.newPage();
       await b.goto(`${server.origin}/channels/${guildId}/${channelId}`);
       await composer(b).waitFor();
+      // The switcher's field has the focus: typing goes straight into it.
       await b.keyboard.press('Control+k');
-      await b.getByRole('combobox', { name: 'Where would you like to go?' }).fill('rand');
+      await b.getByRole('combobox', { name: 'Where would you like to go?' }).waitFor();
+      await b.keyboard.type('rand');
+      assert.equal(await b.getByRole('combobox', { name: 'Where would you like to go?' }).inputValue(), 'rand');
       await b.keyboard.press('Enter');
       await composer(b, 'random').waitFor();
       await b.keyboard.press('Alt+ArrowUp');

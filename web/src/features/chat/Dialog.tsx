@@ -1,14 +1,21 @@
 import { type ReactNode, useEffect, useId, useRef } from 'react';
 import { useTranslation } from 'react-i18next';
 
-/** A modal dialog on the native <dialog> (focus trap, Escape and inert background come with it). */
+/**
+ * A modal dialog on the native <dialog> (focus trap, Escape and inert background come with it). The focus goes
+ * to the child marked `data-autofocus` (the quick switcher's field), else to the first control, the close
+ * button: React's `autoFocus` runs while the dialog is still closed, where nothing can take the focus.
+ */
 export function Dialog({ title, onClose, children }: { title: string; onClose: () => void; children: ReactNode }) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   const { t } = useTranslation();
   useEffect(() => {
     const dialog = ref.current;
-    if (dialog && !dialog.open) dialog.showModal();
+    if (dialog && !dialog.open) {
+      dialog.showModal();
+      dialog.querySelector<HTMLElement>('[data-autofocus]')?.focus();
+    }
     return () => dialog?.close();
   }, []);
   return (

@@ -48,7 +48,7 @@ export function QuickSwitcher({ onClose }: { onClose: () => void }) {
         aria-expanded={matches.length > 0}
         aria-controls="switcher-list"
         aria-activedescendant={matches[selected] ? `switcher-${matches[selected]?.id}` : undefined}
-        autoFocus
+        data-autofocus
         value={query}
         onChange={(e) => {
           setQuery(e.target.value);
