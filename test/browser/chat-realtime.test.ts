@@ -396,6 +396,22 @@ if (!CHROMIUM_PATH) {
       await composer(page).fill('from my phone');
       await composer(page).press('Enter');
       await page.locator('.message-list .content', { hasText: 'from my phone' }).waitFor();
+      // The member list is a drawer over the messages and its own toggle: a tap beside it, or Escape, closes it.
+      const members = page.getByRole('complementary', { name: 'Members' });
+      await page.getByRole('button', { name: 'Members' }).click();
+      await members.waitFor();
+      // (the dimmed strip left of the drawer: the drawer covers the rest of it)
+      await page.getByRole('button', { name: 'Close the member list' }).click({ position: { x: 20, y: 370 } });
+      await members.waitFor({ state: 'detached' });
+      await page.getByRole('button', { name: 'Members' }).click();
+      await members.waitFor();
+      await page.keyboard.press('Escape');
+      await members.waitFor({ state: 'detached' });
+      // The navigation drawer closes with Escape too.
+      await page.getByRole('button', { name: 'Open navigation' }).click();
+      await page.getByRole('link', { name: 'Direct messages' }).waitFor();
+      await page.keyboard.press('Escape');
+      await page.getByRole('link', { name: 'Direct messages' }).waitFor({ state: 'hidden' });
       await page.getByRole('button', { name: 'Open navigation' }).click();
       await page.getByRole('link', { name: 'Direct messages' }).click();
       await page.getByRole('heading', { level: 1, name: 'Friends' }).waitFor();

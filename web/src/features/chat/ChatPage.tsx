@@ -32,6 +32,9 @@ export function parseChatPath(pathname: string): {
   return { guildId: !scope || scope === '@me' ? null : scope, channelId: channel || null, messageId: message || null };
 }
 
+/** The width under which the navigation and the member list are drawers (chat.css's phone layout). */
+const NARROW = '(max-width: 760px)';
+
 /** The chat client: guild rail, channel list, the open channel (or friends), members. */
 export default function ChatPage() {
   const { api, gateway } = useApp();
@@ -124,6 +127,18 @@ function ChatLayout() {
     if (searchView && scopeKey(searchView.scope) !== currentScope) closeSearch();
   }, [currentScope, searchView, closeSearch]);
 
+  // On a phone the navigation and the member list are drawers over the messages: Escape closes them, as a tap
+  // on the dimmed rest of the screen does.
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key !== 'Escape' || !window.matchMedia(NARROW).matches) return;
+      setNavOpen(false);
+      setMembersOpen(false);
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
+
   useNotifications(store, visible?.id ?? null);
   useKeyboard(store, guildId, visible?.id ?? null, () => setSwitcher(true));
 
@@ -195,6 +210,15 @@ function ChatLayout() {
           <SearchResults />
         ) : (
           guild && membersOpen && visible && <MemberList guildId={guild.guild.id} channel={visible} />
+        )}
+        {guild && membersOpen && visible && !search.view && (
+          // Drawn on a phone only (chat.css), where the list covers the messages and its toggle.
+          <button
+            type="button"
+            className="scrim members-scrim"
+            aria-label={t('chat.closeMembers')}
+            onClick={() => setMembersOpen(false)}
+          />
         )}
         {navOpen && (
           <button

@@ -37,6 +37,7 @@ const chatEn = {
   settings: 'User settings',
   openNavigation: 'Open navigation',
   closeNavigation: 'Close navigation',
+  closeMembers: 'Close the member list',
   noChannels: 'There is no channel you can see here yet.',
   mute: 'Mute',
   unmute: 'Unmute',

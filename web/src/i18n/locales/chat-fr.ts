@@ -39,6 +39,7 @@ const chatFr: ChatMessages = {
   settings: 'Paramètres utilisateur',
   openNavigation: 'Ouvrir la navigation',
   closeNavigation: 'Fermer la navigation',
+  closeMembers: 'Fermer la liste des membres',
   noChannels: 'Il n’y a encore aucun salon visible pour vous ici.',
   mute: 'Mettre en sourdine',
   unmute: 'Réactiver',
