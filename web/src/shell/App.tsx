@@ -11,16 +11,21 @@ import { GatewayClient } from '../gateway/client.ts';
 import { GatewayHub } from '../gateway/hub.ts';
 import { pickLocale, setLocale } from '../i18n/index.ts';
 import { NotFoundPage } from './NotFoundPage.tsx';
-import { navigate, useLocation } from './router.tsx';
+import { CHAT_HOME, navigate, useLocation } from './router.tsx';
 import { findRoute } from './routes.ts';
 import { UnavailablePage } from './UnavailablePage.tsx';
 
 const sessions = new SessionStore();
 
-/** After signing in, go where the person was headed (`?next=` on /login), else home. */
-export function nextPath(): string {
+/** Where the person was headed (`?next=` on /login, a same-origin path), if anywhere. */
+export function requestedPath(): string | null {
   const next = new URLSearchParams(window.location.search).get('next');
-  return next?.startsWith('/') && !next.startsWith('//') ? next : '/';
+  return next?.startsWith('/') && !next.startsWith('//') ? next : null;
+}
+
+/** After signing in, go where the person was headed, else to the chat. */
+export function nextPath(): string {
+  return requestedPath() ?? CHAT_HOME;
 }
 
 /** The app shell: holds the session and account, guards routes, and renders the current page. */
@@ -133,6 +138,9 @@ export function App({ discovery }: { discovery: DiscoveryDocument }) {
       redirect = here === '/' ? '/login' : `/login?next=${encodeURIComponent(here)}`;
     } else if (current.access === 'signed-out' && user) {
       redirect = nextPath();
+    } else if (location.pathname === '/' && user) {
+      // Signed in, `/` opens the chat (issue 18), replacing `/` in the history so Back does not bounce.
+      redirect = CHAT_HOME;
     }
   }
   useEffect(() => {

@@ -4,7 +4,7 @@ import { type ComponentType, type LazyExoticComponent, lazy, useEffect, useState
 export interface RouteDef {
   path: string;
   page: LazyExoticComponent<ComponentType>;
-  /** Who may see it: `signed-out` pages send a signed-in person home, `signed-in` ones to sign-in. */
+  /** Who may see it: `signed-out` pages send a signed-in person to the chat, `signed-in` ones to sign-in. */
   access: 'any' | 'signed-in' | 'signed-out';
   /** Starts loading the page's chunk (boot calls it for the first page, in parallel with discovery). */
   preload: () => Promise<unknown>;
@@ -17,6 +17,9 @@ export function route(
 ): RouteDef {
   return { path, access, page: lazy(load), preload: load };
 }
+
+/** Where a signed-in person lands (`/`, after signing in, "home" links): the chat, as the platform's clients do. */
+export const CHAT_HOME = '/channels/@me';
 
 export interface Location {
   pathname: string;

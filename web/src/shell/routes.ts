@@ -6,7 +6,9 @@ import { type RouteDef, route } from './router.tsx';
  * /auth/sso/callback, /oauth2/authorize, /oauth2/authorized, /oauth2/logout) must not move.
  */
 export const ROUTES: RouteDef[] = [
-  route('/', 'signed-in', () => import('../features/home/HomePage.tsx')),
+  // `/` shows nothing of its own: the shell sends a signed-in person to the chat (CHAT_HOME), anyone else to
+  // sign-in. Its chunk is the chat's, so the boot preloads what comes next.
+  route('/', 'signed-in', () => import('../features/chat/ChatPage.tsx')),
   route('/settings', 'signed-in', () => import('../features/settings/SettingsPage.tsx')),
   route('/login', 'signed-out', () => import('../features/auth/SignInPage.tsx')),
   route('/register', 'signed-out', () => import('../features/auth/RegisterPage.tsx')),

@@ -2,7 +2,8 @@ import { useTranslation } from 'react-i18next';
 import { useApp } from '../../app-context.tsx';
 import { Link } from '../../components/Link.tsx';
 import { PageLayout } from '../../components/PageLayout.tsx';
-import { useLocation } from '../../shell/router.tsx';
+import { canOpenAdmin } from '../../lib/acl.ts';
+import { CHAT_HOME, useLocation } from '../../shell/router.tsx';
 import { AuditSection } from './AuditSection.tsx';
 import { BansSection } from './BansSection.tsx';
 import { InstanceSection } from './InstanceSection.tsx';
@@ -29,13 +30,12 @@ export default function AdminPage() {
   const { t } = useTranslation();
   const { user } = useApp();
   const { pathname } = useLocation();
-  const acls = user?.acls ?? [];
-  if (!acls.includes('admin:authenticate') && !acls.includes('*')) {
+  if (!canOpenAdmin(user)) {
     return (
       <PageLayout title={t('admin.title')}>
         <p>{t('admin.notAdmin')}</p>
         <p>
-          <Link href="/">{t('admin.backHome')}</Link>
+          <Link href={CHAT_HOME}>{t('admin.backHome')}</Link>
         </p>
       </PageLayout>
     );

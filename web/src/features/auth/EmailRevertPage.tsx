@@ -5,6 +5,7 @@ import { Notice } from '../../components/ErrorNotice.tsx';
 import { Link } from '../../components/Link.tsx';
 import { PageLayout } from '../../components/PageLayout.tsx';
 import { takeFragmentParam } from '../../lib/fragment.ts';
+import { CHAT_HOME } from '../../shell/router.tsx';
 import { NewPasswordForm } from './NewPasswordForm.tsx';
 
 /**
@@ -59,7 +60,7 @@ export default function EmailRevertPage() {
         <>
           <Notice tone="success">{t('revert.done')}</Notice>
           <p>
-            <Link href="/">{t('app.backHome')}</Link>
+            <Link href={CHAT_HOME}>{t('app.backHome')}</Link>
           </p>
         </>
       )}

@@ -7,6 +7,7 @@ import { Notice } from '../../components/ErrorNotice.tsx';
 import { Link } from '../../components/Link.tsx';
 import { PageLayout } from '../../components/PageLayout.tsx';
 import { takeFragmentParam } from '../../lib/fragment.ts';
+import { CHAT_HOME } from '../../shell/router.tsx';
 import { MfaStep } from './MfaStep.tsx';
 import { NewPasswordForm } from './NewPasswordForm.tsx';
 
@@ -88,7 +89,7 @@ export default function ResetPage() {
         <>
           <Notice tone="success">{t('reset.done')}</Notice>
           <p>
-            <Link href="/">{t('app.backHome')}</Link>
+            <Link href={CHAT_HOME}>{t('app.backHome')}</Link>
           </p>
         </>
       )}

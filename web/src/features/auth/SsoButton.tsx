@@ -3,7 +3,7 @@ import { useTranslation } from 'react-i18next';
 import { useApp } from '../../app-context.tsx';
 import { Button } from '../../components/Button.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
-import { nextPath } from '../../shell/App.tsx';
+import { requestedPath } from '../../shell/App.tsx';
 
 /** Starts single sign-on: the server gives the provider's URL; the callback page finishes (SsoCallbackPage). */
 export function SsoButton({ provider }: { provider: string }) {
@@ -15,8 +15,7 @@ export function SsoButton({ provider }: { provider: string }) {
     setBusy(true);
     setError(null);
     try {
-      const next = nextPath();
-      const { authorization_url } = await api.auth.ssoStart(next === '/' ? undefined : next);
+      const { authorization_url } = await api.auth.ssoStart(requestedPath() ?? undefined);
       window.location.assign(authorization_url);
     } catch (caught) {
       setError(caught);

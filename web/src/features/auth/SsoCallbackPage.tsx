@@ -4,6 +4,7 @@ import { useApp } from '../../app-context.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { Link } from '../../components/Link.tsx';
 import { PageLayout } from '../../components/PageLayout.tsx';
+import { CHAT_HOME } from '../../shell/router.tsx';
 
 /** `/auth/sso/callback?code=…&state=…`: the identity provider sends the browser here; we finish and go on. */
 export default function SsoCallbackPage() {
@@ -29,7 +30,7 @@ export default function SsoCallbackPage() {
       async (result) => {
         await signIn(result);
         const next = result.redirect_to;
-        navigate(next?.startsWith('/') && !next.startsWith('//') ? next : '/', { replace: true });
+        navigate(next?.startsWith('/') && !next.startsWith('//') ? next : CHAT_HOME, { replace: true });
       },
       (caught: unknown) => setError(caught),
     );

@@ -5,6 +5,7 @@ import { Button } from '../../components/Button.tsx';
 import { EmailDeliveryNotice } from '../../components/EmailDeliveryNotice.tsx';
 import { ErrorNotice, Notice } from '../../components/ErrorNotice.tsx';
 import { Link } from '../../components/Link.tsx';
+import { CHAT_HOME } from '../../shell/router.tsx';
 import { LinkResultPage } from './LinkResultPage.tsx';
 
 /** `/verify#token=…` from the verification email. */
@@ -49,7 +50,7 @@ export default function VerifyPage() {
             ))}
           {state !== 'working' && (
             <p>
-              <Link href="/">{user ? t('app.backHome') : t('common.signIn')}</Link>
+              <Link href={user ? CHAT_HOME : '/login'}>{user ? t('app.backHome') : t('common.signIn')}</Link>
             </p>
           )}
         </>

@@ -7,6 +7,7 @@ import { Avatar } from '../../components/Avatar.tsx';
 import { Button } from '../../components/Button.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { Field } from '../../components/Field.tsx';
+import { canOpenAdmin } from '../../lib/acl.ts';
 import { groupDmIcon, guildIcon, userAvatar } from '../../lib/media.ts';
 import { channelPath, useChat, useChatStore, useChatT } from './context.ts';
 import { Dialog } from './Dialog.tsx';
@@ -437,9 +438,31 @@ function GroupDmDialog({ onClose }: { onClose: () => void }) {
   );
 }
 
+/** An icon link of the user area to another page of the app, named for screen readers and on hover. */
+function PageLink({ href, label, icon }: { href: string; label: string; icon: string }) {
+  const { navigate } = useApp();
+  return (
+    <a
+      href={href}
+      className="ghost icon"
+      aria-label={label}
+      title={label}
+      onClick={(event) => {
+        if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;
+        event.preventDefault();
+        navigate(href);
+      }}
+    >
+      {icon}
+    </a>
+  );
+}
+
+/** The signed-in person, and the way out of the chat: settings, the developer portal, the admin panel (to
+ * accounts that may open it) and signing out. */
 function UserArea() {
   const { t } = useTranslation();
-  const { api, user, navigate, signOutLocally } = useApp();
+  const { api, user, signOutLocally } = useApp();
   if (!user) return null;
   return (
     <div className="user-area">
@@ -448,18 +471,9 @@ function UserArea() {
         <span className="user-name">{user.global_name ?? user.username}</span>
         <span className="user-handle">{user.username}</span>
       </span>
-      <a
-        href="/settings"
-        className="ghost icon"
-        aria-label={t('chat.settings')}
-        title={t('chat.settings')}
-        onClick={(event) => {
-          event.preventDefault();
-          navigate('/settings');
-        }}
-      >
-        ⚙
-      </a>
+      <PageLink href="/settings" label={t('chat.settings')} icon="⚙" />
+      <PageLink href="/developers" label={t('chat.developerPortal')} icon="</>" />
+      {canOpenAdmin(user) && <PageLink href="/admin" label={t('chat.adminPanel')} icon="⛨" />}
       <button
         type="button"
         className="ghost icon"

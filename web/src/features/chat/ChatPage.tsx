@@ -3,6 +3,7 @@ import { useTranslation } from 'react-i18next';
 import { ChatApi } from '../../api/chat.ts';
 import { ChannelType } from '../../api/chat-types.ts';
 import { useApp } from '../../app-context.tsx';
+import { Link } from '../../components/Link.tsx';
 import { useLocation } from '../../shell/router.tsx';
 import { IncomingCalls } from '../voice/DmCall.tsx';
 import { BotModalDialog } from './BotModal.tsx';
@@ -21,6 +22,45 @@ import './chat.css';
 
 /** Server settings: their own chunk, loaded when opened. */
 const GuildSettings = lazy(() => import('./guild-settings/GuildSettings.tsx'));
+
+/** Where the banner's dismissal is kept: for the tab's life, per account (a new sign-in shows it again). */
+const BANNER_DISMISSED_KEY = 'hearth.unverifiedEmailBannerDismissed';
+
+/**
+ * While the account's email is unverified, says so above the chat and links to the settings section that
+ * sends the verification email again; dismissed, it stays away for the rest of the tab's session.
+ */
+function UnverifiedEmailBanner() {
+  const { t } = useTranslation();
+  const { user } = useApp();
+  const [dismissed, setDismissed] = useState(() => {
+    try {
+      return window.sessionStorage.getItem(BANNER_DISMISSED_KEY) === user?.id;
+    } catch {
+      return false;
+    }
+  });
+  if (!user?.email || user.verified || dismissed) return null;
+  const dismiss = () => {
+    setDismissed(true);
+    try {
+      window.sessionStorage.setItem(BANNER_DISMISSED_KEY, user.id);
+    } catch {
+      // Storage refused (private mode): dismissed for this page only.
+    }
+  };
+  return (
+    <section className="connection-banner gone-notice" aria-label={t('settings.emailNotVerified')}>
+      <p>
+        {t('chat.emailUnverified', { email: user.email })}{' '}
+        <Link href="/settings#account-heading">{t('chat.emailUnverifiedLink')}</Link>
+      </p>
+      <button type="button" className="ghost" onClick={dismiss}>
+        {t('chat.dismissNotice')}
+      </button>
+    </section>
+  );
+}
 
 /** Reads `/channels/@me[/cid]` and `/channels/{gid}[/cid]`. */
 export function parseChatPath(pathname: string): {
@@ -167,6 +207,7 @@ function ChatLayout() {
               {t('chat.reconnecting')}
             </p>
           )}
+          <UnverifiedEmailBanner />
           {goneNotice && (
             <div className="connection-banner gone-notice">
               <p role="status">{t('chat.channelGone', { name: goneNotice.name })}</p>

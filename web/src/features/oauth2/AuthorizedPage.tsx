@@ -3,6 +3,7 @@ import { useApp } from '../../app-context.tsx';
 import { Notice } from '../../components/ErrorNotice.tsx';
 import { Link } from '../../components/Link.tsx';
 import { PageLayout } from '../../components/PageLayout.tsx';
+import { CHAT_HOME } from '../../shell/router.tsx';
 
 /** Where a consent without a redirect URI (a bot added to a community) ends. */
 export default function AuthorizedPage() {
@@ -13,7 +14,7 @@ export default function AuthorizedPage() {
       <Notice tone="success">{t('oauth.authorizedBody')}</Notice>
       {user && (
         <p>
-          <Link href="/">{t('app.backHome')}</Link>
+          <Link href={CHAT_HOME}>{t('app.backHome')}</Link>
         </p>
       )}
     </PageLayout>

@@ -7,6 +7,7 @@ import { Button } from '../../components/Button.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { PageLayout } from '../../components/PageLayout.tsx';
 import { hasPermission, permissionNames } from '../../lib/permissions.ts';
+import { CHAT_HOME } from '../../shell/router.tsx';
 
 const KNOWN_SCOPES = [
   'identify',
@@ -104,7 +105,7 @@ export default function ConsentPage() {
       if (state !== null) target.searchParams.set('state', state);
       window.location.assign(target.href);
     } else {
-      navigate('/', { replace: true });
+      navigate(CHAT_HOME, { replace: true });
     }
   };
 

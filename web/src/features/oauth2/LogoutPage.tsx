@@ -4,6 +4,7 @@ import { useApp } from '../../app-context.tsx';
 import { Button } from '../../components/Button.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { PageLayout } from '../../components/PageLayout.tsx';
+import { CHAT_HOME } from '../../shell/router.tsx';
 
 const PARAMS = ['id_token_hint', 'client_id', 'post_logout_redirect_uri', 'state'] as const;
 
@@ -57,7 +58,7 @@ export default function LogoutPage() {
           {user && <p>{t('oauth.signedInAs', { name })}</p>}
           <p>{t('oauth.logoutBody')}</p>
           <div className="actions">
-            <Button variant="secondary" disabled={busy} onClick={() => navigate('/', { replace: true })}>
+            <Button variant="secondary" disabled={busy} onClick={() => navigate(CHAT_HOME, { replace: true })}>
               {t('oauth.logoutStay')}
             </Button>
             <Button busy={busy} disabled={busy} onClick={() => void signOut()}>

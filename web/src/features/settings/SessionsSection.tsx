@@ -68,7 +68,7 @@ export function SessionsSection() {
       <h2 id="sessions-heading">{t('settings.sessionsTitle')}</h2>
       {sessions && (
         <>
-          <p>{t('home.sessions', { count: sessions.length })}</p>
+          <p>{t('settings.sessions', { count: sessions.length })}</p>
           <ul className="session-list" aria-labelledby="sessions-heading">
             {sessions.map((session) => {
               const name = device(session);
@@ -76,12 +76,12 @@ export function SessionsSection() {
                 <li key={session.id_hash}>
                   <div>
                     <strong>{name}</strong>
-                    {session.current && <span className="badge"> · {t('home.thisDevice')}</span>}
+                    {session.current && <span className="badge"> · {t('settings.thisDevice')}</span>}
                   </div>
                   <div className="hint">
                     {t('settings.sessionPlace', { place: place(session) })}
                     {session.approx_last_used_at &&
-                      ` · ${t('home.lastUsed', { date: formatDate(session.approx_last_used_at, 'dateTime') })}`}
+                      ` · ${t('settings.lastUsed', { date: formatDate(session.approx_last_used_at, 'dateTime') })}`}
                   </div>
                   {session.current ? (
                     <Button variant="secondary" busy={busy === 'here'} onClick={() => void signOutHere()}>
@@ -113,7 +113,7 @@ export function SessionsSection() {
             void signOut(
               others.map((session) => session.id_hash),
               'others',
-              t('home.signedOutEverywhere'),
+              t('settings.othersSignedOut'),
             )
           }
         >

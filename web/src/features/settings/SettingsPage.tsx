@@ -1,4 +1,4 @@
-import { type FormEvent, useId, useState } from 'react';
+import { type FormEvent, useEffect, useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useApp } from '../../app-context.tsx';
 import { Button } from '../../components/Button.tsx';
@@ -8,11 +8,12 @@ import { Link } from '../../components/Link.tsx';
 import { PageLayout } from '../../components/PageLayout.tsx';
 import { SudoCancelled, useSudo } from '../../components/SudoPrompt.tsx';
 import { chooseLocale, currentLocale, LOCALES, type Locale } from '../../i18n/index.ts';
-import { PasskeySection } from '../home/PasskeySection.tsx';
 import { AccountSection } from './AccountSection.tsx';
 import { AppsSection } from './AppsSection.tsx';
 import { DataSection } from './DataSection.tsx';
 import { EmailSection } from './EmailSection.tsx';
+import { OverviewSection } from './OverviewSection.tsx';
+import { PasskeySection } from './PasskeySection.tsx';
 import { PrivacySection } from './PrivacySection.tsx';
 import { ProfileSection } from './ProfileSection.tsx';
 import { SessionsSection } from './SessionsSection.tsx';
@@ -22,20 +23,29 @@ import { TwoFactorSection } from './TwoFactorSection.tsx';
 const SERVER_LOCALE: Record<Locale, string> = { en: 'en-US', fr: 'fr' };
 
 /**
- * Account settings: profile, email, language (kept on the account), password, two-factor authentication,
- * passkeys, sessions, privacy (who may send DMs and friend requests), authorised applications, the data export, disabling and deleting the account.
+ * Account settings: the account at a glance (and signing out), profile, email, language (kept on the account),
+ * password, two-factor authentication, passkeys, sessions, privacy (who may send DMs and friend requests), authorised applications, the data export, disabling and deleting the account.
  */
 export default function SettingsPage() {
   const { t } = useTranslation();
   const { user } = useApp();
+  // A link to a section (`/settings#account-heading`, from the chat's unverified-email banner) scrolls to it
+  // and moves the focus there: the browser does so itself only on a full load.
+  useEffect(() => {
+    const target = window.location.hash ? document.getElementById(window.location.hash.slice(1)) : null;
+    if (!target) return;
+    target.scrollIntoView();
+    if (target.tabIndex >= 0 || target.hasAttribute('tabindex')) target.focus();
+  }, []);
   if (!user) return null;
   const sections: [string, string][] = [
+    ['account-heading', t('settings.accountTitle')],
     ['profile-heading', t('settings.profileTitle')],
     ['email-heading', t('settings.emailTitle')],
     ['language-heading', t('settings.languageTitle')],
     ['password-heading', t('settings.passwordTitle')],
     ['two-factor-heading', t('settings.twoFactorTitle')],
-    ['security-heading', t('home.securityTitle')],
+    ['passkeys-heading', t('settings.passkeysTitle')],
     ['sessions-heading', t('settings.sessionsTitle')],
     ['privacy-heading', t('settings.privacyTitle')],
     ['apps-heading', t('settings.appsTitle')],
@@ -56,6 +66,7 @@ export default function SettingsPage() {
           ))}
         </ul>
       </nav>
+      <OverviewSection />
       <ProfileSection />
       <EmailSection />
       <LanguageSection />

@@ -9,7 +9,7 @@ const admin = {
   settingsTitle: 'Instance settings',
   keysTitle: 'Admin API keys',
   reportsTitle: 'Reports',
-  backHome: 'Back to the start page',
+  backHome: 'Back to your conversations',
   // Users
   search: 'Find a user',
   searchHint: 'An ID, an email address, a username or name#0001.',

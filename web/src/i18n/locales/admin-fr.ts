@@ -12,7 +12,7 @@ const admin: typeof adminEn = {
   settingsTitle: 'Réglages de l’instance',
   keysTitle: 'Clés de l’API d’administration',
   reportsTitle: 'Signalements',
-  backHome: 'Retour à la page d’accueil',
+  backHome: 'Retour à vos conversations',
   search: 'Trouver un utilisateur',
   searchHint: 'Un ID, une adresse email, un nom d’utilisateur ou nom#0001.',
   searchButton: 'Rechercher',

@@ -6,6 +6,9 @@ const chatFr: ChatMessages = {
   reconnecting: 'Connexion perdue. Reconnexion…',
   channelGone: 'Vous ne voyez plus #{{name}} : il a été supprimé ou vos permissions ont changé.',
   dismissNotice: 'Fermer l’avis',
+  emailUnverified:
+    'Votre adresse e-mail {{email}} n’est pas encore vérifiée. Le lien est dans votre boîte de réception.',
+  emailUnverifiedLink: 'La vérifier dans vos paramètres',
   servers: 'Serveurs',
   home: 'Messages privés',
   homeWithMentions_one: 'Messages privés, {{count}} message non lu',
@@ -37,6 +40,8 @@ const chatFr: ChatMessages = {
   voiceArea: 'Vocal',
   voiceSoon: 'Les appels vocaux apparaîtront ici.',
   settings: 'Paramètres utilisateur',
+  developerPortal: 'Portail des développeurs',
+  adminPanel: 'Administration',
   openNavigation: 'Ouvrir la navigation',
   closeNavigation: 'Fermer la navigation',
   closeMembers: 'Fermer la liste des membres',

@@ -11,7 +11,7 @@ import { createCredential, webauthnSupported } from '../../lib/webauthn.ts';
 import { passkeyError } from '../auth/passkey-error.ts';
 
 /**
- * Passkeys (on `/` and in the settings): the list with rename and remove (both sudo-gated), and adding one
+ * Passkeys in the settings: the list with rename and remove (both sudo-gated), and adding one
  * (the registration options are sudo-gated, so the prompt asks for a password, a code or an existing passkey).
  */
 export function PasskeySection() {
@@ -19,7 +19,7 @@ export function PasskeySection() {
   const { api, refreshUser } = useApp();
   const withSudo = useSudo();
   const [credentials, setCredentials] = useState<WebauthnCredential[] | null>(null);
-  const [name, setName] = useState(() => t('home.passkeyDefaultName'));
+  const [name, setName] = useState(() => t('settings.passkeyDefaultName'));
   const [renaming, setRenaming] = useState<string | null>(null);
   const [newName, setNewName] = useState('');
   const [busy, setBusy] = useState<string | null>(null);
@@ -56,8 +56,8 @@ export function PasskeySection() {
     void run('add', async () => {
       const options = await withSudo((proof) => api.mfa.webauthnRegistrationOptions(proof));
       const { response, challenge } = await createCredential(options);
-      await api.mfa.addWebauthnCredential(response, challenge, name.trim() || t('home.passkeyDefaultName'));
-      setMessage(t('home.passkeyAdded'));
+      await api.mfa.addWebauthnCredential(response, challenge, name.trim() || t('settings.passkeyDefaultName'));
+      setMessage(t('settings.passkeyAddedNotice'));
       await load();
       await refreshUser();
     });
@@ -82,9 +82,9 @@ export function PasskeySection() {
     });
 
   return (
-    <section aria-labelledby="security-heading">
-      <h2 id="security-heading">{t('home.securityTitle')}</h2>
-      {credentials !== null && <p>{t('home.passkeys', { count: credentials.length })}</p>}
+    <section aria-labelledby="passkeys-heading">
+      <h2 id="passkeys-heading">{t('settings.passkeysTitle')}</h2>
+      {credentials !== null && <p>{t('settings.passkeys', { count: credentials.length })}</p>}
       {credentials && credentials.length > 0 && (
         <ul className="passkey-list" aria-label={t('settings.passkeyListLabel')}>
           {credentials.map((credential) => (
@@ -94,7 +94,7 @@ export function PasskeySection() {
                 {' '}
                 · {t('settings.passkeyAdded', { date: formatDate(credential.created_at) })}
                 {credential.last_used_at &&
-                  ` · ${t('home.lastUsed', { date: formatDate(credential.last_used_at, 'dateTime') })}`}
+                  ` · ${t('settings.lastUsed', { date: formatDate(credential.last_used_at, 'dateTime') })}`}
               </span>
               {renaming === credential.id ? (
                 <form onSubmit={(event) => rename(event, credential)}>
@@ -145,14 +145,14 @@ export function PasskeySection() {
       {webauthnSupported() && (
         <form onSubmit={add}>
           <Field
-            label={t('home.passkeyName')}
+            label={t('settings.passkeyName')}
             maxLength={100}
             required
             value={name}
             onChange={(event) => setName(event.target.value)}
           />
           <Button type="submit" variant="secondary" busy={busy === 'add'}>
-            {t('home.addPasskey')}
+            {t('settings.addPasskey')}
           </Button>
         </form>
       )}
