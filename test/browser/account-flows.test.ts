@@ -7,6 +7,7 @@ import type { TestServer } from '../support/server.ts';
 import {
   addVirtualAuthenticator,
   assertAccessible,
+  atChatHome,
   CHROMIUM_PATH,
   fillSignIn,
   h1,
@@ -37,6 +38,12 @@ if (!CHROMIUM_PATH) {
   let backupCodes: string[] = [];
 
   const heading = (name: string) => h1(page, name);
+  const inChat = () => atChatHome(page, 'Flow Tester');
+  const settings = async () => {
+    await page.goto(`${server.origin}/settings`);
+    await heading('Settings');
+  };
+  const unverifiedBanner = () => page.getByRole('region', { name: 'Your email address is not verified yet.' });
   const storedToken = async () =>
     JSON.parse((await page.evaluate(() => window.localStorage.getItem('hearth.session'))) ?? '{}').token as string;
 
@@ -62,9 +69,36 @@ if (!CHROMIUM_PATH) {
       await page.getByLabel('Password', { exact: true }).fill(password);
       await page.getByLabel('I agree to the terms of service and privacy policy').check();
       await page.getByRole('button', { name: 'Create account' }).click();
-      await heading('Welcome, Flow Tester');
-      await page.getByText('Your email address is not verified yet.').waitFor();
-      await assertAccessible(page, 'landing page');
+      await inChat();
+      await unverifiedBanner()
+        .getByText(`Your email address ${email} is not verified yet. Check your inbox for the link.`)
+        .waitFor();
+      await assertAccessible(page, 'the chat with the unverified-email banner');
+    });
+
+    it('follows the banner to the settings, sends the verification email again, and dismisses the banner', async () => {
+      await unverifiedBanner().getByRole('link', { name: 'Verify it in your settings' }).click();
+      await heading('Settings');
+      assert.equal(new URL(page.url()).hash, '#account-heading');
+      const account = page.getByRole('region', { name: 'Your account' });
+      assert.equal(
+        await page.evaluate(() => document.activeElement?.textContent),
+        'Your account',
+        'the linked section has the focus',
+      );
+      await account.getByText('Your email address is not verified yet.').waitFor();
+      await account.getByText(email, { exact: true }).waitFor();
+      await assertAccessible(page, 'settings with an unverified email');
+      await account.getByRole('button', { name: 'Send the verification email again' }).click();
+      await account.getByText('We sent a new verification email.').waitFor();
+
+      await page.goBack();
+      await inChat();
+      await unverifiedBanner().getByRole('button', { name: 'Dismiss notice' }).click();
+      await unverifiedBanner().waitFor({ state: 'detached' });
+      await page.reload();
+      await inChat();
+      assert.equal(await unverifiedBanner().count(), 0, "dismissed for the rest of the tab's session");
     });
 
     it('verifies the email from the link in the captured message', async () => {
@@ -79,14 +113,27 @@ if (!CHROMIUM_PATH) {
       await page.goto(link);
       await page.getByRole('alert').filter({ hasText: 'This verification link is invalid or has expired.' }).waitFor();
       await page.goto(`${server.origin}/`);
-      await heading('Welcome, Flow Tester');
-      assert.equal(await page.getByText('Your email address is not verified yet.').count(), 0);
+      await inChat();
+      assert.equal(await unverifiedBanner().count(), 0);
+      await settings();
+      const account = page.getByRole('region', { name: 'Your account' });
+      await account.getByText(`${email} · verified`, { exact: true }).waitFor();
+      assert.equal(await account.getByText('Your email address is not verified yet.').count(), 0);
     });
 
-    it('signs out and back in with the password', async () => {
+    it('signs out from the settings and back in there, then from the chat and back into it', async () => {
+      // Signed out on a signed-in page, the sign-in page remembers it (`?next=`) and signing in returns there.
       await signOut();
+      assert.equal(new URL(page.url()).search, `?next=${encodeURIComponent('/settings')}`);
       await fillSignIn(page, { email, password });
-      await heading('Welcome, Flow Tester');
+      await heading('Settings');
+      assert.equal(new URL(page.url()).pathname, '/settings');
+      await page.goto(`${server.origin}/`);
+      await inChat();
+      await signOut();
+      assert.equal(new URL(page.url()).search, `?next=${encodeURIComponent('/channels/@me')}`);
+      await fillSignIn(page, { email, password });
+      await inChat();
     });
 
     it('signs in with a TOTP code once TOTP is on', async () => {
@@ -102,8 +149,9 @@ if (!CHROMIUM_PATH) {
       await page.getByRole('alert').filter({ hasText: 'This code is not right.' }).waitFor();
       await page.getByLabel('Code from your authenticator app').fill(totpCode(totpSecret));
       await page.getByRole('button', { name: 'Verify' }).click();
-      await heading('Welcome, Flow Tester');
-      await page.getByText('Two-factor authentication is on.').waitFor();
+      await inChat();
+      await settings();
+      await page.getByRole('region', { name: 'Your account' }).getByText('Two-factor authentication is on.').waitFor();
     });
 
     it('signs in with a backup code', async () => {
@@ -113,10 +161,11 @@ if (!CHROMIUM_PATH) {
       await page.getByRole('button', { name: 'Use a backup code' }).click();
       await page.getByLabel('Backup code').fill(backupCodes[0] as string);
       await page.getByRole('button', { name: 'Verify' }).click();
-      await heading('Welcome, Flow Tester');
+      await heading('Settings');
     });
 
     it('adds a passkey through the sudo prompt and signs in with it', async () => {
+      await settings();
       await addVirtualAuthenticator(page);
       await page.getByText('You have 0 passkeys.').waitFor();
       await page.getByLabel('Name for a new passkey').fill('Test laptop');
@@ -132,7 +181,7 @@ if (!CHROMIUM_PATH) {
       // Discoverable sign-in: no email, no password.
       await signOut();
       await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
-      await heading('Welcome, Flow Tester');
+      await heading('Settings');
 
       // The passkey as the second factor after the password.
       await signOut();
@@ -140,7 +189,7 @@ if (!CHROMIUM_PATH) {
       await heading('Two-factor authentication');
       await page.getByRole('button', { name: 'Use a passkey' }).click();
       await page.getByRole('button', { name: 'Use my passkey' }).click();
-      await heading('Welcome, Flow Tester');
+      await heading('Settings');
     });
 
     it('signs out every other session through the sudo prompt', async () => {
@@ -151,10 +200,10 @@ if (!CHROMIUM_PATH) {
         body: { ticket, code: backupCodes[1] },
       });
       assert.equal(second.status, 200);
-      await page.reload();
+      await settings();
       await page.getByText(/\d+ active sessions/).waitFor();
 
-      await page.getByRole('button', { name: 'Sign out everywhere' }).click();
+      await page.getByRole('button', { name: 'Sign out every other session' }).click();
       const dialog = page.getByRole('dialog', { name: 'Confirm it is you' });
       await dialog.getByLabel('Authenticator or backup code').fill('999999');
       await dialog.getByRole('button', { name: 'Confirm', exact: true }).click();
@@ -224,7 +273,7 @@ if (!CHROMIUM_PATH) {
 
     it('adds a bot to a chosen community with the permissions listed', async () => {
       await page.goto(`${server.origin}/`);
-      await heading('Welcome, Flow Tester');
+      await inChat();
       const token = await storedToken();
       const guild = await request(server, 'POST', '/v1/guilds', { auth: token, body: { name: 'Book Club' } });
       assert.equal(guild.status, 200, guild.text);
@@ -270,7 +319,7 @@ if (!CHROMIUM_PATH) {
       await homePage.getByRole('status').filter({ hasText: 'The new location is approved.' }).waitFor();
       await assertAccessible(homePage, 'authorize-ip page');
 
-      await awayPage.getByRole('heading', { level: 1, name: 'Welcome, far_away' }).waitFor({ timeout: 15_000 });
+      await atChatHome(awayPage, 'far_away');
       await away.close();
       await home.close();
     });
@@ -309,7 +358,7 @@ if (!CHROMIUM_PATH) {
         await homePage.goto(secondLink);
         await homePage.getByRole('status').filter({ hasText: 'The new location is approved.' }).waitFor();
         await page.clock.fastForward(2_500);
-        await page.getByRole('heading', { level: 1, name: 'Welcome, resender' }).waitFor({ timeout: 15_000 });
+        await atChatHome(page, 'resender');
         await home.close();
       } finally {
         await request(server, 'POST', '/v1/test/clock', { harness: true, body: { offset_ms: 0 } });

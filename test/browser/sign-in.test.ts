@@ -5,7 +5,9 @@ import { registerUser, request } from '../support/client.ts';
 import type { TestServer } from '../support/server.ts';
 import {
   assertAccessible,
+  atChatHome,
   CHROMIUM_PATH,
+  h1,
   newContext,
   serverAndChromium,
   submitSignIn,
@@ -21,7 +23,7 @@ if (!CHROMIUM_PATH) {
   serverAndChromium((started) => ({ server, browser } = started));
 
   describe('sign in with email and password (Chromium)', () => {
-    it('sends a signed-out visitor from / to the sign-in page, signs in, and signs out', async () => {
+    it('sends a signed-out visitor from / to the sign-in page, signs in into the chat, and signs out', async () => {
       const user = await registerUser(server, { username: 'ada_browser' });
       const context = await newContext(browser);
       const page = await context.newPage();
@@ -39,9 +41,8 @@ if (!CHROMIUM_PATH) {
 
       await page.getByLabel('Password', { exact: true }).fill(user.password);
       await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-      await page.getByRole('heading', { level: 1, name: 'Welcome, ada_browser' }).waitFor();
-      assert.equal(new URL(page.url()).pathname, '/');
-      await assertAccessible(page, 'signed-in landing page');
+      await atChatHome(page, 'ada_browser');
+      await assertAccessible(page, 'the chat, where signing in leads');
       const stored = await page.evaluate(() => window.localStorage.getItem('hearth.session'));
       assert.match(stored ?? '', /"token":"flx_[A-Za-z0-9]{36}"/);
 
@@ -61,10 +62,15 @@ if (!CHROMIUM_PATH) {
       const context = await newContext(browser);
       const first = await context.newPage();
       await submitSignIn(first, server.origin, user);
-      await first.getByRole('heading', { level: 1, name: 'Welcome, two_tabs' }).waitFor();
+      await atChatHome(first, 'two_tabs');
       const second = await context.newPage();
+      await second.goto(`${server.origin}/settings`);
+      await h1(second, 'Settings');
+      // Signed in, `/` opens the chat in place of itself: Back returns to the page before, not to `/`.
       await second.goto(`${server.origin}/`);
-      await second.getByRole('heading', { level: 1, name: 'Welcome, two_tabs' }).waitFor();
+      await atChatHome(second, 'two_tabs');
+      await second.goBack();
+      await h1(second, 'Settings');
 
       await first.getByRole('button', { name: 'Sign out', exact: true }).click();
       await first.getByRole('heading', { level: 1, name: 'Sign in to Hearth' }).waitFor();
@@ -78,7 +84,11 @@ if (!CHROMIUM_PATH) {
       await context.routeWebSocket(/\/gateway/, (socket) => socket.close());
       const page = await context.newPage();
       await submitSignIn(page, server.origin, user);
-      await page.getByRole('heading', { level: 1, name: 'Welcome, revoked_tab' }).waitFor();
+      // Without a gateway the chat waits to connect; the settings page works over HTTP alone.
+      await page.waitForURL((url) => url.pathname === '/channels/@me');
+      await page.getByRole('status').filter({ hasText: 'Connecting…' }).waitFor();
+      await page.goto(`${server.origin}/settings`);
+      await h1(page, 'Settings');
       const token = JSON.parse(
         (await page.evaluate(() => window.localStorage.getItem('hearth.session'))) ?? '{}',
       ).token;
@@ -96,7 +106,7 @@ if (!CHROMIUM_PATH) {
       const context = await newContext(browser);
       const page = await context.newPage();
       await submitSignIn(page, server.origin, user);
-      await page.getByRole('heading', { level: 1, name: 'Welcome, patient' }).waitFor();
+      await atChatHome(page, 'patient');
       await context.route('**/v1/users/@me', (route) => route.abort('connectionrefused'));
       await page.reload();
       await page.getByRole('heading', { level: 1, name: 'Hearth is not answering' }).waitFor();
@@ -108,7 +118,7 @@ if (!CHROMIUM_PATH) {
       assert.notEqual(await page.evaluate(() => window.localStorage.getItem('hearth.session')), null);
       await context.unroute('**/v1/users/@me');
       await page.getByRole('button', { name: 'Try again' }).click();
-      await page.getByRole('heading', { level: 1, name: 'Welcome, patient' }).waitFor();
+      await atChatHome(page, 'patient');
       await context.close();
     });
 
@@ -125,7 +135,7 @@ if (!CHROMIUM_PATH) {
       await page.keyboard.press('Tab');
       await page.keyboard.type(user.password);
       await page.keyboard.press('Enter');
-      await page.getByRole('heading', { level: 1, name: `Welcome, ${user.username}` }).waitFor();
+      await atChatHome(page, user.username);
       await context.close();
     });
   });
@@ -149,7 +159,7 @@ if (CHROMIUM_PATH) {
       const sockets: string[] = [];
       page.on('websocket', (socket) => sockets.push(new URL(socket.url()).origin));
       await submitSignIn(page, server.origin, user);
-      await page.getByRole('heading', { level: 1, name: 'Welcome, elsewhere' }).waitFor();
+      await atChatHome(page, 'elsewhere');
       await page.waitForLoadState('networkidle');
       const apiOrigin = server.origin.replace('localhost', '127.0.0.1');
       assert.ok(apiCalls.length >= 3, `API calls seen: ${apiCalls.length}`);

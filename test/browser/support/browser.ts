@@ -240,6 +240,16 @@ export async function signedInPage(
 /** Waits for the page's `<h1>` with this name. */
 export const h1 = (page: Page, name: string) => page.getByRole('heading', { level: 1, name }).waitFor();
 
+/**
+ * Waits until the page is the chat's home, where `/` and signing in lead: the URL `/channels/@me`, its "Friends"
+ * heading, and `name` (the display name, else the username) in the user area of the direct-messages navigation.
+ */
+export async function atChatHome(page: Page, name: string, timeout = 15_000): Promise<void> {
+  await page.getByRole('heading', { level: 1, name: 'Friends' }).waitFor({ timeout });
+  assert.equal(new URL(page.url()).pathname, '/channels/@me');
+  await page.getByRole('navigation', { name: 'Direct messages' }).getByText(name, { exact: true }).first().waitFor();
+}
+
 /** Answers the sudo prompt with the password (an account without a second factor); the prompt goes away. */
 export async function confirmWithPassword(page: Page, password: string): Promise<void> {
   const dialog = page.getByRole('dialog', { name: 'Confirm it is you' });
