@@ -6,6 +6,7 @@ import { registerUser, request } from '../support/client.ts';
 import type { TestServer } from '../support/server.ts';
 import {
   assertAccessible,
+  atChatHome,
   CHROMIUM_PATH,
   fillSignIn,
   h1,
@@ -84,7 +85,7 @@ if (!CHROMIUM_PATH) {
       const page = await context.newPage();
       try {
         await submitSignIn(page, server.origin, user);
-        await h1(page, `Welcome, ${user.username}`);
+        await atChatHome(page, user.username);
         // Two minutes later the tab's sign-in is too old for prompt=login.
         const shifted = await request(server, 'POST', '/v1/test/clock', {
           harness: true,
@@ -166,10 +167,20 @@ if (!CHROMIUM_PATH) {
       await page.getByLabel('Adresse e-mail').fill(user.email);
       await page.getByLabel('Mot de passe', { exact: true }).fill(user.password);
       await page.getByRole('button', { name: 'Se connecter', exact: true }).click();
-      await h1(page, 'Bienvenue, marie');
+      await h1(page, 'Amis');
+      assert.equal(new URL(page.url()).pathname, '/channels/@me');
+      await page.getByRole('navigation', { name: 'Messages privés' }).getByText('marie').first().waitFor();
+      await assertAccessible(page, 'the chat in French');
+      await page.getByRole('link', { name: 'Paramètres', exact: true }).click();
+      await h1(page, 'Paramètres');
       await page.getByText(/^\d+ sessions actives$/).waitFor();
       const year = new Date().getFullYear();
       await page.getByText(new RegExp(`^Membre depuis le \\d{1,2} \\p{L}+ ${year}$`, 'u')).waitFor();
+      await page
+        .getByRole('region', { name: 'Votre compte' })
+        .getByText('La double authentification est désactivée.')
+        .waitFor();
+      await assertAccessible(page, 'settings in French');
       await context.close();
     });
 
@@ -179,7 +190,8 @@ if (!CHROMIUM_PATH) {
       const context = await newContext(browser, { locale: 'en-US' });
       const page = await context.newPage();
       await submitSignIn(page, server.origin, user);
-      await h1(page, `Bienvenue, ${user.username}`);
+      await h1(page, 'Amis');
+      assert.equal(new URL(page.url()).pathname, '/channels/@me');
       await context.close();
     });
   });
@@ -255,9 +267,11 @@ if (!CHROMIUM_PATH) {
         .getByText('Your old email address is restored and your account is secured. You are signed in.')
         .waitFor();
       await assertAccessible(page, 'email revert done');
-      await page.getByRole('link', { name: 'Go to the start page' }).click();
-      await h1(page, `Welcome, ${user.username}`);
-      await page.getByText(user.email).waitFor();
+      await page.getByRole('link', { name: 'Go to your conversations' }).click();
+      await atChatHome(page, user.username);
+      await page.getByRole('link', { name: 'Settings', exact: true }).click();
+      await h1(page, 'Settings');
+      await page.getByRole('region', { name: 'Your account' }).getByText(`${user.email} · verified`).waitFor();
       await context.close();
     });
   });
@@ -323,7 +337,7 @@ if (!CHROMIUM_PATH) {
       const context = await newContext(browser);
       const page = await context.newPage();
       await submitSignIn(page, server.origin, user);
-      await h1(page, 'Welcome, to_be_disabled');
+      await atChatHome(page, 'to_be_disabled');
       // Give the gateway connection time to identify before the account goes away.
       await page.waitForTimeout(500);
       const disabled = await request(server, 'POST', '/v1/admin/users/update-flags', {

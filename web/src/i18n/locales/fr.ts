@@ -264,7 +264,7 @@ const fr: Messages = {
     unknownPlace: 'lieu inconnu',
     sessionPlace: 'Depuis {{place}}',
     signOutHere: 'Se déconnecter sur cet appareil',
-    signOutSession: 'Déconnecter {{device}}',
+    signOutSession: 'Se déconnecter de {{device}}',
     sessionSignedOut: 'Cette session a été déconnectée.',
     signOutOthers: 'Déconnecter toutes les autres sessions',
     privacyTitle: 'Confidentialité',
