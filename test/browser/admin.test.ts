@@ -7,6 +7,7 @@ import { enableTotp } from '../support/mfa.ts';
 import type { TestServer } from '../support/server.ts';
 import {
   assertAccessible,
+  atChatHome,
   CHROMIUM_PATH,
   h1,
   serverAndChromium,
@@ -33,12 +34,15 @@ if (!CHROMIUM_PATH) {
       await setAcls(server, admin.id, ['*']);
       const target = await registerUser(server, { username: 'to_disable' });
       const victim = await signedIn(target);
-      await h1(victim.page, 'Welcome, to_disable');
+      await atChatHome(victim.page, 'to_disable');
       // Give the gateway connection time to identify before the account goes away.
       await victim.page.waitForTimeout(500);
 
+      // The chat's user area offers the panel to an administrator; it is reached from the keyboard.
       const { context, page } = await signedIn(admin);
-      await page.goto(`${server.origin}/admin`);
+      await atChatHome(page, admin.username);
+      await page.getByRole('link', { name: 'Administration', exact: true }).focus();
+      await page.keyboard.press('Enter');
       await h1(page, 'Users · Administration');
       await assertAccessible(page, 'admin users');
       await page.getByLabel('Find a user').fill(target.email);
@@ -227,6 +231,11 @@ if (!CHROMIUM_PATH) {
       await h1(page, 'Administration');
       await page.getByText('Your account holds no administrative rights.', { exact: false }).waitFor();
       await assertAccessible(page, 'admin panel, not an admin');
+      // Its way back leads to the chat, whose user area offers no admin panel to this account.
+      await page.getByRole('link', { name: 'Back to your conversations' }).click();
+      await atChatHome(page, user.username);
+      await page.getByRole('link', { name: 'Developer portal', exact: true }).waitFor();
+      assert.equal(await page.getByRole('link', { name: 'Administration', exact: true }).count(), 0);
       await context.close();
     });
   });
