@@ -75,10 +75,13 @@ if (!CHROMIUM_PATH) {
       await assertAccessible(page, 'sign-in page with SSO');
       await page.getByRole('button', { name: 'Sign in with Example ID' }).click();
       await signInAtProvider(page, 'alice');
-      await page.getByRole('heading', { level: 1, name: /^Welcome, / }).waitFor({ timeout: 15_000 });
-      assert.equal(new URL(page.url()).pathname, '/');
+      // No `?next=`: the sign-in lands in the chat.
+      await page.getByRole('heading', { level: 1, name: 'Friends' }).waitFor({ timeout: 15_000 });
+      assert.equal(new URL(page.url()).pathname, '/channels/@me');
       assert.equal(new URL(page.url()).search, '', 'the single-use code and state leave the address bar');
-      await page.getByText('alice.sso@example.test').waitFor();
+      await page.getByRole('link', { name: 'Settings', exact: true }).click();
+      await page.getByRole('heading', { level: 1, name: 'Settings' }).waitFor();
+      await page.getByRole('region', { name: 'Your account' }).getByText('alice.sso@example.test').waitFor();
       await context.close();
     });
 
@@ -118,7 +121,8 @@ if (!CHROMIUM_PATH) {
       await assertAccessible(page, 'SSO-only sign-in page');
       await page.getByRole('button', { name: 'Sign in with Example ID' }).click();
       await signInAtProvider(page, 'alice');
-      await page.getByRole('heading', { level: 1, name: /^Welcome, / }).waitFor({ timeout: 15_000 });
+      await page.getByRole('heading', { level: 1, name: 'Friends' }).waitFor({ timeout: 15_000 });
+      assert.equal(new URL(page.url()).pathname, '/channels/@me');
       await context.close();
       await sso({ enabled: false, enforced: false });
     });
