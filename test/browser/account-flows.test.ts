@@ -77,7 +77,7 @@ if (!CHROMIUM_PATH) {
     });
 
     it('follows the banner to the settings, sends the verification email again, and dismisses the banner', async () => {
-      await unverifiedBanner().getByRole('link', { name: 'Verify it in your settings' }).click();
+      await unverifiedBanner().getByRole('link', { name: 'Verify your email address' }).click();
       await heading('Settings');
       assert.equal(new URL(page.url()).hash, '#account-heading');
       const account = page.getByRole('region', { name: 'Your account' });

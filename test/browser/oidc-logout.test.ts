@@ -95,7 +95,8 @@ if (!CHROMIUM_PATH) {
         await page.goto(`${server.origin}/v1/oauth2/logout?${new URLSearchParams({ id_token_hint: idToken })}`);
         await h1(page, 'Sign out of Hearth?');
         await page.getByRole('button', { name: 'Stay signed in' }).click();
-        await page.waitForURL(`${server.origin}/`);
+        await page.waitForURL(`${server.origin}/channels/@me`);
+        await h1(page, 'Friends');
         assert.equal((await request(server, 'GET', '/v1/users/@me', { auth: token as string })).status, 200);
       } finally {
         await context.close();

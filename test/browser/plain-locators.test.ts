@@ -96,7 +96,7 @@ if (!CHROMIUM_PATH) {
       await page.getByRole('button', { name: 'Create account' }).click();
       await page.waitForURL((url) => url.pathname !== '/register');
 
-      // The signed-in landing page leads to the settings.
+      // Registering leads to the chat, whose user area leads to the settings.
       await page.getByRole('link', { name: 'Settings' }).click();
       await h1(page, 'Settings');
       await page.getByRole('button', { name: 'Sign out on this device' }).click();

@@ -5,7 +5,7 @@ const chatEn = {
   channelGone: 'You can no longer see #{{name}}: it was deleted or your permissions changed.',
   dismissNotice: 'Dismiss notice',
   emailUnverified: 'Your email address {{email}} is not verified yet. Check your inbox for the link.',
-  emailUnverifiedLink: 'Verify it in your settings',
+  emailUnverifiedLink: 'Verify your email address',
   servers: 'Servers',
   home: 'Direct messages',
   homeWithMentions_one: 'Direct messages, {{count}} unread message',

@@ -8,7 +8,7 @@ const chatFr: ChatMessages = {
   dismissNotice: 'Fermer l’avis',
   emailUnverified:
     'Votre adresse e-mail {{email}} n’est pas encore vérifiée. Le lien est dans votre boîte de réception.',
-  emailUnverifiedLink: 'La vérifier dans vos paramètres',
+  emailUnverifiedLink: 'Vérifier votre adresse e-mail',
   servers: 'Serveurs',
   home: 'Messages privés',
   homeWithMentions_one: 'Messages privés, {{count}} message non lu',
