@@ -35,7 +35,7 @@ export default function SettingsPage() {
     const target = window.location.hash ? document.getElementById(window.location.hash.slice(1)) : null;
     if (!target) return;
     target.scrollIntoView();
-    if (target.tabIndex >= 0 || target.hasAttribute('tabindex')) target.focus();
+    if (target.hasAttribute('tabindex')) target.focus();
   }, []);
   if (!user) return null;
   const sections: [string, string][] = [
