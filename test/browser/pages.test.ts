@@ -171,7 +171,7 @@ if (!CHROMIUM_PATH) {
       assert.equal(new URL(page.url()).pathname, '/channels/@me');
       await page.getByRole('navigation', { name: 'Messages privés' }).getByText('marie').first().waitFor();
       await assertAccessible(page, 'the chat in French');
-      await page.getByRole('link', { name: 'Paramètres', exact: true }).click();
+      await page.getByRole('link', { name: 'Paramètres utilisateur', exact: true }).click();
       await h1(page, 'Paramètres');
       await page.getByText(/^\d+ sessions actives$/).waitFor();
       const year = new Date().getFullYear();
@@ -269,7 +269,7 @@ if (!CHROMIUM_PATH) {
       await assertAccessible(page, 'email revert done');
       await page.getByRole('link', { name: 'Go to your conversations' }).click();
       await atChatHome(page, user.username);
-      await page.getByRole('link', { name: 'Settings', exact: true }).click();
+      await page.getByRole('link', { name: 'User settings', exact: true }).click();
       await h1(page, 'Settings');
       await page.getByRole('region', { name: 'Your account' }).getByText(`${user.email} · verified`).waitFor();
       await context.close();

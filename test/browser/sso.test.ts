@@ -79,7 +79,7 @@ if (!CHROMIUM_PATH) {
       await page.getByRole('heading', { level: 1, name: 'Friends' }).waitFor({ timeout: 15_000 });
       assert.equal(new URL(page.url()).pathname, '/channels/@me');
       assert.equal(new URL(page.url()).search, '', 'the single-use code and state leave the address bar');
-      await page.getByRole('link', { name: 'Settings', exact: true }).click();
+      await page.getByRole('link', { name: 'User settings', exact: true }).click();
       await page.getByRole('heading', { level: 1, name: 'Settings' }).waitFor();
       await page.getByRole('region', { name: 'Your account' }).getByText('alice.sso@example.test').waitFor();
       await context.close();
