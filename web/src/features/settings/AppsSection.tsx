@@ -1,10 +1,11 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { AuthorizedApp } from '../../api/types.ts';
 import { useApp } from '../../app-context.tsx';
 import { Button } from '../../components/Button.tsx';
 import { ErrorNotice, Notice } from '../../components/ErrorNotice.tsx';
 import { formatDate } from '../../i18n/format.ts';
+import { useLoaded } from '../../lib/use-loaded.ts';
 
 /** The scopes the consent page knows how to say in words (`oauth.scope.*`). */
 const KNOWN_SCOPES = [
@@ -22,22 +23,11 @@ const KNOWN_SCOPES = [
 export function AppsSection() {
   const { t } = useTranslation();
   const { api } = useApp();
-  const [apps, setApps] = useState<AuthorizedApp[] | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
   const [revoked, setRevoked] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
 
-  const load = useCallback(async () => {
-    try {
-      setApps(await api.oauth2.authorizations());
-    } catch (caught) {
-      setError(caught);
-    }
-  }, [api]);
-
-  useEffect(() => {
-    void load();
-  }, [load]);
+  const [apps, , load] = useLoaded(() => api.oauth2.authorizations(), api, setError);
 
   const revoke = async (app: AuthorizedApp) => {
     setBusy(app.application.id);

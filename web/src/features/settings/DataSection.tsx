@@ -1,10 +1,11 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { Harvest } from '../../api/types.ts';
 import { useApp } from '../../app-context.tsx';
 import { Button } from '../../components/Button.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { formatDate } from '../../i18n/format.ts';
+import { useLoaded } from '../../lib/use-loaded.ts';
 
 /** While an export is being built, the section looks again this often (the email says when it is ready too). */
 const POLL_MS = 3000;
@@ -16,21 +17,10 @@ const POLL_MS = 3000;
 export function DataSection() {
   const { t } = useTranslation();
   const { api, user } = useApp();
-  const [harvest, setHarvest] = useState<Harvest | null | undefined>(undefined);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
 
-  const load = useCallback(async () => {
-    try {
-      setHarvest(await api.users.harvest());
-    } catch (caught) {
-      setError(caught);
-    }
-  }, [api]);
-
-  useEffect(() => {
-    void load();
-  }, [load]);
+  const [harvest, setHarvest, load] = useLoaded(() => api.users.harvest(), api, setError);
 
   const building = harvest?.status === 'pending' || harvest?.status === 'running';
   useEffect(() => {

@@ -1,4 +1,4 @@
-import { type FormEvent, useCallback, useEffect, useState } from 'react';
+import { type FormEvent, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { WebauthnCredential } from '../../api/types.ts';
 import { useApp } from '../../app-context.tsx';
@@ -7,6 +7,7 @@ import { ErrorNotice, Notice } from '../../components/ErrorNotice.tsx';
 import { Field } from '../../components/Field.tsx';
 import { SudoCancelled, useSudo } from '../../components/SudoPrompt.tsx';
 import { formatDate } from '../../i18n/format.ts';
+import { useLoaded } from '../../lib/use-loaded.ts';
 import { createCredential, webauthnSupported } from '../../lib/webauthn.ts';
 import { passkeyError } from '../auth/passkey-error.ts';
 
@@ -18,7 +19,6 @@ export function PasskeySection() {
   const { t } = useTranslation();
   const { api, refreshUser } = useApp();
   const withSudo = useSudo();
-  const [credentials, setCredentials] = useState<WebauthnCredential[] | null>(null);
   const [name, setName] = useState(() => t('settings.passkeyDefaultName'));
   const [renaming, setRenaming] = useState<string | null>(null);
   const [newName, setNewName] = useState('');
@@ -26,17 +26,7 @@ export function PasskeySection() {
   const [message, setMessage] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
 
-  const load = useCallback(async () => {
-    try {
-      setCredentials(await api.mfa.webauthnCredentials());
-    } catch (caught) {
-      setError(caught);
-    }
-  }, [api]);
-
-  useEffect(() => {
-    void load();
-  }, [load]);
+  const [credentials, , load] = useLoaded(() => api.mfa.webauthnCredentials(), api, setError);
 
   const run = async (key: string, action: () => Promise<void>) => {
     setBusy(key);
@@ -84,7 +74,7 @@ export function PasskeySection() {
   return (
     <section aria-labelledby="passkeys-heading">
       <h2 id="passkeys-heading">{t('settings.passkeysTitle')}</h2>
-      {credentials !== null && <p>{t('settings.passkeys', { count: credentials.length })}</p>}
+      {credentials !== undefined && <p>{t('settings.passkeys', { count: credentials.length })}</p>}
       {credentials && credentials.length > 0 && (
         <ul className="passkey-list" aria-label={t('settings.passkeyListLabel')}>
           {credentials.map((credential) => (

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { SessionInfo } from '../../api/types.ts';
 import { useApp } from '../../app-context.tsx';
@@ -6,28 +6,18 @@ import { Button } from '../../components/Button.tsx';
 import { ErrorNotice, Notice } from '../../components/ErrorNotice.tsx';
 import { SudoCancelled, useSudo } from '../../components/SudoPrompt.tsx';
 import { formatDate } from '../../i18n/format.ts';
+import { useLoaded } from '../../lib/use-loaded.ts';
 
 /** Where the account is signed in: device and place of each session, sign one out, or every other one. */
 export function SessionsSection() {
   const { t } = useTranslation();
   const { api, signOutLocally } = useApp();
   const withSudo = useSudo();
-  const [sessions, setSessions] = useState<SessionInfo[] | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
 
-  const load = useCallback(async () => {
-    try {
-      setSessions(await api.auth.sessions());
-    } catch (caught) {
-      setError(caught);
-    }
-  }, [api]);
-
-  useEffect(() => {
-    void load();
-  }, [load]);
+  const [sessions, , load] = useLoaded(() => api.auth.sessions(), api, setError);
 
   const device = (session: SessionInfo) => {
     const { os, platform } = session.client_info ?? {};
