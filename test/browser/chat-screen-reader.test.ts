@@ -151,6 +151,20 @@ if (!CHROMIUM_PATH) {
       await a.context().close();
       await b.context().close();
     });
+
+    it('a first message right after its author\'s "joined the server" line shows its author', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const { guildId, channelId } = await guildWith(server, 'Joined', alice, bob);
+      const first = await ok(as(server, bob, 'POST', `/channels/${channelId}/messages`, { content: 'hello all' }));
+      const a = await open(alice, guildId, channelId);
+      await a.getByText(`${bob.username} joined the server.`).waitFor();
+      const row = a.locator(`#message-${first.id}`);
+      await row.getByText('hello all').waitFor();
+      // Its head: the author's name (a button opening their card) and the time.
+      await row.getByRole('button', { name: bob.username }).waitFor();
+      assert.equal(await row.locator('time').count(), 1);
+      await a.context().close();
+    });
   });
 
   async function waitUntil(check: () => Promise<boolean>, show: () => Promise<unknown>, ms = 10_000): Promise<void> {

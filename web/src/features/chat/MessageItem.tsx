@@ -17,6 +17,15 @@ import { UserPopout } from './UserPopout.tsx';
 
 const QUICK_REACTIONS = ['👍', '❤️', '😂', '🎉', '😮', '😢', '👀', '✅'];
 
+/**
+ * A line of the conversation rather than a message: 1/2 someone added to / removed from (or left) a group
+ * conversation; 3 a DM call; 4 the group renamed; 5 the group's icon changed; 7 a member joined; 18 a thread
+ * started.
+ */
+export function isSystemMessage(message: Pick<Message, 'type'>): boolean {
+  return [1, 2, 3, 4, 5, 7, 18].includes(message.type);
+}
+
 /** A text cut to `max` characters, with an ellipsis when it was longer. */
 function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 1).trimEnd()}…` : text;
@@ -105,17 +114,8 @@ function Item({
   const mine = message.author.id === store.me;
   const author = store.displayName(message.author.id, channel.guild_id);
   const time = formatDate(message.timestamp, 'dateTime');
-  // 1/2: someone was added to / removed from (or left) a group conversation; 3: a DM call (its `call` says
-  // whether it ended); 4: the group was renamed (the content is the new name); 5: the group's icon changed; 7: a member joined; 18: a thread was started (its name is the
-  // content).
-  const system =
-    message.type === 1 ||
-    message.type === 2 ||
-    message.type === 3 ||
-    message.type === 4 ||
-    message.type === 5 ||
-    message.type === 7 ||
-    message.type === 18;
+  // A DM call's `call` says whether it ended; a renamed group's and a thread's content is the new name.
+  const system = isSystemMessage(message);
   // The user a group change is about; a removed user may be gone from the store, so the message's own copy.
   const subject = message.mentions[0];
   const subjectName = subject ? (subject.global_name ?? subject.username) : '';

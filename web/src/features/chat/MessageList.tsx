@@ -3,7 +3,7 @@ import { useTranslation } from 'react-i18next';
 import type { Channel, Message } from '../../api/chat-types.ts';
 import { LiveAnnouncer } from '../../components/LiveAnnouncer.tsx';
 import { JUMP_TO_MESSAGE_EVENT, useChatHistory } from './context.ts';
-import { MessageItem, markdownContext } from './MessageItem.tsx';
+import { isSystemMessage, MessageItem, markdownContext } from './MessageItem.tsx';
 import { plainText } from './markdown.tsx';
 import { compareIds, idTime } from './snowflake.ts';
 
@@ -297,10 +297,14 @@ export function MessageList({
         <ol ref={list} className="message-list" aria-label={t('chat.messagesIn', { name })}>
           {items.map((message, index) => {
             const previous = items[index - 1];
+            // A message after a line of the conversation (its author's "joined the server") starts a group: it
+            // shows its author.
             const grouped =
               !!previous &&
               previous.author.id === message.author.id &&
               message.type !== 19 &&
+              !isSystemMessage(previous) &&
+              !isSystemMessage(message) &&
               idTime(message.id) - idTime(previous.id) < GROUP_MS;
             const showMarker =
               !markerShown &&
