@@ -5,7 +5,8 @@ import { useApp } from '../../app-context.tsx';
 import { Button } from '../../components/Button.tsx';
 import { ErrorNotice, Notice } from '../../components/ErrorNotice.tsx';
 import { Field } from '../../components/Field.tsx';
-import { SudoCancelled, useSudo } from '../../components/SudoPrompt.tsx';
+import { useSudo } from '../../components/SudoPrompt.tsx';
+import { useSectionAction } from './use-section-action.ts';
 
 type Step =
   | { kind: 'idle' }
@@ -26,9 +27,7 @@ export function EmailSection() {
   const [step, setStep] = useState<Step>({ kind: 'idle' });
   const [code, setCode] = useState('');
   const [newEmail, setNewEmail] = useState('');
-  const [busy, setBusy] = useState<string | null>(null);
-  const [message, setMessage] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, message, setMessage, error, run } = useSectionAction();
   const password = useRef<SudoProof>({});
   if (!user) return null;
 
@@ -41,19 +40,6 @@ export function EmailSection() {
         return result;
       });
     });
-
-  const run = async (key: string, action: () => Promise<void>) => {
-    setBusy(key);
-    setError(null);
-    setMessage(null);
-    try {
-      await action();
-    } catch (caught) {
-      if (!(caught instanceof SudoCancelled)) setError(caught);
-    } finally {
-      setBusy(null);
-    }
-  };
 
   const reset = () => {
     setStep({ kind: 'idle' });

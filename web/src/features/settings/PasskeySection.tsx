@@ -5,11 +5,12 @@ import { useApp } from '../../app-context.tsx';
 import { Button } from '../../components/Button.tsx';
 import { ErrorNotice, Notice } from '../../components/ErrorNotice.tsx';
 import { Field } from '../../components/Field.tsx';
-import { SudoCancelled, useSudo } from '../../components/SudoPrompt.tsx';
+import { useSudo } from '../../components/SudoPrompt.tsx';
 import { formatDate } from '../../i18n/format.ts';
 import { useLoaded } from '../../lib/use-loaded.ts';
 import { createCredential, webauthnSupported } from '../../lib/webauthn.ts';
 import { passkeyError } from '../auth/passkey-error.ts';
+import { useSectionAction } from './use-section-action.ts';
 
 /**
  * Passkeys in the settings: the list with rename and remove (both sudo-gated), and adding one
@@ -22,24 +23,9 @@ export function PasskeySection() {
   const [name, setName] = useState(() => t('settings.passkeyDefaultName'));
   const [renaming, setRenaming] = useState<string | null>(null);
   const [newName, setNewName] = useState('');
-  const [busy, setBusy] = useState<string | null>(null);
-  const [message, setMessage] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, message, setMessage, error, setError, run } = useSectionAction(passkeyError);
 
   const [credentials, , load] = useLoaded(() => api.mfa.webauthnCredentials(), api, setError);
-
-  const run = async (key: string, action: () => Promise<void>) => {
-    setBusy(key);
-    setError(null);
-    setMessage(null);
-    try {
-      await action();
-    } catch (caught) {
-      if (!(caught instanceof SudoCancelled)) setError(passkeyError(caught));
-    } finally {
-      setBusy(null);
-    }
-  };
 
   const add = (event: FormEvent) => {
     event.preventDefault();

@@ -5,7 +5,8 @@ import { useApp } from '../../app-context.tsx';
 import { Button } from '../../components/Button.tsx';
 import { ErrorNotice, Notice } from '../../components/ErrorNotice.tsx';
 import { Field } from '../../components/Field.tsx';
-import { SudoCancelled, useSudo } from '../../components/SudoPrompt.tsx';
+import { useSudo } from '../../components/SudoPrompt.tsx';
+import { useSectionAction } from './use-section-action.ts';
 
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
@@ -104,25 +105,10 @@ export function TwoFactorSection() {
   const [secret, setSecret] = useState<string | null>(null);
   const [code, setCode] = useState('');
   const [codes, setCodes] = useState<BackupCode[] | null>(null);
-  const [busy, setBusy] = useState<string | null>(null);
-  const [message, setMessage] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, message, setMessage, error, run } = useSectionAction();
   if (!user) return null;
   const totpOn = user.authenticator_types.includes(0);
   const issuer = discovery.app_public.branding.product_name || t('app.name');
-
-  const run = async (key: string, action: () => Promise<void>) => {
-    setBusy(key);
-    setError(null);
-    setMessage(null);
-    try {
-      await action();
-    } catch (caught) {
-      if (!(caught instanceof SudoCancelled)) setError(caught);
-    } finally {
-      setBusy(null);
-    }
-  };
 
   const enable = (event: FormEvent) => {
     event.preventDefault();
