@@ -223,6 +223,8 @@ export const CONFIG_SCHEMA = z.object({
   webauthnRpId: text,
   webauthnOrigins: list,
   mediaAllowPrivateTargets: boolean,
+  /** Total bytes of the media proxy's entries in the shared object store (docs/media.md#external-media-cache). */
+  mediaExternalCacheBytes: integer(0, 2 ** 50),
   captchaProvider: oneOf(CAPTCHA_PROVIDERS),
   captchaSecret: optionalText,
   hcaptchaSiteKey: optionalText,
@@ -557,6 +559,14 @@ export const SETTINGS = [
     flag: '--media-allow-private',
     describe: 'Let the media proxy fetch private, loopback and link-local addresses (SSRF guard off)',
     fallback: () => false,
+  }),
+  setting({
+    key: 'mediaExternalCacheBytes',
+    env: 'HEARTH_MEDIA_EXTERNAL_CACHE_BYTES',
+    flag: '--media-external-cache-bytes',
+    describe:
+      'Total bytes of fetched external media kept in the shared object store; past it the oldest entries are removed first (0 = none kept there)',
+    fallback: () => 1024 ** 3,
   }),
   setting({
     key: 'captchaProvider',

@@ -11,7 +11,8 @@ import { newTestSecrets, startTestServer, type TestServer } from '../support/ser
 /**
  * The media proxy keeps fetched external media (docs/media.md#external-media-cache): as long as the upstream's
  * Cache-Control allows, clamped to 5 min – 1 day, never errors, never past the entry bound; one fetch for
- * requests that arrive together; shared by two nodes on one object store, swept by the janitor a day later.
+ * requests that arrive together; shared by two nodes on one object store, within a byte budget (oldest stored
+ * first out), swept by the janitor once expired.
  * The upstream is a local server (private targets allowed in this test).
  */
 let server: TestServer;
@@ -24,6 +25,11 @@ const hits = new Map<string, number>();
 const held: (() => void)[] = [];
 
 const MINUTE = 60_000;
+const KIB = 1024;
+
+/** What `/blob/…` answers: 100 KiB (300 KiB under `/blob/large/`) that differ by path. */
+const blob = (path: string) =>
+  Buffer.alloc((path.startsWith('/blob/large/') ? 300 : 100) * KIB, sha256Hex(path.split('?')[0] ?? ''));
 
 before(async () => {
   png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#00aa55' } })
@@ -44,6 +50,9 @@ before(async () => {
       // Fails the first time, answers after.
       res.writeHead(hits.get(path) === 1 ? 503 : 200, headers);
       res.end(png);
+    } else if (path.startsWith('/blob/')) {
+      res.writeHead(200, headers);
+      res.end(blob(path));
     } else if (path.startsWith('/big')) {
       res.writeHead(200, { 'content-type': 'application/octet-stream' });
       res.end(Buffer.alloc(9 * 1024 * 1024, 7));
@@ -181,18 +190,26 @@ describe('external media cache', () => {
     assert.equal(hits.get(big), 2);
   });
 
-  it('is swept from the object store by the janitor once a day has passed', async () => {
+  it('is swept from the object store by the janitor once expired; an object nothing counts, once a day old', async () => {
     const path = '/swept.png?cc=max-age=600';
     await get(path);
     const objects = server.app.services.objects;
     assert.ok(((await objects.size(storedKey(path))) ?? 0) > png.length, 'stored with its metadata line');
-    later(23 * 60 * MINUTE);
+    // What a crash between removing an entry's row and its object leaves behind: an object no row counts.
+    const orphan = storedKey('/orphan.png');
+    await objects.put(orphan, Buffer.from('{}\nx'), 'application/octet-stream');
+    later(9 * MINUTE);
     await server.app.services.janitor.sweep();
-    assert.notEqual(await objects.size(storedKey(path)), undefined, 'not a day old yet');
+    assert.notEqual(await objects.size(storedKey(path)), undefined, 'not expired yet');
+    later(11 * MINUTE);
+    const expired = await server.app.services.janitor.sweep();
+    assert.ok(expired.externalCacheEntries >= 1);
+    assert.equal(await objects.size(storedKey(path)), undefined);
+    assert.notEqual(await objects.size(orphan), undefined, 'not a day old yet');
     later(24 * 60 * MINUTE + 1000);
     const report = await server.app.services.janitor.sweep();
     assert.ok(report.externalCacheEntries >= 1);
-    assert.equal(await objects.size(storedKey(path)), undefined);
+    assert.equal(await objects.size(orphan), undefined);
   });
 });
 
@@ -255,5 +272,71 @@ describe('external media cache across nodes', () => {
     await on(b, unshared);
     assert.equal(hits.get(unshared), 2);
     assert.ok(!(await s3.listKeys(BUCKET)).includes(storedKey(unshared)));
+  });
+});
+
+describe('external media cache byte budget', () => {
+  let small: TestServer;
+
+  // Room for two 100 KiB entries (each also has its metadata line), not three.
+  before(async () => {
+    small = await startTestServer({
+      HEARTH_MEDIA_ALLOW_PRIVATE: '1',
+      HEARTH_MEDIA_EXTERNAL_CACHE_BYTES: String(250 * KIB),
+    });
+  });
+
+  after(async () => {
+    small?.app.services.clock.setOffset(0);
+    await small?.close();
+  });
+
+  const fetchOn = async (path: string) => {
+    const url = `${small.url}/media${externalMediaPath(small.app.services.secrets.mediaProxy, `${upstreamUrl}${path}`)}`;
+    const res = await fetch(url);
+    return { status: res.status, bytes: Buffer.from(await res.arrayBuffer()) };
+  };
+  const stored = async (path: string) => (await small.app.services.objects.size(storedKey(path))) !== undefined;
+
+  it('removes the oldest stored entries when a new one would pass the budget, and stores none above it', async () => {
+    const [a, b, c] = ['/blob/a?cc=max-age=600', '/blob/b?cc=max-age=600', '/blob/c?cc=max-age=600'];
+    for (const path of [a, b]) {
+      const answer = await fetchOn(path);
+      assert.equal(answer.status, 200);
+      assert.ok(answer.bytes.equals(blob(path)));
+    }
+    assert.deepEqual([await stored(a), await stored(b)], [true, true]);
+
+    const third = await fetchOn(c);
+    assert.equal(third.status, 200);
+    assert.ok(third.bytes.equals(blob(c)));
+    assert.deepEqual(
+      [await stored(a), await stored(b), await stored(c)],
+      [false, true, true],
+      'the oldest entry made room',
+    );
+    // The answers are still right: from the process's memory tier, which the store's budget does not touch.
+    for (const path of [a, b, c]) assert.ok((await fetchOn(path)).bytes.equals(blob(path)), path);
+    assert.deepEqual([hits.get(a), hits.get(b), hits.get(c)], [1, 1, 1]);
+
+    // Above the whole budget: served, never stored, and nothing is removed for it.
+    const large = '/blob/large/x?cc=max-age=600';
+    const answer = await fetchOn(large);
+    assert.equal(answer.status, 200);
+    assert.ok(answer.bytes.equals(blob(large)));
+    assert.deepEqual([await stored(large), await stored(b), await stored(c)], [false, true, true]);
+  });
+
+  it('gives the bytes of expired entries back once the janitor removed them', async () => {
+    const [b, c] = ['/blob/b?cc=max-age=600', '/blob/c?cc=max-age=600'];
+    small.app.services.clock.setOffset(11 * MINUTE);
+    const report = await small.app.services.janitor.sweep();
+    assert.equal(report.externalCacheEntries, 2);
+    assert.deepEqual([await stored(b), await stored(c)], [false, false]);
+
+    // The budget is free again: two new entries are both kept.
+    const [d, e] = ['/blob/d?cc=max-age=600', '/blob/e?cc=max-age=600'];
+    for (const path of [d, e]) assert.ok((await fetchOn(path)).bytes.equals(blob(path)));
+    assert.deepEqual([await stored(d), await stored(e)], [true, true]);
   });
 });

@@ -7,7 +7,7 @@ import type { ObjectStore } from '../../platform/storage/object-store.ts';
 import { STAGING_BUCKET } from '../attachments/streamed-multipart.ts';
 import { GUILD_AUDIT_RETENTION_MS } from '../chat/guild-audit.ts';
 import { EXTERNAL_CACHE_BUCKET, UPLOAD_BUCKET } from '../media/buckets.ts';
-import { MAX_KEEP_MS } from '../media/external-cache.ts';
+import { MAX_KEEP_MS, sweepExpiredExternalMedia } from '../media/external-cache.ts';
 import { MFA_FAILURE_WINDOW_MS } from '../mfa/mfa-attempts.ts';
 
 export interface JanitorDeps {
@@ -36,7 +36,7 @@ export interface SweepReport {
   pendingUploads: number;
   /** Staged upload files a crashed or killed process left behind (docs/media.md#uploads-in-flight). */
   stagedObjects: number;
-  /** Shared external-media entries written longer ago than the longest keep (docs/media.md#external-media-cache). */
+  /** Shared external-media entries expired, or written longer ago than the longest keep (docs/media.md#external-media-cache). */
   externalCacheEntries: number;
   guildAuditEntries: number;
 }
@@ -131,11 +131,19 @@ export class Janitor {
       for (const key of keys) await this.deps.objects.delete(key);
       return keys.length;
     });
-    // No entry is kept longer than a day: one written before that has expired, read or not.
+    // Expired entries give their bytes back to the budget; and no entry is kept longer than a day, so an object
+    // written before that has expired, read or not (one whose row is gone, after a failed delete, included).
     await step('externalCacheEntries', async () => {
+      const expired = await sweepExpiredExternalMedia(
+        this.deps.db,
+        this.deps.objects,
+        now,
+        this.batchSize,
+        this.maxBatches,
+      );
       const keys = await this.deps.objects.keysOlderThan(EXTERNAL_CACHE_BUCKET, now - MAX_KEEP_MS, this.batchSize);
       for (const key of keys) await this.deps.objects.delete(key);
-      return keys.length;
+      return expired + keys.length;
     });
     // Entry ids are snowflakes: their time is in the primary key, so the age test is a range of it.
     await step('guildAuditEntries', () =>

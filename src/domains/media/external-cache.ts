@@ -1,5 +1,6 @@
 import { ByteBudgetCache } from '../../platform/cache/byte-budget-cache.ts';
 import { sha256Hex } from '../../platform/crypto/tokens.ts';
+import type { Database, Queryable } from '../../platform/db/database.ts';
 import { type ObjectStore, readBounded } from '../../platform/storage/object-store.ts';
 import { EXTERNAL_CACHE_BUCKET } from './buckets.ts';
 
@@ -82,16 +83,21 @@ const MAX_HEADER_BYTES = 4096;
 /**
  * Entries every node shares through the object store: `external-cache/<SHA-256 of the URL>`, one JSON line
  * (`url`, `expires_at`, `etag`, `type`, `last_modified`) then the bytes. An entry past its `expires_at` is ignored
- * and deleted when read; the janitor deletes whatever was written more than a day ago (the longest keep).
+ * and deleted when read. Their total size is bounded by a byte budget kept in the database (one row per entry in
+ * `external_cache_entries`, the total in `external_cache_usage`): storing an entry removes the oldest stored
+ * ones until it fits; an entry above the budget is not stored. `sweepExpiredExternalMedia` (the janitor) removes
+ * expired entries, and the janitor deletes whatever object was written more than a day ago (the longest keep).
  */
 export class StoredExternalMedia {
   constructor(
     private readonly objects: ObjectStore,
+    private readonly db: Database,
     readonly maxEntryBytes: number,
+    readonly budgetBytes: number,
   ) {}
 
   private keyOf(url: string): string {
-    return `${EXTERNAL_CACHE_BUCKET}/${sha256Hex(url)}`;
+    return objectKey(sha256Hex(url));
   }
 
   /** The stored entry for `url` and when it expires, or undefined (none, expired, or unreadable). */
@@ -140,8 +146,12 @@ export class StoredExternalMedia {
     };
   }
 
-  /** Stores `media` for `url` until `expiresAt` (nothing above the entry bound). */
-  async set(url: string, media: ExternalMedia, expiresAt: number): Promise<void> {
+  /**
+   * Stores `media` for `url` until `expiresAt` (nothing above the entry bound or the budget). Its size is
+   * accounted first, removing the oldest stored entries until the total fits the budget, then the object is
+   * written; a failed write gives its share of the budget back.
+   */
+  async set(url: string, media: ExternalMedia, expiresAt: number, now: number): Promise<void> {
     if (media.bytes.length > this.maxEntryBytes) return;
     const header = JSON.stringify({
       url,
@@ -151,10 +161,110 @@ export class StoredExternalMedia {
       last_modified: media.lastModified ?? null,
     });
     if (Buffer.byteLength(header) >= MAX_HEADER_BYTES) return;
-    await this.objects.put(
-      this.keyOf(url),
-      Buffer.concat([Buffer.from(`${header}\n`), media.bytes]),
-      'application/octet-stream',
-    );
+    const body = Buffer.concat([Buffer.from(`${header}\n`), media.bytes]);
+    if (body.length > this.budgetBytes) return;
+    const hash = sha256Hex(url);
+    const evicted = await this.db.transaction(async (tx) => {
+      let total = await lockUsage(tx);
+      // The entry replaces its previous version, whose bytes no longer count.
+      total -= sumBytes(await tx.query('DELETE FROM external_cache_entries WHERE key = $1 RETURNING bytes', [hash]));
+      const gone: string[] = [];
+      while (total + body.length > this.budgetBytes) {
+        const oldest = await tx.query<{ key: string; bytes: unknown }>(
+          'SELECT key, bytes FROM external_cache_entries ORDER BY stored_at, key LIMIT $1',
+          [EVICTION_BATCH],
+        );
+        if (oldest.length === 0) {
+          // Nothing left to remove: the total was off (it cannot be while every change goes through here).
+          total = 0;
+          break;
+        }
+        const chosen: string[] = [];
+        for (const row of oldest) {
+          if (total + body.length <= this.budgetBytes) break;
+          chosen.push(row.key);
+          total -= Number(row.bytes);
+        }
+        await tx.query('DELETE FROM external_cache_entries WHERE key = ANY($1::text[])', [chosen]);
+        gone.push(...chosen);
+      }
+      await tx.query('INSERT INTO external_cache_entries (key, bytes, stored_at, expires_at) VALUES ($1, $2, $3, $4)', [
+        hash,
+        body.length,
+        new Date(now),
+        new Date(expiresAt),
+      ]);
+      await tx.query('UPDATE external_cache_usage SET bytes = $1 WHERE id = 1', [total + body.length]);
+      return gone;
+    });
+    // Rows first, objects after: a failure in between leaves an object nothing counts, which is ignored once
+    // expired and deleted by the janitor's day-old sweep; never bytes counted twice.
+    for (const key of evicted) await this.objects.delete(objectKey(key));
+    try {
+      await this.objects.put(objectKey(hash), body, 'application/octet-stream');
+    } catch (error) {
+      await this.db.transaction(async (tx) => {
+        const total = await lockUsage(tx);
+        const freed = sumBytes(
+          await tx.query('DELETE FROM external_cache_entries WHERE key = $1 RETURNING bytes', [hash]),
+        );
+        await tx.query('UPDATE external_cache_usage SET bytes = $1 WHERE id = 1', [Math.max(0, total - freed)]);
+      });
+      throw error;
+    }
   }
+}
+
+/** Old entries looked at per query when making room. */
+const EVICTION_BATCH = 100;
+
+function objectKey(hash: string): string {
+  return `${EXTERNAL_CACHE_BUCKET}/${hash}`;
+}
+
+/**
+ * Locks the one row holding the entries' total and returns it: every change to `external_cache_entries` takes
+ * this lock first, so two processes storing at once see each other's bytes.
+ */
+async function lockUsage(tx: Queryable): Promise<number> {
+  const [row] = await tx.query<{ bytes: unknown }>('SELECT bytes FROM external_cache_usage WHERE id = 1 FOR UPDATE');
+  return Number(row?.bytes ?? 0);
+}
+
+function sumBytes(rows: { bytes?: unknown }[]): number {
+  return rows.reduce((sum, row) => sum + Number(row.bytes), 0);
+}
+
+/**
+ * Removes shared entries whose time is up (their rows, their bytes from the total, then their objects), up to
+ * `batchSize` × `maxBatches` a pass; returns how many went. Safe to run from several processes at once.
+ */
+export async function sweepExpiredExternalMedia(
+  db: Database,
+  objects: ObjectStore,
+  now: number,
+  batchSize: number,
+  maxBatches: number,
+): Promise<number> {
+  let total = 0;
+  for (let batch = 0; batch < maxBatches; batch += 1) {
+    const keys = await db.transaction(async (tx) => {
+      const usage = await lockUsage(tx);
+      const rows = await tx.query<{ key: string; bytes: unknown }>(
+        `DELETE FROM external_cache_entries WHERE key IN (
+           SELECT key FROM external_cache_entries WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2
+         ) RETURNING key, bytes`,
+        [new Date(now), batchSize],
+      );
+      if (rows.length > 0)
+        await tx.query('UPDATE external_cache_usage SET bytes = $1 WHERE id = 1', [
+          Math.max(0, usage - sumBytes(rows)),
+        ]);
+      return rows.map((row) => row.key);
+    });
+    for (const key of keys) await objects.delete(objectKey(key));
+    total += keys.length;
+    if (keys.length < batchSize) break;
+  }
+  return total;
 }

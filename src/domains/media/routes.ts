@@ -154,18 +154,23 @@ function checkSegments(...segments: (string | undefined)[]): void {
 }
 
 /** What `mediaRoutes` uses of the composition root's services (docs/architecture.md#narrow-dependencies). */
-export type MediaRoutesDeps = Pick<AppServices, 'config' | 'log' | 'objects' | 'secrets'>;
+export type MediaRoutesDeps = Pick<AppServices, 'config' | 'db' | 'log' | 'objects' | 'secrets'>;
 
 /**
  * The media proxy (docs/media.md). Every route is credential-free: the Authorization header is never read,
  * so a credential neither helps nor hurts. Errors use the standard body.
  */
 export function mediaRoutes(services: MediaRoutesDeps): AnyRoute[] {
-  const { objects, secrets, config, log } = services;
+  const { objects, secrets, config, log, db } = services;
   // Each fetch holds up to EXTERNAL_MAX_BYTES in memory: 16 at once per process, 4 per client address.
   const externalFetches = new ConcurrencyGate(16, 4);
   const externalCache = new ExternalMediaCache(EXTERNAL_CACHE_BYTES, EXTERNAL_CACHE_ENTRY_BYTES);
-  const sharedExternal = new StoredExternalMedia(objects, EXTERNAL_CACHE_ENTRY_BYTES);
+  const sharedExternal = new StoredExternalMedia(
+    objects,
+    db,
+    EXTERNAL_CACHE_ENTRY_BYTES,
+    config.mediaExternalCacheBytes,
+  );
   const externalInFlight = new Map<string, Promise<ExternalMedia>>();
 
   /** Fetches a verified target, derives what the answer needs, and keeps it as long as the upstream allows. */
@@ -210,7 +215,7 @@ export function mediaRoutes(services: MediaRoutesDeps): AnyRoute[] {
     externalCache.set(url, media, keepMs, now);
     // Stored before answering, so a request on another node right after finds it; a failed write only costs a fetch.
     if (keepMs > 0)
-      await sharedExternal.set(url, media, now + keepMs).catch((error: unknown) => {
+      await sharedExternal.set(url, media, now + keepMs, now).catch((error: unknown) => {
         log.warn('external media cache write failed', { error: String(error) });
       });
     return media;
