@@ -114,14 +114,14 @@ export class SrtpProtector {
     // masks the tag, blocks 2… encrypt the payload (SP 800-38D §7.1).
     const salt = this.keys.srtpSessionSalt;
     const blocks = 1 + ((payload.length + 15) >>> 4);
-    const counters = Buffer.alloc(blocks * 16);
-    counters.writeUInt32BE(ssrc >>> 0, 2);
-    counters.writeUInt32BE(roc >>> 0, 6);
-    counters.writeUInt16BE(sequenceNumber, 10);
-    for (let i = 0; i < 12; i++) counters[i] = (counters[i] ?? 0) ^ (salt[i] ?? 0);
-    counters.writeUInt32BE(1, 12);
-    for (let b = 1; b < blocks; b++) {
-      counters.copy(counters, b * 16, 0, 12);
+    const iv0 = (salt.readUInt16BE(0) << 16) ^ ((ssrc >>> 16) ^ salt.readUInt16BE(2));
+    const iv1 = (((ssrc & 0xffff) ^ salt.readUInt16BE(4)) << 16) ^ ((roc >>> 16) ^ salt.readUInt16BE(6));
+    const iv2 = (((roc & 0xffff) ^ salt.readUInt16BE(8)) << 16) ^ (sequenceNumber ^ salt.readUInt16BE(10));
+    const counters = Buffer.allocUnsafe(blocks * 16);
+    for (let b = 0; b < blocks; b++) {
+      counters.writeUInt32BE(iv0 >>> 0, b * 16);
+      counters.writeUInt32BE(iv1 >>> 0, b * 16 + 4);
+      counters.writeUInt32BE(iv2 >>> 0, b * 16 + 8);
       counters.writeUInt32BE(b + 1, b * 16 + 12);
     }
     const keyStream = this.ecb.update(counters);
@@ -139,6 +139,7 @@ export class SrtpProtector {
 export class Ghash {
   private readonly byByte = new Uint32Array(256 * 4);
   private readonly reduce = new Uint32Array(256);
+  /** The running GHASH value (Uint32Array: every word stored as unsigned 32 bits). */
   private readonly z = new Uint32Array(4);
 
   constructor(h: Buffer) {
@@ -161,51 +162,51 @@ export class Ghash {
     this.absorb(data, 0, split);
     this.absorb(data, split, end);
     // The lengths block: bit lengths of A and C, 64 bits each (both under 2^32 here).
-    this.block([0, (split * 8) >>> 0, 0, ((end - split) * 8) >>> 0]);
+    z[1] = (z[1] ?? 0) ^ (split * 8);
+    z[3] = (z[3] ?? 0) ^ ((end - split) * 8);
+    this.multiply();
     for (let w = 0; w < 4; w++) out.writeUInt32BE(((z[w] ?? 0) ^ mask.readUInt32BE(w * 4)) >>> 0, at + w * 4);
   }
 
   /** Absorbs data[from, to) in 16-byte blocks, the last one zero-padded. */
   private absorb(data: Buffer, from: number, to: number): void {
-    const words = [0, 0, 0, 0];
+    const z = this.z;
     for (let at = from; at < to; at += 16) {
-      if (at + 16 <= to) for (let w = 0; w < 4; w++) words[w] = data.readUInt32BE(at + w * 4);
-      else {
-        const last = Buffer.alloc(16);
-        data.copy(last, 0, at, to);
-        for (let w = 0; w < 4; w++) words[w] = last.readUInt32BE(w * 4);
-      }
-      this.block(words);
+      if (at + 16 <= to) for (let w = 0; w < 4; w++) z[w] = (z[w] ?? 0) ^ data.readUInt32BE(at + w * 4);
+      else
+        for (let i = at; i < to; i++) {
+          const w = (i - at) >>> 2;
+          z[w] = (z[w] ?? 0) ^ ((data[i] ?? 0) << (24 - 8 * ((i - at) & 3)));
+        }
+      this.multiply();
     }
   }
 
-  /** z = (z XOR x) · H, one byte at a time from the last (Horner's rule, x^8 being a shift right by 8 bits). */
-  private block(x: number[]): void {
+  /** z = z · H, one byte at a time from the last (Horner's rule, x^8 being a shift right by 8 bits). */
+  private multiply(): void {
     const z = this.z;
     const t = this.byByte;
     const r = this.reduce;
-    let z0 = ((z[0] ?? 0) ^ (x[0] ?? 0)) >>> 0;
-    let z1 = ((z[1] ?? 0) ^ (x[1] ?? 0)) >>> 0;
-    let z2 = ((z[2] ?? 0) ^ (x[2] ?? 0)) >>> 0;
-    let z3 = ((z[3] ?? 0) ^ (x[3] ?? 0)) >>> 0;
-    // The input bytes, last first.
-    const input = [z0, z1, z2, z3];
-    z0 = 0;
-    z1 = 0;
-    z2 = 0;
-    z3 = 0;
+    const x0 = z[0] ?? 0;
+    const x1 = z[1] ?? 0;
+    const x2 = z[2] ?? 0;
+    const x3 = z[3] ?? 0;
+    let z0 = 0;
+    let z1 = 0;
+    let z2 = 0;
+    let z3 = 0;
     for (let i = 15; i >= 0; i--) {
       const out = z3 & 0xff;
-      z3 = ((z3 >>> 8) | (z2 << 24)) >>> 0;
-      z2 = ((z2 >>> 8) | (z1 << 24)) >>> 0;
-      z1 = ((z1 >>> 8) | (z0 << 24)) >>> 0;
-      z0 = ((z0 >>> 8) ^ (r[out] ?? 0)) >>> 0;
-      const byte = ((input[i >>> 2] ?? 0) >>> (24 - 8 * (i & 3))) & 0xff;
-      const k = byte * 4;
-      z0 = (z0 ^ (t[k] ?? 0)) >>> 0;
-      z1 = (z1 ^ (t[k + 1] ?? 0)) >>> 0;
-      z2 = (z2 ^ (t[k + 2] ?? 0)) >>> 0;
-      z3 = (z3 ^ (t[k + 3] ?? 0)) >>> 0;
+      z3 = (z3 >>> 8) | (z2 << 24);
+      z2 = (z2 >>> 8) | (z1 << 24);
+      z1 = (z1 >>> 8) | (z0 << 24);
+      z0 = (z0 >>> 8) ^ (r[out] ?? 0);
+      const word = i < 8 ? (i < 4 ? x0 : x1) : i < 12 ? x2 : x3;
+      const k = ((word >>> (24 - 8 * (i & 3))) & 0xff) * 4;
+      z0 ^= t[k] ?? 0;
+      z1 ^= t[k + 1] ?? 0;
+      z2 ^= t[k + 2] ?? 0;
+      z3 ^= t[k + 3] ?? 0;
     }
     z[0] = z0;
     z[1] = z1;
