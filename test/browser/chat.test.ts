@@ -115,12 +115,17 @@ if (!CHROMIUM_PATH) {
       const page = await co.newPage();
       await page.goto(`${server.origin}/channels/@me`);
       await page.getByRole('heading', { level: 1, name: 'Friends' }).waitFor();
+      // The dialogs put the focus in their name field: typing goes there.
       await page.getByRole('button', { name: 'Create a server' }).click();
-      await page.getByLabel('Server name').fill('Book club');
+      await page.getByLabel('Server name').waitFor();
+      await page.keyboard.type('Book club');
+      assert.equal(await page.getByLabel('Server name').inputValue(), 'Book club');
       await page.getByRole('button', { name: 'Create', exact: true }).click();
       await composer(page).waitFor();
       await page.getByRole('button', { name: 'Create a channel' }).click();
-      await page.getByLabel('Channel name').fill('Reading List');
+      await page.getByLabel('Channel name').waitFor();
+      await page.keyboard.type('Reading List');
+      assert.equal(await page.getByLabel('Channel name').inputValue(), 'Reading List');
       await page.getByRole('button', { name: 'Create', exact: true }).click();
       await composer(page, 'reading-list').waitFor();
       await page.getByRole('button', { name: 'Invite people' }).click();

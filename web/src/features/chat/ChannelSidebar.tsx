@@ -277,6 +277,7 @@ function CreateChannelDialog({
         </fieldset>
         <Field
           label={t('chat.channelName')}
+          data-autofocus
           value={name}
           onChange={(e) => setName(e.target.value)}
           required

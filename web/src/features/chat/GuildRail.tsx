@@ -115,6 +115,7 @@ function CreateGuildDialog({ onClose }: { onClose: () => void }) {
       <form onSubmit={submit}>
         <Field
           label={t('chat.serverName')}
+          data-autofocus
           value={name}
           onChange={(e) => setName(e.target.value)}
           required
