@@ -223,7 +223,7 @@ export const CONFIG_SCHEMA = z.object({
   webauthnRpId: text,
   webauthnOrigins: list,
   mediaAllowPrivateTargets: boolean,
-  /** Total bytes of the media proxy's entries in the shared object store (docs/media.md#external-media-cache). */
+  /** Total bytes of the media proxy's entries (external media, resized images) in the shared object store (docs/media.md#external-media-cache). */
   mediaExternalCacheBytes: integer(0, 2 ** 50),
   captchaProvider: oneOf(CAPTCHA_PROVIDERS),
   captchaSecret: optionalText,
@@ -565,7 +565,7 @@ export const SETTINGS = [
     env: 'HEARTH_MEDIA_EXTERNAL_CACHE_BYTES',
     flag: '--media-external-cache-bytes',
     describe:
-      'Total bytes of fetched external media kept in the shared object store; past it the oldest entries are removed first (0 = none kept there)',
+      'Total bytes of fetched external media and resized images kept in the shared object store; past it the oldest entries are removed first (0 = none kept there)',
     fallback: () => 1024 ** 3,
   }),
   setting({

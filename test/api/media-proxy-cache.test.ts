@@ -273,6 +273,42 @@ describe('external media cache across nodes', () => {
     assert.equal(hits.get(unshared), 2);
     assert.ok(!(await s3.listKeys(BUCKET)).includes(storedKey(unshared)));
   });
+
+  it('serves a resized image one node made to the other from the shared object store', async () => {
+    const original = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#3355ff' } })
+      .png()
+      .toBuffer();
+    await a.app.services.objects.put('avatars/4242/0123abcd', original, 'image/png');
+    const url = (node: TestServer) => `${node.url}/media/avatars/4242/0123abcd.png?size=16`;
+    const made = await fetch(url(a));
+    assert.equal(made.status, 200);
+    const tag = made.headers.get('etag') as string;
+    const resized = Buffer.from(await made.arrayBuffer());
+    assert.deepEqual([(await sharp(resized).metadata()).width, (await sharp(resized).metadata()).height], [16, 16]);
+    const key = `derived-cache/${sha256Hex(tag)}`;
+    assert.ok((await s3.listKeys(BUCKET)).includes(key), 'stored for the other nodes');
+
+    // The stored entry is what the second node answers with (a marker image proves it did not re-encode).
+    const marker = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#ff0000' } })
+      .png()
+      .toBuffer();
+    await a.app.services.objects.put(
+      key,
+      Buffer.concat([Buffer.from(`${JSON.stringify({ tag, type: 'image/png' })}\n`), marker]),
+      'application/octet-stream',
+    );
+    const served = await fetch(url(b));
+    assert.equal(served.status, 200);
+    assert.equal(served.headers.get('etag'), tag);
+    assert.equal(served.headers.get('content-type'), 'image/png');
+    assert.ok(Buffer.from(await served.arrayBuffer()).equals(marker));
+
+    // Another size is the other node's own work, stored in turn.
+    const other = await fetch(`${b.url}/media/avatars/4242/0123abcd.png?size=32`);
+    assert.equal(other.status, 200);
+    assert.equal((await sharp(Buffer.from(await other.arrayBuffer())).metadata()).width, 32);
+    assert.ok((await s3.listKeys(BUCKET)).includes(`derived-cache/${sha256Hex(other.headers.get('etag') as string)}`));
+  });
 });
 
 describe('external media cache byte budget', () => {

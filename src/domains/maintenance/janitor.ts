@@ -6,7 +6,7 @@ import { PeriodicTask } from '../../platform/periodic-task.ts';
 import type { ObjectStore } from '../../platform/storage/object-store.ts';
 import { STAGING_BUCKET } from '../attachments/streamed-multipart.ts';
 import { GUILD_AUDIT_RETENTION_MS } from '../chat/guild-audit.ts';
-import { EXTERNAL_CACHE_BUCKET, UPLOAD_BUCKET } from '../media/buckets.ts';
+import { DERIVED_CACHE_BUCKET, EXTERNAL_CACHE_BUCKET, UPLOAD_BUCKET } from '../media/buckets.ts';
 import { MAX_KEEP_MS, sweepExpiredExternalMedia } from '../media/external-cache.ts';
 import { MFA_FAILURE_WINDOW_MS } from '../mfa/mfa-attempts.ts';
 
@@ -36,7 +36,7 @@ export interface SweepReport {
   pendingUploads: number;
   /** Staged upload files a crashed or killed process left behind (docs/media.md#uploads-in-flight). */
   stagedObjects: number;
-  /** Shared external-media entries expired, or written longer ago than the longest keep (docs/media.md#external-media-cache). */
+  /** Shared external-media and resized-image entries expired, or written more than a day ago (docs/media.md#external-media-cache). */
   externalCacheEntries: number;
   guildAuditEntries: number;
 }
@@ -141,9 +141,13 @@ export class Janitor {
         this.batchSize,
         this.maxBatches,
       );
-      const keys = await this.deps.objects.keysOlderThan(EXTERNAL_CACHE_BUCKET, now - MAX_KEEP_MS, this.batchSize);
-      for (const key of keys) await this.deps.objects.delete(key);
-      return expired + keys.length;
+      let orphans = 0;
+      for (const bucket of [EXTERNAL_CACHE_BUCKET, DERIVED_CACHE_BUCKET]) {
+        const keys = await this.deps.objects.keysOlderThan(bucket, now - MAX_KEEP_MS, this.batchSize);
+        for (const key of keys) await this.deps.objects.delete(key);
+        orphans += keys.length;
+      }
+      return expired + orphans;
     });
     // Entry ids are snowflakes: their time is in the primary key, so the age test is a range of it.
     await step('guildAuditEntries', () =>

@@ -91,13 +91,12 @@ const MAX_HEADER_BYTES = 4096;
 export class StoredExternalMedia {
   constructor(
     private readonly objects: ObjectStore,
-    private readonly db: Database,
+    private readonly budget: SharedCacheBudget,
     readonly maxEntryBytes: number,
-    readonly budgetBytes: number,
   ) {}
 
   private keyOf(url: string): string {
-    return objectKey(sha256Hex(url));
+    return `${EXTERNAL_CACHE_BUCKET}/${sha256Hex(url)}`;
   }
 
   /** The stored entry for `url` and when it expires, or undefined (none, expired, or unreadable). */
@@ -162,16 +161,45 @@ export class StoredExternalMedia {
     });
     if (Buffer.byteLength(header) >= MAX_HEADER_BYTES) return;
     const body = Buffer.concat([Buffer.from(`${header}\n`), media.bytes]);
+    await this.budget.store(EXTERNAL_CACHE_BUCKET, sha256Hex(url), body, now, expiresAt);
+  }
+}
+
+/** Old entries looked at per query when making room. */
+const EVICTION_BATCH = 100;
+
+/**
+ * The byte budget of what the media proxy keeps in the shared object store (docs/media.md#external-media-cache):
+ * external media and resized images, each object `{bucket}/{key}` with a row in `external_cache_entries` (its
+ * size, when it was stored and when it expires) and their total in the one row of `external_cache_usage`.
+ */
+export class SharedCacheBudget {
+  constructor(
+    private readonly objects: ObjectStore,
+    private readonly db: Database,
+    readonly budgetBytes: number,
+  ) {}
+
+  /**
+   * Writes `body` to `{bucket}/{key}` until `expiresAt` (nothing when above the whole budget). Its size is
+   * accounted first, removing the oldest stored entries until the total fits the budget, then the object is
+   * written; a failed write gives its share back.
+   */
+  async store(bucket: string, key: string, body: Buffer, now: number, expiresAt: number): Promise<void> {
     if (body.length > this.budgetBytes) return;
-    const hash = sha256Hex(url);
     const evicted = await this.db.transaction(async (tx) => {
       let total = await lockUsage(tx);
       // The entry replaces its previous version, whose bytes no longer count.
-      total -= sumBytes(await tx.query('DELETE FROM external_cache_entries WHERE key = $1 RETURNING bytes', [hash]));
+      total -= sumBytes(
+        await tx.query('DELETE FROM external_cache_entries WHERE bucket = $1 AND key = $2 RETURNING bytes', [
+          bucket,
+          key,
+        ]),
+      );
       const gone: string[] = [];
       while (total + body.length > this.budgetBytes) {
-        const oldest = await tx.query<{ key: string; bytes: unknown }>(
-          'SELECT key, bytes FROM external_cache_entries ORDER BY stored_at, key LIMIT $1',
+        const oldest = await tx.query<{ bucket: string; key: string; bytes: unknown }>(
+          'SELECT bucket, key, bytes FROM external_cache_entries ORDER BY stored_at, key LIMIT $1',
           [EVICTION_BATCH],
         );
         if (oldest.length === 0) {
@@ -182,44 +210,38 @@ export class StoredExternalMedia {
         const chosen: string[] = [];
         for (const row of oldest) {
           if (total + body.length <= this.budgetBytes) break;
-          chosen.push(row.key);
+          chosen.push(`${row.bucket}/${row.key}`);
           total -= Number(row.bytes);
         }
-        await tx.query('DELETE FROM external_cache_entries WHERE key = ANY($1::text[])', [chosen]);
+        await tx.query("DELETE FROM external_cache_entries WHERE bucket || '/' || key = ANY($1::text[])", [chosen]);
         gone.push(...chosen);
       }
-      await tx.query('INSERT INTO external_cache_entries (key, bytes, stored_at, expires_at) VALUES ($1, $2, $3, $4)', [
-        hash,
-        body.length,
-        new Date(now),
-        new Date(expiresAt),
-      ]);
+      await tx.query(
+        'INSERT INTO external_cache_entries (bucket, key, bytes, stored_at, expires_at) VALUES ($1, $2, $3, $4, $5)',
+        [bucket, key, body.length, new Date(now), new Date(expiresAt)],
+      );
       await tx.query('UPDATE external_cache_usage SET bytes = $1 WHERE id = 1', [total + body.length]);
       return gone;
     });
     // Rows first, objects after: a failure in between leaves an object nothing counts, which is ignored once
     // expired and deleted by the janitor's day-old sweep; never bytes counted twice.
-    for (const key of evicted) await this.objects.delete(objectKey(key));
+    for (const gone of evicted) await this.objects.delete(gone);
     try {
-      await this.objects.put(objectKey(hash), body, 'application/octet-stream');
+      await this.objects.put(`${bucket}/${key}`, body, 'application/octet-stream');
     } catch (error) {
       await this.db.transaction(async (tx) => {
         const total = await lockUsage(tx);
         const freed = sumBytes(
-          await tx.query('DELETE FROM external_cache_entries WHERE key = $1 RETURNING bytes', [hash]),
+          await tx.query('DELETE FROM external_cache_entries WHERE bucket = $1 AND key = $2 RETURNING bytes', [
+            bucket,
+            key,
+          ]),
         );
         await tx.query('UPDATE external_cache_usage SET bytes = $1 WHERE id = 1', [Math.max(0, total - freed)]);
       });
       throw error;
     }
   }
-}
-
-/** Old entries looked at per query when making room. */
-const EVICTION_BATCH = 100;
-
-function objectKey(hash: string): string {
-  return `${EXTERNAL_CACHE_BUCKET}/${hash}`;
 }
 
 /**
@@ -236,7 +258,7 @@ function sumBytes(rows: { bytes?: unknown }[]): number {
 }
 
 /**
- * Removes shared entries whose time is up (their rows, their bytes from the total, then their objects), up to
+ * Removes shared entries (external media and resized images) whose time is up (their rows, their bytes from the total, then their objects), up to
  * `batchSize` × `maxBatches` a pass; returns how many went. Safe to run from several processes at once.
  */
 export async function sweepExpiredExternalMedia(
@@ -250,19 +272,19 @@ export async function sweepExpiredExternalMedia(
   for (let batch = 0; batch < maxBatches; batch += 1) {
     const keys = await db.transaction(async (tx) => {
       const usage = await lockUsage(tx);
-      const rows = await tx.query<{ key: string; bytes: unknown }>(
-        `DELETE FROM external_cache_entries WHERE key IN (
-           SELECT key FROM external_cache_entries WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2
-         ) RETURNING key, bytes`,
+      const rows = await tx.query<{ bucket: string; key: string; bytes: unknown }>(
+        `DELETE FROM external_cache_entries WHERE (bucket, key) IN (
+           SELECT bucket, key FROM external_cache_entries WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2
+         ) RETURNING bucket, key, bytes`,
         [new Date(now), batchSize],
       );
       if (rows.length > 0)
         await tx.query('UPDATE external_cache_usage SET bytes = $1 WHERE id = 1', [
           Math.max(0, usage - sumBytes(rows)),
         ]);
-      return rows.map((row) => row.key);
+      return rows.map((row) => `${row.bucket}/${row.key}`);
     });
-    for (const key of keys) await objects.delete(objectKey(key));
+    for (const key of keys) await objects.delete(key);
     total += keys.length;
     if (keys.length < batchSize) break;
   }

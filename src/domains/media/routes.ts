@@ -19,7 +19,14 @@ import {
   parseHttpDate,
   type Validators,
 } from './conditional.ts';
-import { type ExternalMedia, ExternalMediaCache, keepFor, StoredExternalMedia } from './external-cache.ts';
+import { StoredDerivedImages } from './derived-cache.ts';
+import {
+  type ExternalMedia,
+  ExternalMediaCache,
+  keepFor,
+  SharedCacheBudget,
+  StoredExternalMedia,
+} from './external-cache.ts';
 import { verifyExternalPath } from './external-signature.ts';
 import {
   DerivedImageCache,
@@ -39,6 +46,8 @@ const EXTERNAL_TIMEOUT_MS = 10_000;
 /** Fetched external media kept per process (docs/media.md#external-media-cache): 64 MiB, 8 MiB an entry. */
 const EXTERNAL_CACHE_BYTES = 64 * 1024 * 1024;
 const EXTERNAL_CACHE_ENTRY_BYTES = 8 * 1024 * 1024;
+/** The largest resized image kept, in memory and in the shared object store (docs/media.md#resized-images). */
+const DERIVED_ENTRY_BYTES = 2 * 1024 * 1024;
 /** The largest stored image re-encoded (attachments are at most 25 MiB; avatars 10 MiB). */
 const MAX_TRANSFORM_INPUT_BYTES = 25 * 1024 * 1024;
 /** Every media response is named by an immutable URL: the hash, the id or the signed target is its version. */
@@ -165,12 +174,9 @@ export function mediaRoutes(services: MediaRoutesDeps): AnyRoute[] {
   // Each fetch holds up to EXTERNAL_MAX_BYTES in memory: 16 at once per process, 4 per client address.
   const externalFetches = new ConcurrencyGate(16, 4);
   const externalCache = new ExternalMediaCache(EXTERNAL_CACHE_BYTES, EXTERNAL_CACHE_ENTRY_BYTES);
-  const sharedExternal = new StoredExternalMedia(
-    objects,
-    db,
-    EXTERNAL_CACHE_ENTRY_BYTES,
-    config.mediaExternalCacheBytes,
-  );
+  // External media and resized images share one byte budget in the object store (docs/media.md).
+  const sharedBudget = new SharedCacheBudget(objects, db, config.mediaExternalCacheBytes);
+  const sharedExternal = new StoredExternalMedia(objects, sharedBudget, EXTERNAL_CACHE_ENTRY_BYTES);
   const externalInFlight = new Map<string, Promise<ExternalMedia>>();
 
   /** Fetches a verified target, derives what the answer needs, and keeps it as long as the upstream allows. */
@@ -230,18 +236,48 @@ export function mediaRoutes(services: MediaRoutesDeps): AnyRoute[] {
   // Re-encoding holds the original whole (sharp gathers its input): at most 4 at once, 64 waiting, and the
   // results kept by entity tag (docs/media.md#resized-images).
   const transforms = new TransformQueue(4, 64);
-  const derived = new DerivedImageCache(32 * 1024 * 1024, 2 * 1024 * 1024);
+  const derived = new DerivedImageCache(32 * 1024 * 1024, DERIVED_ENTRY_BYTES);
+  const sharedDerived = new StoredDerivedImages(objects, sharedBudget, DERIVED_ENTRY_BYTES);
   const inFlight = new Map<string, Promise<{ bytes: Buffer; contentType: string }>>();
 
-  /** The stored image at `key` re-encoded with `options`, from the cache, a running transform or a new one. */
-  function derive(key: string, info: ObjectInfo, tag: string, options: DeriveOptions, failure: string) {
+  /**
+   * The stored image at `key` re-encoded with `options`: from this process's cache, a running transform, the
+   * shared object store (another node or an earlier process made it), or a new transform, then stored there.
+   */
+  function derive(key: string, info: ObjectInfo, tag: string, options: DeriveOptions, failure: string, now: number) {
     const cached = derived.get(tag);
     if (cached) return Promise.resolve(cached);
     const running = inFlight.get(tag);
     if (running) return running;
     if (info.size > MAX_TRANSFORM_INPUT_BYTES)
       return Promise.reject(new ApiError('BAD_REQUEST', { message: 'Stored image is too large to process' }));
-    const work = transforms
+    const work = sharedDerived
+      .get(tag)
+      .catch((error: unknown) => {
+        log.warn('derived image cache read failed', { error: String(error) });
+        return undefined;
+      })
+      .then(async (shared) => {
+        if (shared) {
+          derived.set(tag, shared);
+          return shared;
+        }
+        const out = await transformed(key, options, failure);
+        derived.set(tag, out);
+        // A failed write only costs another node a re-encoding.
+        await sharedDerived.set(tag, out, now).catch((error: unknown) => {
+          log.warn('derived image cache write failed', { error: String(error) });
+        });
+        return out;
+      })
+      .finally(() => inFlight.delete(tag));
+    inFlight.set(tag, work);
+    return work;
+  }
+
+  /** A new re-encoding of the stored image at `key`, within the transform slots. */
+  function transformed(key: string, options: DeriveOptions, failure: string) {
+    return transforms
       .run(async () => {
         const stream = await objects.readStream(key);
         if (!stream) throw new ApiError('NOT_FOUND');
@@ -256,19 +292,10 @@ export function mediaRoutes(services: MediaRoutesDeps): AnyRoute[] {
           throw new ApiError('BAD_REQUEST', { message: failure });
         }
       })
-      .then(
-        (out) => {
-          derived.set(tag, out);
-          return out;
-        },
-        (error: unknown) => {
-          if (error instanceof TransformQueueFull) throw rateLimited(1000, false, { 'X-RateLimit-Scope': 'shared' });
-          throw error;
-        },
-      )
-      .finally(() => inFlight.delete(tag));
-    inFlight.set(tag, work);
-    return work;
+      .catch((error: unknown) => {
+        if (error instanceof TransformQueueFull) throw rateLimited(1000, false, { 'X-RateLimit-Scope': 'shared' });
+        throw error;
+      });
   }
 
   /** An image of the object store, re-encoded to the extension's (or `format`'s) type, optionally resized. */
@@ -295,7 +322,7 @@ export function mediaRoutes(services: MediaRoutesDeps): AnyRoute[] {
     };
     const validators = await derivedValidators(objectKey, info, options);
     if (answeredConditionally(ctx, validators)) return REPLY_SENT;
-    const out = await derive(objectKey, info, validators.etag, options, 'Stored image could not be processed');
+    const out = await derive(objectKey, info, validators.etag, options, 'Stored image could not be processed', ctx.now);
     return send(ctx.reply, out.bytes, out.contentType, {}, { validators });
   }
 
@@ -379,7 +406,7 @@ export function mediaRoutes(services: MediaRoutesDeps): AnyRoute[] {
           };
           const validators = await derivedValidators(key, info, options);
           if (answeredConditionally(ctx, validators)) return REPLY_SENT;
-          const out = await derive(key, info, validators.etag, options, 'Image could not be processed');
+          const out = await derive(key, info, validators.etag, options, 'Image could not be processed', ctx.now);
           return send(ctx.reply, out.bytes, out.contentType, headers, { validators });
         }
         // Unknown bytes are served as opaque downloads so a stored file can never run as HTML in our origin.
