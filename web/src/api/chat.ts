@@ -20,6 +20,10 @@ const enc = encodeURIComponent;
 export class ChatApi {
   constructor(private readonly http: HttpClient) {}
 
+  /** `PATCH /users/@me/settings` (docs/accounts.md for the members). */
+  updateSettings(changes: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return this.http.request('PATCH', '/users/@me/settings', { body: changes });
+  }
   createGuild(name: string): Promise<Guild> {
     return this.http.request('POST', '/guilds', { body: { name } });
   }

@@ -20,6 +20,19 @@ import { prefersDark, readableRoleColor, watchScheme } from './role-color.ts';
 import { compareIds, maxId } from './snowflake.ts';
 
 /** A guild as the client keeps it: the guild, its roles and channels by id, its members once loaded. */
+/** An entry of settings `guild_folders` (Discord's shape); `id` null: one guild outside any folder. */
+export interface GuildFolder {
+  id: number | string | null;
+  name: string | null;
+  color: number | null;
+  guild_ids: string[];
+}
+
+/** One item of the guild rail. */
+export type RailItem =
+  | { kind: 'guild'; guild: GuildState }
+  | { kind: 'folder'; id: number | string; name: string | null; color: number | null; guilds: GuildState[] };
+
 export interface GuildState {
   guild: Guild;
   roles: Map<string, Role>;
@@ -86,7 +99,7 @@ interface PresencePayload {
 interface ReadyPayload {
   presences?: PresencePayload[];
   notes?: Record<string, string>;
-  user_settings?: { guild_positions?: string[] };
+  user_settings?: { guild_positions?: string[]; guild_folders?: GuildFolder[] };
   user: PartialUser;
   guilds: Guild[];
   private_channels: Channel[];
@@ -128,6 +141,8 @@ export class ChatStore {
   readonly notes = new Map<string, string>();
   /** The person's own order of guilds (READY `user_settings.guild_positions`, USER_SETTINGS_UPDATE). */
   guildPositions: string[] = [];
+  /** The person's folders of guilds (READY `user_settings.guild_folders`, USER_SETTINGS_UPDATE). */
+  guildFolders: GuildFolder[] = [];
   /** A bot's form waiting for the person (INTERACTION_MODAL_CREATE), shown as a dialog. */
   modal: BotModal | null = null;
   /**
@@ -236,6 +251,48 @@ export class ChatStore {
         (rank.get(a.guild.id) ?? Number.MAX_SAFE_INTEGER) - (rank.get(b.guild.id) ?? Number.MAX_SAFE_INTEGER) ||
         compareIds(a.guild.id, b.guild.id),
     );
+  }
+
+  /**
+   * The rail's items: guilds and folders of guilds (settings `guild_folders`, entries with an id), in the order of
+   * `guild_positions` (a folder where its first guild is), then the guilds not placed there by id.
+   */
+  railItems(): RailItem[] {
+    const rank = new Map(this.guildPositions.map((id, index) => [id, index]));
+    const placed = new Set<string>();
+    const items: RailItem[] = [];
+    for (const folder of this.guildFolders) {
+      if (folder.id === null || folder.id === undefined) continue;
+      const guilds: GuildState[] = [];
+      for (const id of folder.guild_ids) {
+        const state = this.guilds.get(id);
+        if (state && !placed.has(id)) {
+          placed.add(id);
+          guilds.push(state);
+        }
+      }
+      if (guilds.length)
+        items.push({ kind: 'folder', id: folder.id, name: folder.name ?? null, color: folder.color ?? null, guilds });
+    }
+    for (const guild of this.orderedGuilds()) if (!placed.has(guild.guild.id)) items.push({ kind: 'guild', guild });
+    const first = (item: RailItem) => (item.kind === 'guild' ? [item.guild] : item.guilds);
+    const key = (item: RailItem) =>
+      Math.min(...first(item).map((g) => rank.get(g.guild.id) ?? Number.MAX_SAFE_INTEGER));
+    return items.sort(
+      (a, b) => key(a) - key(b) || compareIds(first(a)[0]?.guild.id ?? '0', first(b)[0]?.guild.id ?? '0'),
+    );
+  }
+
+  /**
+   * Saves a new rail: `guild_folders` (a guild outside a folder as Discord's clients write it, `{id: null,
+   * guild_ids: [id]}`) and the same order as `guild_positions`. Shown at once; the other sessions follow through
+   * USER_SETTINGS_UPDATE.
+   */
+  async saveRail(folders: GuildFolder[]): Promise<void> {
+    this.guildFolders = folders;
+    this.guildPositions = folders.flatMap((folder) => folder.guild_ids);
+    this.changed();
+    await this.api.updateSettings({ guild_positions: this.guildPositions, guild_folders: this.guildFolders });
   }
 
   privateChannels(): Channel[] {
@@ -787,6 +844,7 @@ export class ChatStore {
     for (const presence of ready.presences ?? []) this.setPresence(presence);
     for (const [id, note] of Object.entries(ready.notes ?? {})) this.notes.set(id, note);
     this.guildPositions = ready.user_settings?.guild_positions ?? [];
+    this.guildFolders = ready.user_settings?.guild_folders ?? [];
     this.loadLocalReads();
     this.ready = true;
     this.metaVersion++;
@@ -1102,6 +1160,7 @@ export class ChatStore {
         break;
       case 'USER_SETTINGS_UPDATE':
         if (Array.isArray(d.guild_positions)) this.guildPositions = d.guild_positions as string[];
+        if (Array.isArray(d.guild_folders)) this.guildFolders = d.guild_folders as GuildFolder[];
         break;
       case 'INTERACTION_MODAL_CREATE':
         this.modal = data as BotModal;

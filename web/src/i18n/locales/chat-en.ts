@@ -207,6 +207,22 @@ const chatEn = {
   memberCount_other: '{{count}} members',
   acceptInvite: 'Accept invite',
   inviteSignedOut: 'Create an account or sign in to join.',
+  railMoved: '{{name}}: position {{position}} of {{count}}',
+  railMovedInFolder: '{{name}}: position {{position}} of {{count}} in the folder',
+  folder: 'Folder: {{name}}',
+  folderSettings: 'Folder settings: {{name}}',
+  folderSettingsTitle: 'Folder settings',
+  folderName: 'Folder name',
+  folderColour: 'Colour',
+  folderColours: {
+    none: 'None',
+    blue: 'Blue',
+    green: 'Green',
+    yellow: 'Yellow',
+    red: 'Red',
+    purple: 'Purple',
+  },
+  saveFolder: 'Save',
 };
 
 export default chatEn;

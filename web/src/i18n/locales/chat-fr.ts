@@ -210,6 +210,22 @@ const chatFr: ChatMessages = {
   memberCount_other: '{{count}} membres',
   acceptInvite: 'Accepter l’invitation',
   inviteSignedOut: 'Créez un compte ou connectez-vous pour rejoindre.',
+  railMoved: '{{name}} : position {{position}} sur {{count}}',
+  railMovedInFolder: '{{name}} : position {{position}} sur {{count}} dans le dossier',
+  folder: 'Dossier : {{name}}',
+  folderSettings: 'Paramètres du dossier : {{name}}',
+  folderSettingsTitle: 'Paramètres du dossier',
+  folderName: 'Nom du dossier',
+  folderColour: 'Couleur',
+  folderColours: {
+    none: 'Aucune',
+    blue: 'Bleu',
+    green: 'Vert',
+    yellow: 'Jaune',
+    red: 'Rouge',
+    purple: 'Violet',
+  },
+  saveFolder: 'Enregistrer',
 };
 
 export default chatFr;
