@@ -7,7 +7,8 @@ import type { ObjectStore } from '../../platform/storage/object-store.ts';
 import { STAGING_BUCKET } from '../attachments/streamed-multipart.ts';
 import { GUILD_AUDIT_RETENTION_MS } from '../chat/guild-audit.ts';
 import { DERIVED_CACHE_BUCKET, EXTERNAL_CACHE_BUCKET, UPLOAD_BUCKET } from '../media/buckets.ts';
-import { MAX_KEEP_MS, sweepExpiredExternalMedia } from '../media/external-cache.ts';
+import { MAX_KEEP_MS } from '../media/external-cache.ts';
+import { sweepExpiredSharedCache } from '../media/shared-cache.ts';
 import { MFA_FAILURE_WINDOW_MS } from '../mfa/mfa-attempts.ts';
 
 export interface JanitorDeps {
@@ -134,7 +135,7 @@ export class Janitor {
     // Expired entries give their bytes back to the budget; and no entry is kept longer than a day, so an object
     // written before that has expired, read or not (one whose row is gone, after a failed delete, included).
     await step('externalCacheEntries', async () => {
-      const expired = await sweepExpiredExternalMedia(
+      const expired = await sweepExpiredSharedCache(
         this.deps.db,
         this.deps.objects,
         now,

@@ -20,13 +20,7 @@ import {
   type Validators,
 } from './conditional.ts';
 import { StoredDerivedImages } from './derived-cache.ts';
-import {
-  type ExternalMedia,
-  ExternalMediaCache,
-  keepFor,
-  SharedCacheBudget,
-  StoredExternalMedia,
-} from './external-cache.ts';
+import { type ExternalMedia, ExternalMediaCache, keepFor, StoredExternalMedia } from './external-cache.ts';
 import { verifyExternalPath } from './external-signature.ts';
 import {
   DerivedImageCache,
@@ -38,6 +32,7 @@ import {
   transformImage,
   transformRevision,
 } from './image-transform.ts';
+import { SharedCacheBudget } from './shared-cache.ts';
 import { sniffImageType } from './user-images.ts';
 
 const MAX_RELAY_BYTES = 25 * 1024 * 1024;
