@@ -193,8 +193,16 @@ if (!CHROMIUM_PATH) {
       // Out of the folder, which, with one guild left, is that guild alone again.
       await orderIs(a, ['Alpha', 'Delta', 'Bravo', 'Charlie']);
       await heard(a, 'Alpha: position 1 of 4');
+      // And into a folder with the guild under it, from the keyboard too.
+      await a.keyboard.press('Alt+Shift+ArrowRight');
+      await orderIs(a, ['[Delta, Alpha]', 'Bravo', 'Charlie']);
+      await heard(a, 'Alpha: position 2 of 2 in the folder');
+      assert.equal(
+        await rail(a).getByRole('button', { name: 'Folder: Delta, Alpha, 1 mention' }).getAttribute('aria-expanded'),
+        'true',
+      );
+      await orderIs(b, ['[Delta, Alpha]', 'Bravo', 'Charlie']);
       assert.equal(await a.evaluate(() => document.activeElement?.getAttribute('title')), 'Alpha');
-      await orderIs(b, ['Alpha', 'Delta', 'Bravo', 'Charlie']);
       await assertAccessible(b, 'the rail in the other tab');
       await Promise.all([one.close(), two.close()]);
     });

@@ -10,7 +10,15 @@ import { guildIcon } from '../../lib/media.ts';
 import { channelPath, useChat } from './context.ts';
 import { Dialog } from './Dialog.tsx';
 import { isMuted } from './notifications.tsx';
-import { dropOnRail, placeOnRail, type RailTarget, type RailThing, railFolders, stepOnRail } from './rail-layout.ts';
+import {
+  dropOnRail,
+  joinOnRail,
+  placeOnRail,
+  type RailTarget,
+  type RailThing,
+  railFolders,
+  stepOnRail,
+} from './rail-layout.ts';
 import type { GuildFolder, GuildState, RailItem } from './store.ts';
 
 /** Drag data type of the rail's items (only the rail reads it). */
@@ -27,7 +35,7 @@ function dropWhere(event: DragEvent, into: boolean): RailTarget['where'] {
 /**
  * The column of guilds: home (DMs), the person's guilds and folders of guilds (settings `guild_folders` and
  * `guild_positions`) with unread and mention badges, create. Reordered by dragging (onto another guild's centre:
- * a folder of the two) or from the keyboard with Alt+Shift+Arrow up and down (docs/web.md#the-guild-rail).
+ * a folder of the two) or from the keyboard with Alt+Shift+Arrow up and down (right: into a folder with the item below) (docs/web.md#the-guild-rail).
  */
 export function GuildRail({ activeGuildId }: { activeGuildId: string | null }) {
   const { t } = useTranslation();
@@ -66,29 +74,37 @@ export function GuildRail({ activeGuildId }: { activeGuildId: string | null }) {
   };
   const folderName = (folder: Extract<RailItem, { kind: 'folder' }>) =>
     folder.name || folder.guilds.map((g) => g.guild.name).join(', ');
-  const save = (next: GuildFolder[] | null, thing: RailThing, say: boolean) => {
+  const save = (next: GuildFolder[] | null, thing: RailThing, byKeyboard: boolean) => {
     if (!next) return;
     setError(null);
     focusAfterMove.current = 'guildId' in thing ? `guild:${thing.guildId}` : `folder:${thing.folderId}`;
-    if (say) {
-      const place = placeOnRail(next, thing);
-      if (place) {
-        const words = place.folder
-          ? t('chat.railMovedInFolder', {
-              name: nameOf(thing),
-              position: place.position,
-              count: place.count,
-            })
-          : t('chat.railMoved', { name: nameOf(thing), position: place.position, count: place.count });
-        setAnnounce((previous) => ({ text: words, sequence: previous.sequence + 1 }));
-      }
+    const place = placeOnRail(next, thing);
+    // A guild moved by keyboard into a closed folder: the folder opens, so the guild (and the focus) stays.
+    const into = place?.folder?.id;
+    if (byKeyboard && into !== null && into !== undefined && !expanded.has(into)) {
+      setExpanded(new Set(expanded).add(into));
+    }
+    if (place) {
+      const words = place.folder
+        ? t('chat.railMovedInFolder', {
+            name: nameOf(thing),
+            position: place.position,
+            count: place.count,
+          })
+        : t('chat.railMoved', { name: nameOf(thing), position: place.position, count: place.count });
+      setAnnounce((previous) => ({ text: words, sequence: previous.sequence + 1 }));
     }
     store.saveRail(next).catch(setError);
   };
   const keys = (thing: RailThing) => (event: React.KeyboardEvent) => {
-    if (!event.altKey || !event.shiftKey || (event.key !== 'ArrowUp' && event.key !== 'ArrowDown')) return;
-    event.preventDefault();
-    save(stepOnRail(folders, thing, event.key === 'ArrowUp' ? -1 : 1), thing, true);
+    if (!event.altKey || !event.shiftKey) return;
+    if (event.key === 'ArrowRight' && 'guildId' in thing) {
+      event.preventDefault();
+      save(joinOnRail(folders, thing.guildId), thing, true);
+    } else if (event.key === 'ArrowUp' || event.key === 'ArrowDown') {
+      event.preventDefault();
+      save(stepOnRail(folders, thing, event.key === 'ArrowUp' ? -1 : 1), thing, true);
+    }
   };
   const dragProps = (thing: RailThing, target: Omit<RailTarget, 'where'>, into: boolean) => {
     const key = `${target.kind}:${target.id}`;
@@ -127,7 +143,7 @@ export function GuildRail({ activeGuildId }: { activeGuildId: string | null }) {
         const moved = dragging;
         setDragging(null);
         setIndicator(null);
-        save(dropOnRail(folders, moved, { ...target, where }), moved, true);
+        save(dropOnRail(folders, moved, { ...target, where }), moved, false);
       },
     };
   };
@@ -154,7 +170,11 @@ export function GuildRail({ activeGuildId }: { activeGuildId: string | null }) {
           data-rail-key={key}
           aria-label={label}
           aria-current={activeGuildId === guild.id ? 'page' : undefined}
-          aria-keyshortcuts="Alt+Shift+ArrowUp Alt+Shift+ArrowDown"
+          aria-keyshortcuts={
+            inFolder
+              ? 'Alt+Shift+ArrowUp Alt+Shift+ArrowDown'
+              : 'Alt+Shift+ArrowUp Alt+Shift+ArrowDown Alt+Shift+ArrowRight'
+          }
           title={guild.name}
           onClick={go(to)}
           onKeyDown={keys(thing)}

@@ -124,3 +124,17 @@ export function placeOnRail(
   }
   return { position: at + 1, count: folders.length, folder: null };
 }
+
+/**
+ * `folders` with a guild outside any folder joined to the item under it (Alt+Shift+ArrowRight): into that
+ * folder, or a new folder of the two guilds; null when there is none or the guild is in a folder already.
+ */
+export function joinOnRail(folders: GuildFolder[], guildId: string): GuildFolder[] | null {
+  const at = folders.findIndex((folder) => folder.guild_ids.includes(guildId));
+  const entry = folders[at];
+  const below = folders[at + 1];
+  if (!entry || entry.id !== null || !below) return null;
+  return below.id !== null
+    ? dropOnRail(folders, { guildId }, { kind: 'folder', id: below.id, where: 'into' })
+    : dropOnRail(folders, { guildId }, { kind: 'guild', id: below.guild_ids[0] as string, where: 'into' });
+}

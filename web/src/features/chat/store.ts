@@ -286,13 +286,24 @@ export class ChatStore {
   /**
    * Saves a new rail: `guild_folders` (a guild outside a folder as Discord's clients write it, `{id: null,
    * guild_ids: [id]}`) and the same order as `guild_positions`. Shown at once; the other sessions follow through
-   * USER_SETTINGS_UPDATE.
+   * USER_SETTINGS_UPDATE. Refused, the rail goes back as it was.
    */
   async saveRail(folders: GuildFolder[]): Promise<void> {
+    const before = { folders: this.guildFolders, positions: this.guildPositions };
     this.guildFolders = folders;
     this.guildPositions = folders.flatMap((folder) => folder.guild_ids);
     this.changed();
-    await this.api.updateSettings({ guild_positions: this.guildPositions, guild_folders: this.guildFolders });
+    try {
+      await this.api.updateSettings({ guild_positions: this.guildPositions, guild_folders: this.guildFolders });
+    } catch (error) {
+      // Refused: the rail as it was (unless a later change came meanwhile).
+      if (this.guildFolders === folders) {
+        this.guildFolders = before.folders;
+        this.guildPositions = before.positions;
+        this.changed();
+      }
+      throw error;
+    }
   }
 
   privateChannels(): Channel[] {
