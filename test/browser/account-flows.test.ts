@@ -94,7 +94,7 @@ if (!CHROMIUM_PATH) {
 
       await page.goBack();
       await inChat();
-      await unverifiedBanner().getByRole('button', { name: 'Dismiss notice' }).click();
+      await unverifiedBanner().getByRole('button', { name: 'Hide the email reminder' }).click();
       await unverifiedBanner().waitFor({ state: 'detached' });
       await page.reload();
       await inChat();

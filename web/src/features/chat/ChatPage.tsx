@@ -56,7 +56,7 @@ function UnverifiedEmailBanner() {
         <Link href="/settings#account-heading">{t('chat.emailUnverifiedLink')}</Link>
       </p>
       <button type="button" className="ghost" onClick={dismiss}>
-        {t('chat.dismissNotice')}
+        {t('chat.dismissEmailReminder')}
       </button>
     </section>
   );

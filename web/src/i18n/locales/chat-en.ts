@@ -6,6 +6,7 @@ const chatEn = {
   dismissNotice: 'Dismiss notice',
   emailUnverified: 'Your email address {{email}} is not verified yet. Check your inbox for the link.',
   emailUnverifiedLink: 'Verify your email address',
+  dismissEmailReminder: 'Hide the email reminder',
   servers: 'Servers',
   home: 'Direct messages',
   homeWithMentions_one: 'Direct messages, {{count}} unread message',

@@ -9,6 +9,7 @@ const chatFr: ChatMessages = {
   emailUnverified:
     'Votre adresse e-mail {{email}} n’est pas encore vérifiée. Le lien est dans votre boîte de réception.',
   emailUnverifiedLink: 'Vérifier votre adresse e-mail',
+  dismissEmailReminder: 'Masquer le rappel d’e-mail',
   servers: 'Serveurs',
   home: 'Messages privés',
   homeWithMentions_one: 'Messages privés, {{count}} message non lu',
