@@ -603,6 +603,11 @@ describe('SSO rate limits (docs/conventions.md#rate-limits)', () => {
 
   it('allows 10 status or start calls and 15 completions per 10 s', async () => {
     const strict = { 'x-test-strict': 'true' };
+    // The server's clock stands still (the file's afterEach lets it run again), so the allowances do not refill
+    // while the calls go out one by one on a slow machine (one run saw an 11th status call pass).
+    await harness(server, 'POST', '/clock', { offset_ms: 0, frozen: true });
+    // What the file's earlier tests spent in this (still) second would count too.
+    await harness(server, 'POST', '/rate-limits/reset');
     for (const [method, path, limit] of [
       ['GET', '/v1/auth/sso/status', 10],
       ['POST', '/v1/auth/sso/start', 10],
@@ -611,7 +616,7 @@ describe('SSO rate limits (docs/conventions.md#rate-limits)', () => {
       const body = path.endsWith('complete') ? { code: 'c', state: 's' } : method === 'POST' ? {} : undefined;
       for (let i = 0; i < limit; i++) {
         const res = await request(server, method, path, { headers: strict, ...(body ? { body } : {}) });
-        assert.notEqual(res.status, 429, `${path} call ${i + 1}`);
+        assert.notEqual(res.status, 429, `${path} call ${i + 1}: ${JSON.stringify(res.body)}`);
       }
       const limited = await request(server, method, path, { headers: strict, ...(body ? { body } : {}) });
       assertError(limited, 429, 'RATE_LIMITED');

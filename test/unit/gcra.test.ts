@@ -23,6 +23,21 @@ describe('gcra', () => {
     assert.equal(denied.tat, tat);
   });
 
+  it('admits a whole burst at an epoch time when the window is no multiple of the interval (15 in 10 s)', () => {
+    for (const now of [0, 1_764_000_000_000, 1_799_999_999_999.5]) {
+      let tat: number | undefined;
+      const remaining: number[] = [];
+      for (let i = 0; i < 15; i++) {
+        const step = gcra(tat, 15, 10_000, now);
+        assert.equal(step.decision.allowed, true, `request ${i + 1} at ${now}`);
+        tat = step.tat;
+        remaining.push(step.decision.remaining);
+      }
+      assert.deepEqual(remaining, [14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
+      assert.equal(gcra(tat, 15, 10_000, now).decision.allowed, false, `the 16th at ${now}`);
+    }
+  });
+
   it('treats a stale arrival time like an empty bucket', () => {
     const step = gcra(-5000, 10, 1000, 0);
     assert.equal(step.decision.remaining, 9);

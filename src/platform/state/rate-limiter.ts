@@ -14,19 +14,27 @@ export interface RateLimiter {
   reset(): Promise<void>;
 }
 
+/**
+ * Below this, a request "early" by the sum of `limit` intervals is rounding, not a burst: with a window that
+ * `limit` does not divide (15 in 10 s), `limit` intervals added to an epoch time in milliseconds (about 1.7e12,
+ * where one step of a double is 0.24 µs) come to a hair over the window, and the last request of a full burst
+ * was refused, `retry_after` 0.001 s. 10 µs is far below any interval a route uses.
+ */
+export const GCRA_ROUNDING_MS = 0.01;
+
 /** Pure GCRA step shared by the in-process backend and mirrored by the Redis script. */
 export function gcra(storedTat: number | undefined, limit: number, windowMs: number, now: number) {
   const interval = windowMs / limit;
   const tat = Math.max(storedTat ?? now, now);
   const newTat = tat + interval;
   const allowAt = newTat - windowMs;
-  if (now < allowAt) {
+  if (allowAt - now > GCRA_ROUNDING_MS) {
     return {
       tat,
       decision: { allowed: false, limit, remaining: 0, retryAfterMs: allowAt - now, resetAfterMs: tat - now },
     };
   }
-  const remaining = Math.max(0, Math.floor((windowMs - (newTat - now)) / interval));
+  const remaining = Math.max(0, Math.floor((windowMs - (newTat - now)) / interval + GCRA_ROUNDING_MS));
   return { tat: newTat, decision: { allowed: true, limit, remaining, retryAfterMs: 0, resetAfterMs: newTat - now } };
 }
 

@@ -4,7 +4,7 @@ import type { BusHandler, EventBus, GapHandler } from './event-bus.ts';
 import { BusPositions, LocalSubscribers, streamOrigin } from './event-bus.ts';
 import type { IpBan, IpBanStore } from './ip-bans.ts';
 import type { PresenceStore } from './presences.ts';
-import type { RateDecision, RateLimiter } from './rate-limiter.ts';
+import { GCRA_ROUNDING_MS, type RateDecision, type RateLimiter } from './rate-limiter.ts';
 import {
   bucketOf,
   CLUSTER_SLOTS,
@@ -60,14 +60,14 @@ local tat = tonumber(redis.call('GET', KEYS[1]) or '')
 if tat == nil or tat < now then tat = now end
 local newTat = tat + interval
 local allowAt = newTat - window
-if now < allowAt then
+if allowAt - now > ${GCRA_ROUNDING_MS} then
   return {0, 0, string.format('%.17g', allowAt - now), string.format('%.17g', tat - now)}
 end
 -- The TTL only collects garbage; the slack keeps a key alive while real time outruns the caller's clock
 -- (a frozen test clock, a slow node), since an early expiry would forget the arrivals and admit too many.
 local ttl = math.ceil(newTat - now) + 10000
 redis.call('SET', KEYS[1], string.format('%.17g', newTat), 'PX', string.format('%d', ttl))
-local remaining = math.floor((window - (newTat - now)) / interval)
+local remaining = math.floor((window - (newTat - now)) / interval + ${GCRA_ROUNDING_MS})
 if remaining < 0 then remaining = 0 end
 return {1, remaining, '0', string.format('%.17g', newTat - now)}
 `;
