@@ -1,3 +1,4 @@
+import { fromBase64Url } from '../lib/base64url.ts';
 import { HearthApiError, NetworkError } from './errors.ts';
 
 export interface RequestOptions {
@@ -137,13 +138,7 @@ function safeJson(text: string): unknown {
 /** The `exp` (seconds) of a JWT's payload, or undefined when it cannot be read. */
 function jwtExpiry(jwt: string): number | undefined {
   try {
-    const payload = jwt.split('.')[1] ?? '';
-    const json = atob(
-      payload
-        .replace(/-/g, '+')
-        .replace(/_/g, '/')
-        .padEnd(Math.ceil(payload.length / 4) * 4, '='),
-    );
+    const json = new TextDecoder().decode(fromBase64Url(jwt.split('.')[1] ?? ''));
     const exp = (JSON.parse(json) as { exp?: unknown }).exp;
     return typeof exp === 'number' ? exp : undefined;
   } catch {

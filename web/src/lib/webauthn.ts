@@ -4,18 +4,9 @@
  * supported browser has yet.
  */
 
-type Json = Record<string, unknown>;
+import { fromBase64Url } from './base64url.ts';
 
-function fromBase64Url(value: string): ArrayBuffer {
-  const base64 = value
-    .replace(/-/g, '+')
-    .replace(/_/g, '/')
-    .padEnd(Math.ceil(value.length / 4) * 4, '=');
-  const binary = atob(base64);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes.buffer;
-}
+type Json = Record<string, unknown>;
 
 function toBase64Url(buffer: ArrayBuffer | null | undefined): string | undefined {
   if (!buffer) return undefined;
