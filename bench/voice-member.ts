@@ -120,6 +120,9 @@ export class BenchMember {
     });
     voice.pc.connectionStateChange.subscribe((state) => {
       if (state === 'connected') this.mark('connected');
+      // A publishing member's connection failing is what empties a step's window: say when it happened.
+      else if (this.publish && !this.closing)
+        console.error(`speaker connection ${state} at ${new Date().toISOString()}`);
     });
     voice.onFirstPacket = () => this.mark('firstAudio');
     await voice.negotiations(1);

@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startApp } from '../src/app.ts';
 import { loadConfig } from '../src/config/config.ts';
 import { createLogger } from '../src/platform/log.ts';
@@ -32,11 +33,16 @@ const app = await startApp({
 process.send?.({ url: app.url, port: app.port });
 
 let inspector: Session | undefined;
+// The event loop's delay since the previous `stats` (ms): a server too busy to read its sockets shows here first.
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+loopDelay.enable();
 
 process.on('message', (message: { cmd?: string; profile?: string }) => {
   if (message.cmd === 'stats') {
     const cpu = process.cpuUsage();
-    process.send?.({ cpuMicros: cpu.user + cpu.system, sfu: app.sfu?.stats() });
+    const loop = { p99Ms: loopDelay.percentile(99) / 1e6, maxMs: loopDelay.max / 1e6 };
+    loopDelay.reset();
+    process.send?.({ cpuMicros: cpu.user + cpu.system, sfu: app.sfu?.stats(), loop });
   } else if (message.cmd === 'profile-start') {
     // A CPU profile of one measurement window (BENCH_VOICE_CPU_PROF): the forwarding, not the join wave.
     inspector = new Session();

@@ -97,6 +97,8 @@ function ask<T>(child: ChildProcess, message: object = { cmd: 'stats' }): Promis
 
 /** BENCH_VOICE_CPU_PROF=<dir>: a V8 CPU profile of the server during each step's window, `<dir>/voice-<N>.cpuprofile`. */
 const PROFILE_DIR = process.env.BENCH_VOICE_CPU_PROF;
+/** BENCH_VOICE_CPU_PROF_WAVES=1 (with BENCH_VOICE_CPU_PROF): profile each step's join waves instead of its window. */
+const PROFILE_WAVES = process.env.BENCH_VOICE_CPU_PROF_WAVES === '1';
 
 /** A listener process and its pending requests (joins by id, one window reply at a time). */
 class ClientProcess {
@@ -210,6 +212,7 @@ export async function runVoiceBench(
         const failed = prepared.filter((r) => r.error).map((r) => r.error);
         if (failed.length) throw new Error(`registering listeners failed: ${failed.join('; ')}`);
       }
+      if (PROFILE_DIR && PROFILE_WAVES) await ask(child, { cmd: 'profile-start' });
       const waveStart = await ask<{ cpuMicros: number }>(child);
       while (listeners < stepTarget) {
         const batch = Math.min(JOIN_BATCH, stepTarget - listeners);
@@ -224,9 +227,16 @@ export async function runVoiceBench(
         const failed = results.filter((r) => r.error).map((r) => r.error);
         console.error(`joined ${listeners}${failed.length ? ` (errors: ${failed.join('; ')})` : ''}`);
       }
-      waveCpuMicros += (await ask<{ cpuMicros: number }>(child)).cpuMicros - waveStart.cpuMicros;
+      const waveEnd = await ask<{ cpuMicros: number; loop?: { p99Ms: number; maxMs: number } }>(child);
+      waveCpuMicros += waveEnd.cpuMicros - waveStart.cpuMicros;
+      console.error(`waves to ${stepTarget}: server event loop delay ${JSON.stringify(waveEnd.loop)}`);
+      if (PROFILE_DIR && PROFILE_WAVES)
+        await ask(child, {
+          cmd: 'profile-stop',
+          profile: `${PROFILE_DIR}/voice-waves-${speakerCount}x${stepTarget}.cpuprofile`,
+        });
       await new Promise((r) => setTimeout(r, 1000));
-      if (PROFILE_DIR) await ask(child, { cmd: 'profile-start' });
+      if (PROFILE_DIR && !PROFILE_WAVES) await ask(child, { cmd: 'profile-start' });
       const started = await Promise.all(procs.map((p) => p.request<{ cpuMicros: number }>({ cmd: 'start' })));
       const before = await ask<{ cpuMicros: number; sfu: { forwarded: number } }>(child);
       const sentBefore = sent;
@@ -239,7 +249,7 @@ export async function runVoiceBench(
         ),
       );
       const elapsedMs = performance.now() - t0;
-      if (PROFILE_DIR)
+      if (PROFILE_DIR && !PROFILE_WAVES)
         await ask(child, {
           cmd: 'profile-stop',
           profile: `${PROFILE_DIR}/voice-${speakerCount}x${listeners}.cpuprofile`,
