@@ -35,6 +35,47 @@ function countClientHellos(pc: RTCPeerConnection): { count: number } {
   return sent;
 }
 
+/**
+ * Sends the client's first ClientHello (the one without a cookie) to the SFU a second time when the SFU's
+ * ServerHello arrives: what a retransmission does when the first copy and the SFU's answer crossed on a busy
+ * server (a browser retransmits after 1 s, werift after 500 ms). Resolves when it has been sent again.
+ */
+function replayFirstClientHelloAfterServerHello(pc: RTCPeerConnection): Promise<void> {
+  const hooked = new WeakSet<object>();
+  return new Promise((resolve) => {
+    pc.iceConnectionStateChange.subscribe(() => {
+      for (const transport of pc.dtlsTransports) {
+        const connection = transport.iceTransport.connection;
+        if (hooked.has(connection)) continue;
+        hooked.add(connection);
+        let first: Buffer | undefined;
+        let replayed = false;
+        const send = connection.send.bind(connection);
+        connection.send = (data: Buffer) => {
+          if (!first && data[0] === 22 && data[13] === 1) first = Buffer.from(data);
+          return send(data);
+        };
+        connection.onData.subscribe((data: Buffer) => {
+          // Handshake record (22) whose first message is a ServerHello (2).
+          if (replayed || !first || data[0] !== 22 || data[13] !== 2) return;
+          replayed = true;
+          void send(first).then(() => resolve());
+        });
+      }
+    });
+  });
+}
+
+async function joinVoice(user: TestUser): Promise<VoiceTestClient> {
+  const { client: gw } = await readyClient(server, user.token);
+  gateways.push(gw);
+  gw.send({ op: 4, d: { guild_id: guild.id, channel_id: room, self_mute: false, self_deaf: false } });
+  const update = (await gw.dispatch('VOICE_SERVER_UPDATE')) as Frame & { d: { token: string; endpoint: string } };
+  const voice = new VoiceTestClient(update.d.endpoint, update.d.token);
+  voices.push(voice);
+  return voice;
+}
+
 before(async () => {
   server = await startTestServer();
   owner = await registerUser(server);
@@ -73,5 +114,30 @@ describe('DTLS records that arrive before the SFU has started DTLS (docs/voice.m
       await connected;
       assert.equal(hellos.count, 2, `join ${i + 1}: ClientHellos sent`);
     }
+  });
+
+  it('a retransmitted first ClientHello that reaches the SFU after its ServerHello does not restart the handshake', async () => {
+    // werift's DTLS server answers every ClientHello without a cookie with a new key pair and random, even one
+    // it has already answered: a late copy that arrives after the ServerHello left would make the SFU derive keys
+    // the client never saw. The SFU drops such a copy (same client random, handshake past that step).
+    const speakerUser = await registerUser(server);
+    await join(server, owner, speakerUser, guild);
+    const speaker = await joinVoice(speakerUser);
+    await speaker.negotiations(1);
+    const listenerUser = await registerUser(server);
+    await join(server, owner, listenerUser, guild);
+    const listener = await joinVoice(listenerUser);
+    startDtlsAtOnce(listener.pc);
+    const replayed = replayFirstClientHelloAfterServerHello(listener.pc);
+    const states: string[] = [];
+    listener.pc.connectionStateChange.subscribe((state) => states.push(state));
+    await listener.negotiations(1);
+    await replayed;
+    const deadline = Date.now() + 8000;
+    while ((listener.received.get(speakerUser.id) ?? 0) < 10 && Date.now() < deadline) {
+      await speaker.speak(5);
+    }
+    assert.ok((listener.received.get(speakerUser.id) ?? 0) >= 10, `the listener hears the speaker (states: ${states})`);
+    assert.ok(!states.includes('failed'), `connection states: ${states.join(', ')}`);
   });
 });
