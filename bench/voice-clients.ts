@@ -2,6 +2,7 @@ import { as, ok } from '../test/support/chat.ts';
 import { registerUser } from '../test/support/client.ts';
 import type { TestServer } from '../test/support/server.ts';
 import { BenchMember, type BenchTarget, now } from './voice-member.ts';
+import { AudioTap } from './voice-tap.ts';
 
 /**
  * A process of the voice bench's listeners (bench/voice.ts forks several, so that no client process starves):
@@ -29,6 +30,10 @@ let received = 0;
 /** Packets this process's speakers sent while recording. */
 let sent = 0;
 let closing = false;
+/** BENCH_VOICE_TAP=0: every packet goes through werift's receive path, as before the light listeners. */
+const TAP = process.env.BENCH_VOICE_TAP !== '0';
+/** Members whose audio the tap reads (it removes itself if its reading ever differs from werift's). */
+const taps: AudioTap[] = [];
 
 const send = (message: unknown) => process.send?.(message);
 
@@ -56,16 +61,27 @@ async function join(id: number, speak: boolean): Promise<void> {
   try {
     await member.join();
     const voice = member.voice;
+    let tap: AudioTap | undefined;
+    // A room's speakers hear each other too; only listeners' packets are measured.
+    const record = (sendTime: number) => {
+      if (!recording || speak) return;
+      received++;
+      delays.push(now() - sendTime);
+    };
     if (voice && speak) void talk(voice);
-    else if (voice)
+    if (voice)
       voice.onPacket = (_from, packet) => {
-        if (!recording) return;
-        received++;
-        delays.push(now() - packet.payload.readDoubleLE(0));
+        const sendTime = packet.payload.readDoubleLE(0);
+        tap?.crossCheck(packet.header.sequenceNumber, packet.header.ssrc, sendTime);
+        record(sendTime);
       };
     // The join ends at the first audio packet (or after 10 s: counted as a failed join).
     const deadline = Date.now() + 10_000;
     while (member.phases.firstAudio === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    if (voice && TAP && member.phases.firstAudio !== undefined) {
+      tap = AudioTap.install(voice.pc, record);
+      if (tap) taps.push(tap);
+    }
   } catch (e) {
     error = (e as Error).message;
   }
@@ -110,7 +126,14 @@ process.on('message', (message: Command) => {
       break;
     case 'stop':
       recording = false;
-      send({ type: 'window', received, sent, delays, cpuMicros: process.cpuUsage().user + process.cpuUsage().system });
+      send({
+        type: 'window',
+        received,
+        sent,
+        delays,
+        cpuMicros: process.cpuUsage().user + process.cpuUsage().system,
+        tapped: taps.filter((t) => t.active).length,
+      });
       break;
     case 'close':
       closing = true;

@@ -245,7 +245,9 @@ export async function runVoiceBench(
       const after = await ask<{ cpuMicros: number; sfu: { forwarded: number; participants: number } }>(child);
       const windows = await Promise.all(
         procs.map((p) =>
-          p.request<{ received: number; sent: number; delays: number[]; cpuMicros: number }>({ cmd: 'stop' }),
+          p.request<{ received: number; sent: number; delays: number[]; cpuMicros: number; tapped?: number }>({
+            cmd: 'stop',
+          }),
         ),
       );
       const elapsedMs = performance.now() - t0;
@@ -277,6 +279,7 @@ export async function runVoiceBench(
         formatStep(step),
         JSON.stringify(after.sfu),
         `speaker ${voice.pc.connectionState} ${JSON.stringify(speaker.phases)}, sent ${sentDuring}, received ${received}`,
+        `members read by the audio tap: ${windows.reduce((sum, w) => sum + (w.tapped ?? 0), 0)}`,
         JSON.stringify(closes),
       );
       // A noisy shared machine can spike one step's p99, so the curve continues until it is clearly saturated.
