@@ -206,5 +206,299 @@ if (!CHROMIUM_PATH) {
       await assertAccessible(b, 'the rail in the other tab');
       await Promise.all([one.close(), two.close()]);
     });
+
+    /** The marker drawn left of a rail item (its `li`): none, the unread dot or the tall current-server pill. */
+    const marker = (page: Page, title: string) =>
+      page.evaluate((name) => {
+        const button = document.querySelector(`nav[aria-label="Servers"] [title="${name}"]`);
+        const li = button?.closest('li');
+        if (!li) return 'missing';
+        const style = getComputedStyle(li, '::before');
+        return style.content === 'none' || style.display === 'none' ? 'none' : style.height;
+      }, title);
+    /** The focused element's accessible name (its label, else a menu item's words), else its tag. */
+    const focusedName = (page: Page) =>
+      page.evaluate(() => {
+        const focused = document.activeElement;
+        const label = focused?.getAttribute('aria-label');
+        if (label) return label;
+        return focused?.getAttribute('role') === 'menuitem' ? focused.textContent : focused?.tagName;
+      });
+
+    it('shows what a closed folder holds, and its context menu works from the keyboard and the mouse', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const alpha = await request(server, 'POST', '/v1/guilds', { auth: alice.token, body: { name: 'Alpha' } });
+      const bravo = await request(server, 'POST', '/v1/guilds', { auth: alice.token, body: { name: 'Bravo' } });
+      assert.equal(alpha.status, 200, alpha.text);
+      assert.equal(bravo.status, 200, bravo.text);
+      const delta = await guildWith(server, 'Delta', bob, alice);
+      const games = [alpha.body.id as string, delta.guildId];
+      const saved = await request(server, 'PATCH', '/v1/users/@me/settings', {
+        auth: alice.token,
+        body: {
+          guild_folders: [
+            { id: 77, name: 'Games', color: null, guild_ids: games },
+            { id: null, name: null, color: null, guild_ids: [bravo.body.id] },
+          ],
+          guild_positions: [...games, bravo.body.id],
+        },
+      });
+      assert.equal(saved.status, 200, saved.text);
+      for (const content of ['hello', `<@${alice.id}> look`]) {
+        const sent = await request(server, 'POST', `/v1/channels/${delta.channelId}/messages`, {
+          auth: bob.token,
+          body: { content },
+        });
+        assert.equal(sent.status, 200, sent.text);
+      }
+
+      const context = await signedInContext(browser, alice);
+      const page = await context.newPage();
+      await page.goto(`${server.origin}/channels/@me`);
+      // Closed: the folder carries its guilds' unread dot and summed mention badge, and says so.
+      const folder = rail(page).getByRole('button', { name: 'Folder: Games', exact: false });
+      await rail(page).getByRole('button', { name: 'Folder: Games, 1 mention', exact: true }).waitFor();
+      assert.equal(await folder.getAttribute('aria-expanded'), 'false');
+      assert.equal(await folder.locator('.badge').innerText(), '1');
+      assert.equal(await marker(page, 'Games'), '8px');
+      assert.equal(await folder.getAttribute('aria-current'), null);
+
+      // On a guild inside it: the current-server pill on the closed folder, and its name says it.
+      await page.goto(`${server.origin}/channels/${alpha.body.id}/${alpha.body.system_channel_id}`);
+      await rail(page)
+        .getByRole('button', { name: 'Folder: Games, 1 mention, contains the current server', exact: true })
+        .waitFor();
+      assert.equal(await folder.getAttribute('aria-current'), 'true');
+      assert.equal(await marker(page, 'Games'), '40px');
+      // Open, the guild itself is the current one, and the folder no longer stands for it.
+      await folder.click();
+      assert.equal(
+        await rail(page).getByRole('link', { name: 'Alpha', exact: true }).getAttribute('aria-current'),
+        'page',
+      );
+      await rail(page).getByRole('button', { name: 'Folder: Games, 1 mention', exact: true }).waitFor();
+      assert.equal(await marker(page, 'Games'), 'none');
+      await folder.click();
+
+      // Shift+F10 opens the folder's menu, its first item focused; arrows wrap, Home and End, Escape gives the
+      // focus back to the folder.
+      await folder.focus();
+      await page.keyboard.press('Shift+F10');
+      const menu = page.getByRole('menu', { name: 'Options for Games' });
+      await menu.waitFor();
+      assert.deepEqual(await menu.getByRole('menuitem').allInnerTexts(), [
+        'Mark folder as read',
+        'Folder settings',
+        'Ungroup folder',
+      ]);
+      assert.equal(await focusedName(page), 'Mark folder as read');
+      await page.keyboard.press('ArrowDown');
+      assert.equal(await focusedName(page), 'Folder settings');
+      await page.keyboard.press('ArrowUp');
+      await page.keyboard.press('ArrowUp');
+      assert.equal(await focusedName(page), 'Ungroup folder');
+      await page.keyboard.press('Home');
+      assert.equal(await focusedName(page), 'Mark folder as read');
+      await page.keyboard.press('End');
+      assert.equal(await focusedName(page), 'Ungroup folder');
+      await assertAccessible(page, 'the rail with a folder menu open');
+      await page.keyboard.press('Escape');
+      await menu.waitFor({ state: 'detached' });
+      assert.equal(await focusedName(page), 'Folder: Games, 1 mention, contains the current server');
+
+      // The ContextMenu key too: "Mark folder as read" clears the dot and the badge, and the server has it.
+      await page.keyboard.press('ContextMenu');
+      await menu.waitFor();
+      const acked = page.waitForResponse(
+        (r) => r.url().includes(`/channels/${delta.channelId}/messages/`) && r.url().endsWith('/ack'),
+      );
+      await page.keyboard.press('Enter');
+      await menu.waitFor({ state: 'detached' });
+      await rail(page)
+        .getByRole('button', { name: 'Folder: Games, contains the current server', exact: true })
+        .waitFor();
+      assert.equal(await folder.locator('.badge').count(), 0);
+      assert.equal(await marker(page, 'Games'), '40px');
+      assert.equal((await acked).status(), 200);
+      const fresh = await signedInContext(browser, alice);
+      const other = await fresh.newPage();
+      await other.goto(`${server.origin}/channels/@me`);
+      await rail(other).getByRole('button', { name: 'Folder: Games', exact: true }).waitFor();
+      assert.equal(await marker(other, 'Games'), 'none');
+      await fresh.close();
+
+      // "Folder settings" opens the folder's dialog.
+      await folder.press('Shift+F10');
+      await menu.getByRole('menuitem', { name: 'Folder settings' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Folder settings' });
+      await dialog.getByLabel('Folder name').fill('Play');
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      await rail(page)
+        .getByRole('button', { name: 'Folder: Play, contains the current server', exact: true })
+        .waitFor();
+
+      // A right click opens it where the pointer is; "Ungroup folder" puts its guilds back on the rail, in order.
+      const box = await rail(page).getByRole('button', { name: 'Folder: Play' }).boundingBox();
+      assert.ok(box);
+      await page.mouse.click(box.x + 10, box.y + 12, { button: 'right' });
+      const played = page.getByRole('menu', { name: 'Options for Play' });
+      const menuBox = await played.boundingBox();
+      assert.ok(menuBox);
+      assert.deepEqual(
+        [Math.round(menuBox.x), Math.round(menuBox.y)],
+        [Math.round(box.x + 10), Math.round(box.y + 12)],
+      );
+      await played.getByRole('menuitem', { name: 'Ungroup folder' }).click();
+      await orderIs(page, ['Alpha', 'Delta', 'Bravo']);
+      await heard(page, 'Folder Play ungrouped');
+      assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('title')), 'Alpha');
+      const settings = await request(server, 'GET', '/v1/users/@me/settings', { auth: alice.token });
+      assert.deepEqual(settings.body.guild_folders, [
+        { id: null, name: null, color: null, guild_ids: [alpha.body.id] },
+        { id: null, name: null, color: null, guild_ids: [delta.guildId] },
+        { id: null, name: null, color: null, guild_ids: [bravo.body.id] },
+      ]);
+      await context.close();
+    });
+
+    it("a guild's context menu: read, mute, invite, settings, copy its ID, leave; on a phone too", async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const alpha = await request(server, 'POST', '/v1/guilds', { auth: alice.token, body: { name: 'Alpha' } });
+      assert.equal(alpha.status, 200, alpha.text);
+      const delta = await guildWith(server, 'Delta', bob, alice);
+      const mention = async () => {
+        const sent = await request(server, 'POST', `/v1/channels/${delta.channelId}/messages`, {
+          auth: bob.token,
+          body: { content: `<@${alice.id}> look` },
+        });
+        assert.equal(sent.status, 200, sent.text);
+      };
+      await mention();
+
+      const context = await signedInContext(browser, alice, {
+        permissions: { origin: server.origin, names: ['clipboard-read', 'clipboard-write'] },
+      });
+      const page = await context.newPage();
+      await page.goto(`${server.origin}/channels/@me`);
+      const deltaLink = rail(page).getByRole('link', { name: /^Delta/ });
+      await rail(page).getByRole('link', { name: 'Delta, 1 mention', exact: true }).waitFor();
+      const menu = page.getByRole('menu', { name: 'Options for Delta' });
+      const choose = async (item: string) => {
+        await deltaLink.click({ button: 'right' });
+        await menu.getByRole('menuitem', { name: item, exact: true }).click();
+        await menu.waitFor({ state: 'detached' });
+      };
+
+      // A member's menu; the owner's has no "Leave server" (the server refuses an owner leaving).
+      await deltaLink.click({ button: 'right' });
+      assert.deepEqual(await menu.getByRole('menuitem').allInnerTexts(), [
+        'Mark as read',
+        'Mute server',
+        'Invite people',
+        'Server settings',
+        'Copy server ID',
+        'Leave server',
+      ]);
+      await assertAccessible(page, 'the rail with a guild menu open');
+      await page.keyboard.press('Escape');
+      await menu.waitFor({ state: 'detached' });
+      assert.equal(await focusedName(page), 'Delta, 1 mention');
+      await rail(page).getByRole('link', { name: 'Alpha', exact: true }).press('Shift+F10');
+      const alphaMenu = page.getByRole('menu', { name: 'Options for Alpha' });
+      await alphaMenu.waitFor();
+      assert.deepEqual(await alphaMenu.getByRole('menuitem').allInnerTexts(), [
+        'Mark as read',
+        'Mute server',
+        'Invite people',
+        'Server settings',
+        'Copy server ID',
+      ]);
+      await page.keyboard.press('Escape');
+
+      // Mark as read: the badge goes, here and for the server.
+      const acked = page.waitForResponse(
+        (r) => r.url().includes(`/channels/${delta.channelId}/messages/`) && r.url().endsWith('/ack'),
+      );
+      await choose('Mark as read');
+      await rail(page).getByRole('link', { name: 'Delta', exact: true }).waitFor();
+      assert.equal(await deltaLink.locator('.badge').count(), 0);
+      assert.equal((await acked).status(), 200);
+
+      // Muted: a new mention shows no badge, and the name says it is muted; unmuted, the mention shows.
+      await choose('Mute server');
+      await rail(page).getByRole('link', { name: 'Delta, muted', exact: true }).waitFor();
+      await mention();
+      await page.waitForTimeout(500);
+      assert.equal(await deltaLink.getAttribute('aria-label'), 'Delta, muted');
+      assert.equal(await deltaLink.locator('.badge').count(), 0);
+      await choose('Unmute server');
+      await rail(page).getByRole('link', { name: 'Delta, 1 mention', exact: true }).waitFor();
+      assert.equal(await deltaLink.locator('.badge').innerText(), '1');
+
+      // Copy server ID: the clipboard holds it, and it is said.
+      await choose('Copy server ID');
+      await heard(page, 'Server ID copied');
+      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), delta.guildId);
+
+      // Invite people: the invite dialog with a working link; closed, the focus is back on Delta.
+      await choose('Invite people');
+      const invite = page.getByRole('dialog', { name: 'Invite people' });
+      const link = invite.getByLabel('Invite link');
+      await link.waitFor();
+      const code = (await link.inputValue()).split('/invite/')[1];
+      assert.ok(code);
+      const looked = await request(server, 'GET', `/v1/invites/${code}`);
+      assert.equal(looked.status, 200, looked.text);
+      assert.equal((looked.body.guild as { id: string }).id, delta.guildId);
+      await page.keyboard.press('Escape');
+      await invite.waitFor({ state: 'detached' });
+      assert.equal(await focusedName(page), 'Delta, 1 mention');
+
+      // Server settings: the guild's settings page.
+      await choose('Server settings');
+      await page.waitForURL(`${server.origin}/channels/${delta.guildId}/settings`);
+      await page.goto(`${server.origin}/channels/${delta.guildId}/${delta.channelId}`);
+      await rail(page).getByRole('link', { name: 'Delta' }).waitFor();
+
+      // Leave server asks first: cancelled, nothing happens; confirmed, the guild leaves the rail and the account.
+      await choose('Leave server');
+      const leave = page.getByRole('dialog', { name: 'Leave Delta?' });
+      await leave.getByRole('button', { name: 'Cancel' }).click();
+      await leave.waitFor({ state: 'detached' });
+      await deltaLink.focus();
+      await page.keyboard.press('ContextMenu');
+      await menu.getByRole('menuitem', { name: 'Leave server' }).press('Enter');
+      await leave.getByRole('button', { name: 'Leave Delta' }).click();
+      await deltaLink.waitFor({ state: 'detached' });
+      await heard(page, 'You left Delta');
+      assert.equal(new URL(page.url()).pathname, '/channels/@me');
+      const guilds = await request(server, 'GET', '/v1/users/@me/guilds', { auth: alice.token });
+      assert.deepEqual(
+        (guilds.body as { id: string }[]).map((g) => g.id),
+        [alpha.body.id],
+      );
+
+      // A 375 px phone: the menu opened from the keyboard in the navigation drawer stays on the screen.
+      await page.setViewportSize({ width: 375, height: 667 });
+      await page.goto(`${server.origin}/channels/${alpha.body.id}/${alpha.body.system_channel_id}`);
+      await page.getByRole('button', { name: 'Open navigation' }).click();
+      // The drawer slides in: the menu is opened once it is there.
+      await page.waitForFunction(() => {
+        const box = document.querySelector('nav[aria-label="Servers"]')?.getBoundingClientRect();
+        return box !== undefined && box.left === 0;
+      });
+      await rail(page).getByRole('link', { name: 'Alpha', exact: true }).press('Shift+F10');
+      await alphaMenu.waitFor();
+      const box = await alphaMenu.boundingBox();
+      assert.ok(box);
+      assert.ok(box.x >= 0 && box.x + box.width <= 375, `inside the screen across (${box.x}, ${box.width})`);
+      assert.ok(box.y >= 0 && box.y + box.height <= 667, `inside the screen down (${box.y}, ${box.height})`);
+      await assertAccessible(page, 'the guild menu on a phone');
+      await page.keyboard.press('Escape');
+      await alphaMenu.waitFor({ state: 'detached' });
+      // Escape closed the menu only: the drawer is still open, the focus back on Alpha.
+      assert.equal(await focusedName(page), 'Alpha');
+      await context.close();
+    });
   });
 }

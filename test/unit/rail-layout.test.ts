@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { dropOnRail, joinOnRail, placeOnRail, stepOnRail } from '../../web/src/features/chat/rail-layout.ts';
+import {
+  dropOnRail,
+  joinOnRail,
+  placeOnRail,
+  stepOnRail,
+  ungroupOnRail,
+} from '../../web/src/features/chat/rail-layout.ts';
 import type { GuildFolder } from '../../web/src/features/chat/store.ts';
 
 /** The guild rail's moves (docs/web.md#the-guild-rail), as settings `guild_folders`. */
@@ -71,5 +77,13 @@ describe('rail layout', () => {
     assert.equal(joinOnRail(rail, 'e'), null);
     assert.deepEqual(placeOnRail(rail, { guildId: 'd' }), { position: 2, count: 2, folder: rail[2] });
     assert.deepEqual(placeOnRail(rail, { guildId: 'e' }), { position: 4, count: 4, folder: null });
+  });
+
+  it('ungroups a folder: its guilds alone where it was, in its order; an unknown folder changes nothing', () => {
+    const next = ungroupOnRail(rail, 7);
+    assert.deepEqual(order(next), ['a', 'b', 'c', 'd', 'e']);
+    assert.deepEqual(next?.[2], single('c'));
+    assert.deepEqual(order(rail), ['a', 'b', '[c,d]', 'e'], 'the rail it was given is left as it was');
+    assert.equal(ungroupOnRail(rail, 8), null);
   });
 });

@@ -7,9 +7,13 @@ import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { Field } from '../../components/Field.tsx';
 import { LiveAnnouncer } from '../../components/LiveAnnouncer.tsx';
 import { guildIcon } from '../../lib/media.ts';
+import { InviteDialog } from './ChannelSidebar.tsx';
 import { channelPath, useChat } from './context.ts';
 import { Dialog } from './Dialog.tsx';
-import { isMuted } from './notifications.tsx';
+import { allowedSections } from './guild-settings/sections.ts';
+import { isMuted, setMuted } from './notifications.tsx';
+import { has, P } from './permissions.ts';
+import { ContextMenu, type MenuEntry, type MenuPlace, menuPlace } from './RailMenu.tsx';
 import {
   dropOnRail,
   joinOnRail,
@@ -18,6 +22,7 @@ import {
   type RailThing,
   railFolders,
   stepOnRail,
+  ungroupOnRail,
 } from './rail-layout.ts';
 import type { GuildFolder, GuildState, RailItem } from './store.ts';
 
@@ -32,10 +37,15 @@ function dropWhere(event: DragEvent, into: boolean): RailTarget['where'] {
   return y < 0.25 ? 'before' : y > 0.75 ? 'after' : 'into';
 }
 
+/** The keys that open a rail item's context menu, besides a right click (the WAI-ARIA menu pattern's). */
+const MENU_KEYS = 'Shift+F10 ContextMenu';
+
 /**
  * The column of guilds: home (DMs), the person's guilds and folders of guilds (settings `guild_folders` and
  * `guild_positions`) with unread and mention badges, create. Reordered by dragging (onto another guild's centre:
  * a folder of the two) or from the keyboard with Alt+Shift+Arrow up and down (right: into a folder with the item below) (docs/web.md#the-guild-rail).
+ * Each guild and folder has a context menu (right click, Shift+F10 or the ContextMenu key) with what can be done
+ * to it (docs/web.md#the-guild-rail).
  */
 export function GuildRail({ activeGuildId }: { activeGuildId: string | null }) {
   const { t } = useTranslation();
@@ -48,7 +58,14 @@ export function GuildRail({ activeGuildId }: { activeGuildId: string | null }) {
   const [indicator, setIndicator] = useState<{ key: string; where: RailTarget['where'] } | null>(null);
   const [announce, setAnnounce] = useState({ text: '', sequence: 0 });
   const [error, setError] = useState<unknown>(null);
+  const [menu, setMenu] = useState<{ thing: RailThing; key: string; place: MenuPlace } | null>(null);
+  const [inviting, setInviting] = useState<string | null>(null);
+  const [leaving, setLeaving] = useState<string | null>(null);
+  // Muting is kept in this browser's storage (notifications.tsx), not in the store: a change re-renders from here.
+  const [, setMutes] = useState(0);
   const focusAfterMove = useRef<string | null>(null);
+  /** The rail item a dialog was opened from (its menu): the focus goes back to it when the dialog closes. */
+  const dialogFrom = useRef<string | null>(null);
   const list = useRef<HTMLUListElement>(null);
   const items = store.railItems();
   const folders = railFolders(items);
@@ -96,7 +113,21 @@ export function GuildRail({ activeGuildId }: { activeGuildId: string | null }) {
     }
     store.saveRail(next).catch(setError);
   };
+  const say = (text: string) => setAnnounce((previous) => ({ text, sequence: previous.sequence + 1 }));
+  const keyOf = (thing: RailThing) => ('guildId' in thing ? `guild:${thing.guildId}` : `folder:${thing.folderId}`);
+  const focusItem = (key: string) =>
+    list.current?.querySelector<HTMLElement>(`[data-rail-key="${CSS.escape(key)}"]`)?.focus();
+  const openMenu = (thing: RailThing) => (event: React.MouseEvent) => {
+    event.preventDefault();
+    setMenu({ thing, key: keyOf(thing), place: menuPlace(event.currentTarget, event) });
+  };
   const keys = (thing: RailThing) => (event: React.KeyboardEvent) => {
+    if (event.key === 'ContextMenu' || (event.shiftKey && !event.altKey && event.key === 'F10')) {
+      // The browser would follow with a contextmenu event (and its own menu): this one is opened here.
+      event.preventDefault();
+      setMenu({ thing, key: keyOf(thing), place: menuPlace(event.currentTarget) });
+      return;
+    }
     if (!event.altKey || !event.shiftKey) return;
     if (event.key === 'ArrowRight' && 'guildId' in thing) {
       event.preventDefault();
@@ -151,7 +182,12 @@ export function GuildRail({ activeGuildId }: { activeGuildId: string | null }) {
   const guildItem = (state: GuildState, inFolder: boolean) => {
     const { guild } = state;
     const { unread, mentions } = badgeOf(guild.id);
-    const label = [guild.name, mentions ? t('chat.mentionCount', { count: mentions }) : unread ? t('chat.unread') : '']
+    const muted = isMuted(guild.id);
+    const label = [
+      guild.name,
+      mentions ? t('chat.mentionCount', { count: mentions }) : unread ? t('chat.unread') : '',
+      muted ? t('chat.muted') : '',
+    ]
       .filter(Boolean)
       .join(', ');
     const last = store.guildChannels(guild.id).find((c) => c.type === 0);
@@ -172,11 +208,12 @@ export function GuildRail({ activeGuildId }: { activeGuildId: string | null }) {
           aria-current={activeGuildId === guild.id ? 'page' : undefined}
           aria-keyshortcuts={
             inFolder
-              ? 'Alt+Shift+ArrowUp Alt+Shift+ArrowDown'
-              : 'Alt+Shift+ArrowUp Alt+Shift+ArrowDown Alt+Shift+ArrowRight'
+              ? `Alt+Shift+ArrowUp Alt+Shift+ArrowDown ${MENU_KEYS}`
+              : `Alt+Shift+ArrowUp Alt+Shift+ArrowDown Alt+Shift+ArrowRight ${MENU_KEYS}`
           }
           title={guild.name}
           onClick={go(to)}
+          onContextMenu={openMenu(thing)}
           onKeyDown={keys(thing)}
           draggable={false}
         >
@@ -202,9 +239,12 @@ export function GuildRail({ activeGuildId }: { activeGuildId: string | null }) {
     const badges = folder.guilds.map((g) => badgeOf(g.guild.id));
     const mentions = badges.reduce((sum, badge) => sum + badge.mentions, 0);
     const unread = badges.some((badge) => badge.unread);
+    // Closed, the folder stands for its guilds: the one on screen inside it shows on the folder.
+    const current = !open && folder.guilds.some((g) => g.guild.id === activeGuildId);
     const label = [
       t('chat.folder', { name: folderName(folder) }),
       mentions ? t('chat.mentionCount', { count: mentions }) : unread ? t('chat.unread') : '',
+      current ? t('chat.folderHasCurrent') : '',
     ]
       .filter(Boolean)
       .join(', ');
@@ -214,7 +254,9 @@ export function GuildRail({ activeGuildId }: { activeGuildId: string | null }) {
     return (
       <li
         key={key}
-        className={['rail-folder', unread && !open ? 'has-unread' : '', dropClass(key)].filter(Boolean).join(' ')}
+        className={['rail-folder', unread && !open ? 'has-unread' : '', current ? 'has-current' : '', dropClass(key)]
+          .filter(Boolean)
+          .join(' ')}
         style={colour ? ({ '--folder-color': colour } as CSSProperties) : undefined}
       >
         <div {...dragProps(thing, { kind: 'folder', id: folder.id }, true)}>
@@ -224,9 +266,11 @@ export function GuildRail({ activeGuildId }: { activeGuildId: string | null }) {
             data-rail-key={key}
             aria-label={label}
             aria-expanded={open}
-            aria-keyshortcuts="Alt+Shift+ArrowUp Alt+Shift+ArrowDown"
+            aria-current={current ? 'true' : undefined}
+            aria-keyshortcuts={`Alt+Shift+ArrowUp Alt+Shift+ArrowDown ${MENU_KEYS}`}
             title={folderName(folder)}
             onKeyDown={keys(thing)}
+            onContextMenu={openMenu(thing)}
             onClick={() =>
               setExpanded((previous) => {
                 const next = new Set(previous);
@@ -273,7 +317,85 @@ export function GuildRail({ activeGuildId }: { activeGuildId: string | null }) {
       </li>
     );
   };
+  // A closing dialog is taken out of the page after this render: the focus goes back once it is gone (while
+  // it is open, the rest of the page is inert and cannot take it).
+  const backFromDialog = (fallback: string | null = null) => {
+    focusAfterMove.current = dialogFrom.current ?? fallback;
+    dialogFrom.current = null;
+  };
   const editingFolder = items.find((item) => item.kind === 'folder' && item.id === editing);
+  /** The channel an invite from the rail is for: the system channel, else the first text channel. */
+  const inviteChannelOf = (guildId: string) => {
+    const state = store.guilds.get(guildId);
+    const channels = store.guildChannels(guildId);
+    const id = state?.guild.system_channel_id ?? channels.find((c) => c.type === 0)?.id;
+    const channel = id ? store.channels.get(id) : undefined;
+    return channel && has(store.permissions(channel), P.CREATE_INSTANT_INVITE) ? channel.id : null;
+  };
+  const guildEntries = (guildId: string): MenuEntry[] => {
+    const state = store.guilds.get(guildId);
+    if (!state) return [];
+    const muted = isMuted(guildId);
+    const invite = inviteChannelOf(guildId);
+    const entries: (MenuEntry | false)[] = [
+      { label: t('chat.markAsRead'), run: () => void store.markGuildsRead([guildId]).catch(setError) },
+      {
+        label: muted ? t('chat.unmuteServer') : t('chat.muteServer'),
+        run: () => {
+          setMuted(guildId, !muted);
+          setMutes((n) => n + 1);
+        },
+      },
+      !!invite && { label: t('chat.invitePeople'), run: () => setInviting(invite) },
+      allowedSections(store.permissions(undefined, guildId)).length > 0 && {
+        label: t('guildSettings.open'),
+        run: () => navigate(`/channels/${guildId}/settings`),
+      },
+      {
+        label: t('chat.copyServerId'),
+        run: () => {
+          setError(null);
+          void navigator.clipboard.writeText(guildId).then(() => say(t('chat.serverIdCopied')), setError);
+        },
+      },
+      // The owner cannot leave (the server refuses): the guild is transferred or deleted in its settings.
+      state.guild.owner_id !== store.me && {
+        label: t('chat.leaveServer'),
+        danger: true,
+        run: () => setLeaving(guildId),
+      },
+    ];
+    return entries.filter((entry): entry is MenuEntry => entry !== false);
+  };
+  const folderEntries = (folderId: number | string): MenuEntry[] => {
+    const folder = items.find((item) => item.kind === 'folder' && item.id === folderId);
+    if (folder?.kind !== 'folder') return [];
+    return [
+      {
+        label: t('chat.markFolderRead'),
+        run: () => void store.markGuildsRead(folder.guilds.map((g) => g.guild.id)).catch(setError),
+      },
+      { label: t('chat.folderSettingsTitle'), run: () => setEditing(folder.id) },
+      {
+        label: t('chat.ungroupFolder'),
+        run: () => {
+          const next = ungroupOnRail(folders, folder.id);
+          const first = folder.guilds[0];
+          if (!next || !first) return;
+          setError(null);
+          focusAfterMove.current = `guild:${first.guild.id}`;
+          say(t('chat.folderUngrouped', { name: folderName(folder) }));
+          store.saveRail(next).catch(setError);
+        },
+      },
+    ];
+  };
+  const menuEntries = menu
+    ? 'guildId' in menu.thing
+      ? guildEntries(menu.thing.guildId)
+      : folderEntries(menu.thing.folderId)
+    : [];
+  const leavingGuild = leaving ? store.guilds.get(leaving) : undefined;
   return (
     <nav className={dragging ? 'rail dragging' : 'rail'} aria-label={t('chat.servers')}>
       <ul ref={list}>
@@ -281,6 +403,7 @@ export function GuildRail({ activeGuildId }: { activeGuildId: string | null }) {
           <a
             href="/channels/@me"
             className="rail-item home"
+            data-rail-key="home"
             aria-current={activeGuildId === null ? 'page' : undefined}
             aria-label={dmMentions ? t('chat.homeWithMentions', { count: dmMentions }) : t('chat.home')}
             onClick={go('/channels/@me')}
@@ -308,14 +431,63 @@ export function GuildRail({ activeGuildId }: { activeGuildId: string | null }) {
       </ul>
       <ErrorNotice error={error} />
       <LiveAnnouncer text={announce.text} sequence={announce.sequence} />
+      {menu && menuEntries.length > 0 && (
+        <ContextMenu
+          label={t('chat.railMenu', { name: nameOf(menu.thing) })}
+          place={menu.place}
+          entries={menuEntries.map((entry) => ({
+            ...entry,
+            run: () => {
+              dialogFrom.current = menu.key;
+              entry.run();
+            },
+          }))}
+          onClose={(refocus) => {
+            setMenu(null);
+            if (refocus) focusItem(menu.key);
+          }}
+        />
+      )}
+      {inviting && (
+        <InviteDialog
+          channelId={inviting}
+          onClose={() => {
+            setInviting(null);
+            backFromDialog();
+          }}
+        />
+      )}
+      {leavingGuild && (
+        <LeaveGuildDialog
+          name={leavingGuild.guild.name}
+          onClose={() => {
+            setLeaving(null);
+            backFromDialog();
+          }}
+          onLeave={async () => {
+            const id = leavingGuild.guild.id;
+            await store.api.leaveGuild(id);
+            setLeaving(null);
+            // The guild's item is gone: the focus goes to the top of the rail.
+            dialogFrom.current = 'home';
+            backFromDialog();
+            if (activeGuildId === id) navigate('/channels/@me');
+            say(t('chat.leftServer', { name: leavingGuild.guild.name }));
+          }}
+        />
+      )}
       {creating && <CreateGuildDialog onClose={() => setCreating(false)} />}
       {editingFolder?.kind === 'folder' && (
         <FolderDialog
           folder={editingFolder}
-          onClose={() => setEditing(null)}
+          onClose={() => {
+            setEditing(null);
+            backFromDialog(`folder:${editingFolder.id}`);
+          }}
           onSave={(name, color) => {
             const next = folders.map((entry) => (entry.id === editingFolder.id ? { ...entry, name, color } : entry));
             setEditing(null);
+            backFromDialog(`folder:${editingFolder.id}`);
             return store.saveRail(next);
           }}
         />
@@ -377,6 +549,43 @@ function FolderDialog({
         <ErrorNotice error={error} />
         <Button type="submit">{t('chat.saveFolder')}</Button>
       </form>
+    </Dialog>
+  );
+}
+
+/** "Leave server" asks first: coming back needs a new invite. */
+function LeaveGuildDialog({
+  name,
+  onClose,
+  onLeave,
+}: {
+  name: string;
+  onClose: () => void;
+  onLeave: () => Promise<void>;
+}) {
+  const { t } = useTranslation();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const leave = () => {
+    setBusy(true);
+    setError(null);
+    onLeave().catch((caught: unknown) => {
+      setError(caught);
+      setBusy(false);
+    });
+  };
+  return (
+    <Dialog title={t('chat.leaveTitle', { name })} onClose={onClose}>
+      <p>{t('chat.leaveBody')}</p>
+      <ErrorNotice error={error} />
+      <div className="actions">
+        <Button variant="danger" busy={busy} onClick={leave}>
+          {t('chat.leaveConfirm', { name })}
+        </Button>
+        <Button variant="secondary" data-autofocus onClick={onClose}>
+          {t('common.cancel')}
+        </Button>
+      </div>
     </Dialog>
   );
 }

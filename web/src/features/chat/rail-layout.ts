@@ -138,3 +138,13 @@ export function joinOnRail(folders: GuildFolder[], guildId: string): GuildFolder
     ? dropOnRail(folders, { guildId }, { kind: 'folder', id: below.id, where: 'into' })
     : dropOnRail(folders, { guildId }, { kind: 'guild', id: below.guild_ids[0] as string, where: 'into' });
 }
+
+/** `folders` with a folder's guilds taken out of it, each alone where the folder was ("Ungroup"); null if none. */
+export function ungroupOnRail(folders: GuildFolder[], folderId: number | string): GuildFolder[] | null {
+  const at = folders.findIndex((folder) => folder.id !== null && folder.id === folderId);
+  const entry = folders[at];
+  if (!entry) return null;
+  const next = copy(folders);
+  next.splice(at, 1, ...entry.guild_ids.map(single));
+  return next;
+}

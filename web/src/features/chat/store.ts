@@ -754,6 +754,28 @@ export class ChatStore {
     if (tellServer) this.scheduleAck(channelId);
   }
 
+  /**
+   * "Mark as read" of the rail's menu: every channel of these guilds the person sees that is unread or counts
+   * mentions, read up to its newest message (acked through the same debounced ack as reading it). The newest is
+   * asked for, one message per channel: READY's `last_message_id` of a guild channel can be older than the
+   * channel (measured: the join message, with a mention after it), and an ack of that older message would leave
+   * the mention counted.
+   */
+  async markGuildsRead(guildIds: string[]): Promise<void> {
+    const channels = guildIds
+      .flatMap((guildId) => this.guildChannels(guildId))
+      .filter((channel) => this.isUnread(channel) || (this.mentions.get(channel.id) ?? 0) > 0);
+    await Promise.all(
+      channels.map(async (channel) => {
+        const newest = await this.api.messages(channel.id, { limit: 1 }).catch(() => []);
+        const id = maxId(channel.last_message_id, newest[0]?.id);
+        if (!id) return;
+        channel.last_message_id = id;
+        this.markRead(channel.id, id);
+      }),
+    );
+  }
+
   private readonly ackTimers = new Map<string, number>();
 
   /** Acks go out at most once a second per channel (the newest read message), not once per message. */

@@ -224,6 +224,21 @@ const chatEn = {
     purple: 'Purple',
   },
   saveFolder: 'Save',
+  folderHasCurrent: 'contains the current server',
+  railMenu: 'Options for {{name}}',
+  markAsRead: 'Mark as read',
+  muteServer: 'Mute server',
+  unmuteServer: 'Unmute server',
+  copyServerId: 'Copy server ID',
+  serverIdCopied: 'Server ID copied',
+  leaveServer: 'Leave server',
+  leaveTitle: 'Leave {{name}}?',
+  leaveBody: 'You will no longer see its channels, and coming back needs a new invite.',
+  leaveConfirm: 'Leave {{name}}',
+  leftServer: 'You left {{name}}',
+  markFolderRead: 'Mark folder as read',
+  ungroupFolder: 'Ungroup folder',
+  folderUngrouped: 'Folder {{name}} ungrouped',
 };
 
 export default chatEn;

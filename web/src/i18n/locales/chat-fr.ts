@@ -227,6 +227,21 @@ const chatFr: ChatMessages = {
     purple: 'Violet',
   },
   saveFolder: 'Enregistrer',
+  folderHasCurrent: 'contient le serveur actuel',
+  railMenu: 'Options de {{name}}',
+  markAsRead: 'Marquer comme lu',
+  muteServer: 'Rendre le serveur muet',
+  unmuteServer: 'Rétablir le son du serveur',
+  copyServerId: 'Copier l’identifiant du serveur',
+  serverIdCopied: 'Identifiant du serveur copié',
+  leaveServer: 'Quitter le serveur',
+  leaveTitle: 'Quitter {{name}} ?',
+  leaveBody: 'Vous ne verrez plus ses salons, et il faudra une nouvelle invitation pour revenir.',
+  leaveConfirm: 'Quitter {{name}}',
+  leftServer: 'Vous avez quitté {{name}}',
+  markFolderRead: 'Marquer le dossier comme lu',
+  ungroupFolder: 'Dégrouper le dossier',
+  folderUngrouped: 'Dossier {{name}} dégroupé',
 };
 
 export default chatFr;
