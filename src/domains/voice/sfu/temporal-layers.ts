@@ -54,10 +54,15 @@ export function parseVp8Descriptor(payload: Buffer): Vp8Descriptor | undefined {
 
 const WINDOW_MS = 1000;
 
-/** Bits per second of each temporal layer of one publisher's stream, over the last second. */
+/**
+ * Bits per second of each temporal layer of one publisher's stream, over the last window of about a second. The
+ * window is closed by the first packet after a second has passed, so it is divided by its real length: on a busy
+ * event loop packets are read late and in bursts, and a window that lasted 1.4 s must not weigh 1.4 times more.
+ */
 export class LayerMeter {
   private bytes = [0, 0, 0, 0];
   private previous = [0, 0, 0, 0];
+  private previousMs = WINDOW_MS;
   private windowStart = 0;
 
   add(temporalId: number, size: number, now: number): void {
@@ -71,7 +76,7 @@ export class LayerMeter {
     let total = 0;
     let highest = 0;
     for (let layer = 0; layer < 4; layer++) {
-      total += ((this.previous[layer] ?? 0) * 8 * 1000) / WINDOW_MS;
+      total += ((this.previous[layer] ?? 0) * 8 * 1000) / this.previousMs;
       if (layer === 0 || total <= bitsPerSecond) highest = layer;
       else break;
     }
@@ -81,7 +86,10 @@ export class LayerMeter {
   private roll(now: number): void {
     if (now - this.windowStart < WINDOW_MS) return;
     // A window with nothing in it (a pause) leaves the last measured weights in place.
-    if (this.bytes.some((b) => b > 0)) this.previous = this.bytes;
+    if (this.bytes.some((b) => b > 0)) {
+      this.previous = this.bytes;
+      this.previousMs = now - this.windowStart;
+    }
     this.bytes = [0, 0, 0, 0];
     this.windowStart = now;
   }
