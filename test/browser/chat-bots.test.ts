@@ -144,6 +144,12 @@ if (!CHROMIUM_PATH) {
         .waitFor();
       await a.page.waitForTimeout(1000);
       assert.equal(await a.page.getByText(`waved by ${other.username}`).count(), 0);
+      // Only this tab holds it: dismissed by keyboard, it goes, with no toolbar offering what the server cannot do.
+      const ephemeral = b.page.locator('.message', { hasText: `waved by ${other.username}` });
+      assert.equal(await ephemeral.getByRole('toolbar').count(), 0);
+      await ephemeral.getByRole('button', { name: 'Dismiss message' }).focus();
+      await b.page.keyboard.press('Enter');
+      await ephemeral.waitFor({ state: 'detached' });
       // A button that opens the bot's form; the answer to the submission is for everyone.
       await b.page.getByRole('button', { name: 'Give feedback' }).click();
       const form = b.page.getByRole('dialog', { name: 'Feedback' });

@@ -81,8 +81,8 @@ if (!CHROMIUM_PATH) {
       await composer(b).press('Enter');
       const reply = a.locator('.message', { hasText: 'A reply to you' });
       await reply.waitFor();
-      await reply.getByRole('button', { name: /Reply to/ }).waitFor();
-      await reply.getByRole('button', { name: /Reply to/ }).click();
+      await reply.getByRole('button', { name: /Go to the replied message/ }).waitFor();
+      await reply.getByRole('button', { name: /Go to the replied message/ }).click();
 
       // Alice edits her message with the up arrow; Bob sees the new text.
       await composer(a).click();
@@ -300,7 +300,11 @@ if (!CHROMIUM_PATH) {
       await b.getByRole('button', { name: 'Enable notifications' }).waitFor({ state: 'detached' });
       await b.goto(`${server.origin}/channels/${guildId}/${other.body.id}`);
       await composer(b, 'quiet').waitFor();
-      await b.getByRole('button', { name: 'Mute' }).click();
+      await b.getByRole('button', { name: 'Channel notifications' }).click();
+      const settings = b.getByRole('dialog', { name: 'Notifications for #quiet' });
+      await settings.getByRole('checkbox', { name: 'Mute #quiet' }).check();
+      await settings.getByRole('button', { name: 'Done' }).click();
+      await b.getByRole('button', { name: 'Channel notifications, muted' }).waitFor();
       await b.getByRole('link', { name: '#general' }).click();
       await composer(b).waitFor();
       const post = (channel: string, content: string) =>
@@ -314,7 +318,9 @@ if (!CHROMIUM_PATH) {
       // A mention in an unmuted channel that is not on screen notifies.
       await b.getByRole('link', { name: '#quiet, muted' }).click();
       await composer(b, 'quiet').waitFor();
-      await b.getByRole('button', { name: 'Unmute' }).click();
+      await b.getByRole('button', { name: 'Channel notifications, muted' }).click();
+      await b.getByRole('checkbox', { name: 'Mute #quiet' }).uncheck();
+      await b.getByRole('button', { name: 'Done' }).click();
       await b.getByRole('link', { name: '#general' }).click();
       await composer(b).waitFor();
       await post(other.body.id, `loud ping <@${bob.id}>`);

@@ -62,6 +62,8 @@ export interface Guild {
   large?: boolean;
   unavailable?: boolean;
   emojis?: Emoji[];
+  /** What a member is notified of unless they chose otherwise: 0 all messages, 1 only mentions. */
+  default_message_notifications?: number;
 }
 
 export interface Emoji {

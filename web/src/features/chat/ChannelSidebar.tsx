@@ -12,6 +12,7 @@ import { groupDmIcon, guildIcon, userAvatar } from '../../lib/media.ts';
 import { channelPath, useChat, useChatStore, useChatT } from './context.ts';
 import { Dialog } from './Dialog.tsx';
 import { allowedSections } from './guild-settings/sections.ts';
+import { NotificationSettings } from './NotificationSettings.tsx';
 import { isMuted } from './notifications.tsx';
 import { has, P } from './permissions.ts';
 
@@ -138,7 +139,7 @@ function GuildChannels({ guildId, channelId }: { guildId: string; channelId: str
   const { navigate } = useApp();
   const store = useChat();
   const state = store.guilds.get(guildId);
-  const [dialog, setDialog] = useState<'channel' | 'invite' | null>(null);
+  const [dialog, setDialog] = useState<'channel' | 'invite' | 'notifications' | null>(null);
   const [collapsed, setCollapsed] = useState<Set<string>>(new Set());
   if (!state) return null;
   const channels = store.guildChannels(guildId);
@@ -183,6 +184,10 @@ function GuildChannels({ guildId, channelId }: { guildId: string; channelId: str
             {t('guildSettings.open')}
           </a>
         )}
+        <button type="button" className="ghost small" aria-haspopup="dialog" onClick={() => setDialog('notifications')}>
+          {t('chat.serverNotifications')}
+          {isMuted(guildId) && `, ${t('chat.muted')}`}
+        </button>
         {canManage && (
           <button type="button" className="ghost small" onClick={() => setDialog('channel')}>
             {t('chat.createChannel')}
@@ -218,6 +223,9 @@ function GuildChannels({ guildId, channelId }: { guildId: string; channelId: str
       </div>
       {dialog === 'channel' && (
         <CreateChannelDialog guildId={guildId} categories={categories} onClose={() => setDialog(null)} />
+      )}
+      {dialog === 'notifications' && (
+        <NotificationSettings id={guildId} name={state.guild.name} onClose={() => setDialog(null)} />
       )}
       {dialog === 'invite' && inviteChannel && (
         <InviteDialog channelId={inviteChannel} onClose={() => setDialog(null)} />

@@ -10,7 +10,8 @@ import { Composer } from './Composer.tsx';
 import { useChat } from './context.ts';
 import { GroupDmSettings } from './GroupDmSettings.tsx';
 import { MessageList } from './MessageList.tsx';
-import { isMuted, setMuted } from './notifications.tsx';
+import { NotificationSettings } from './NotificationSettings.tsx';
+import { isMuted, titleCount } from './notifications.tsx';
 import { PinsDialog } from './PinsDialog.tsx';
 import { has, P } from './permissions.ts';
 import { SearchBox, scopeOf } from './Search.tsx';
@@ -36,13 +37,14 @@ export function ChannelView({
   const [editing, setEditing] = useState<string | null>(null);
   const [pins, setPins] = useState(false);
   const [groupSettings, setGroupSettings] = useState(false);
-  const [muted, setMutedState] = useState(() => isMuted(channel.id));
+  const [notifications, setNotifications] = useState(false);
   const name = store.channelLabel(channel);
   const dm = !channel.guild_id;
   const title = dm ? name : `#${name}`;
   const perms = store.permissions(channel);
   const voice = channel.type === ChannelType.Voice;
-  const unread = store.totalUnreadMentions();
+  const unread = titleCount(store);
+  const muted = isMuted(channel.id);
 
   useEffect(() => {
     document.title = `${unread ? `(${unread}) ` : ''}${title} · ${t('app.name')}`;
@@ -73,16 +75,11 @@ export function ChannelView({
         <div className="header-actions">
           {dm && <DmCallButton channel={channel} />}
           {!voice && <SearchBox scope={scopeOf(channel)} />}
-          <button
-            type="button"
-            className="ghost small"
-            aria-pressed={muted}
-            onClick={() => {
-              setMuted(channel.id, !muted);
-              setMutedState(!muted);
-            }}
-          >
-            {muted ? t('chat.unmute') : t('chat.mute')}
+          {/* Not "Mute": a voice channel's own controls have the microphone's "Mute", and the two must not share
+              a name. */}
+          <button type="button" className="ghost small" aria-haspopup="dialog" onClick={() => setNotifications(true)}>
+            {dm ? t('chat.conversationNotifications') : t('chat.channelNotifications')}
+            {muted && `, ${t('chat.muted')}`}
           </button>
           {!voice && (
             <button type="button" className="ghost small" onClick={() => setPins(true)}>
@@ -132,6 +129,14 @@ export function ChannelView({
         <p className="composer-disabled">{t('chat.cannotSend')}</p>
       )}
       {pins && <PinsDialog channel={channel} onClose={() => setPins(false)} />}
+      {notifications && (
+        <NotificationSettings
+          id={channel.id}
+          name={title}
+          guildId={channel.guild_id}
+          onClose={() => setNotifications(false)}
+        />
+      )}
       {groupSettings && <GroupDmSettings channel={channel} onClose={() => setGroupSettings(false)} />}
     </div>
   );

@@ -7,7 +7,7 @@ import { Button } from '../../components/Button.tsx';
 import { ErrorNotice, Notice } from '../../components/ErrorNotice.tsx';
 import { Field } from '../../components/Field.tsx';
 import { channelPath, useChat } from './context.ts';
-import { NotificationPrompt } from './notifications.tsx';
+import { NotificationPrompt, titleCount } from './notifications.tsx';
 
 type Tab = 'all' | 'pending' | 'blocked' | 'add';
 
@@ -21,7 +21,7 @@ export function FriendsView({ onOpenNav }: { onOpenNav: () => void }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [sent, setSent] = useState<string | null>(null);
-  const mentions = store.totalUnreadMentions();
+  const mentions = titleCount(store);
   useEffect(() => {
     document.title = `${mentions ? `(${mentions}) ` : ''}${t('chat.friends')} · ${t('app.name')}`;
   }, [t, mentions]);

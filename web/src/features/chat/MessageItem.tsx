@@ -9,6 +9,7 @@ import { MessageComponents } from './Components.tsx';
 import { channelPath, useChatStore, useChatT } from './context.ts';
 import { Dialog } from './Dialog.tsx';
 import { EmojiPicker, type PickedEmoji, reactionKey } from './EmojiPicker.tsx';
+import { ForwardDialog } from './ForwardDialog.tsx';
 import { Markdown, type MarkdownContext, plainText } from './markdown.tsx';
 import { has, P } from './permissions.ts';
 import { ReportDialog } from './ReportDialog.tsx';
@@ -110,6 +111,9 @@ function Item({
   }, []);
   const [popout, setPopout] = useState(false);
   const [lightbox, setLightbox] = useState<Attachment | null>(null);
+  const [forwarding, setForwarding] = useState(false);
+  const [copied, setCopied] = useState(false);
+  const ephemeral = ((message.flags ?? 0) & 64) !== 0;
   const perms = store.permissions(channel);
   const mine = message.author.id === store.me;
   const author = store.displayName(message.author.id, channel.guild_id);
@@ -192,9 +196,13 @@ function Item({
         </div>
       )}
       {message.referenced_message && (
+        // Named apart from the toolbar's "Reply" (a by-name search for one must not find the other) and for what
+        // it does: it jumps to the message this one answers.
         <button type="button" className="reply-ref" onClick={() => onJump(message.referenced_message?.id ?? '')}>
           <span aria-hidden="true">↱ </span>
-          {t('chat.replyTo', { name: store.displayName(message.referenced_message.author.id, channel.guild_id) })}{' '}
+          {t('chat.jumpToReplied', {
+            name: store.displayName(message.referenced_message.author.id, channel.guild_id),
+          })}{' '}
           <span className="reply-snippet">{message.referenced_message.content.slice(0, 100)}</span>
         </button>
       )}
@@ -266,7 +274,19 @@ function Item({
           </div>
         ))}
         {!!message.components?.length && <MessageComponents message={message} channel={channel} />}
-        {((message.flags ?? 0) & 64) !== 0 && <p className="hint ephemeral">{t('chat.onlyYou')}</p>}
+        {ephemeral && (
+          <p className="hint ephemeral">
+            {t('chat.onlyYou')}{' '}
+            <button type="button" className="link" onClick={() => store.dismissEphemeral(channel.id, message.id)}>
+              {t('chat.dismissEphemeral')}
+            </button>
+          </p>
+        )}
+        {copied && (
+          <p role="status" className="hint">
+            {t('chat.linkCopied')}
+          </p>
+        )}
         {message.reactions && message.reactions.length > 0 && (
           <ul className="reactions" aria-label={t('chat.reactions')}>
             {message.reactions.map((reaction) => {
@@ -300,86 +320,104 @@ function Item({
         )}
         {!!error && <ErrorNotice error={error} />}
       </div>
-      <div className="message-actions" role="toolbar" aria-label={t('chat.messageActions', { name: author })}>
-        <button
-          type="button"
-          className="ghost icon"
-          aria-label={t('chat.addReaction')}
-          title={t('chat.addReaction')}
-          aria-expanded={picker}
-          onClick={() => setPicker(!picker)}
-        >
-          ☺
-        </button>
-        <button
-          type="button"
-          className="ghost icon"
-          aria-label={t('chat.reply')}
-          title={t('chat.reply')}
-          onClick={() => onReply(message)}
-        >
-          ↩
-        </button>
-        {mine && (
+      {/* An ephemeral message exists only in this tab: the server knows no message to react to, pin or forward. */}
+      {!ephemeral && (
+        <div className="message-actions" role="toolbar" aria-label={t('chat.messageActions', { name: author })}>
           <button
             type="button"
             className="ghost icon"
-            aria-label={t('chat.edit')}
-            title={t('chat.edit')}
-            onClick={() => setEditing(message.id)}
+            aria-label={t('chat.addReaction')}
+            title={t('chat.addReaction')}
+            aria-expanded={picker}
+            onClick={() => setPicker(!picker)}
           >
-            ✎
+            ☺
           </button>
-        )}
-        {has(perms, P.PIN_MESSAGES) && (
           <button
             type="button"
             className="ghost icon"
-            aria-label={message.pinned ? t('chat.unpin') : t('chat.pin')}
-            title={message.pinned ? t('chat.unpin') : t('chat.pin')}
-            onClick={() => run(() => store.api.pin(channel.id, message.id, !message.pinned))}
+            aria-label={t('chat.reply')}
+            title={t('chat.reply')}
+            onClick={() => onReply(message)}
           >
-            📌
+            ↩
           </button>
-        )}
-        <button
-          type="button"
-          className="ghost icon"
-          aria-label={t('chat.copyMessageLink')}
-          title={t('chat.copyMessageLink')}
-          onClick={() =>
-            void navigator.clipboard?.writeText(`${window.location.origin}${channelPath(channel)}/${message.id}`)
-          }
-        >
-          🔗
-        </button>
-        <AppsMenu channel={channel} type={MESSAGE_COMMAND} targetId={message.id} onError={setError} />
-        {!mine && (
+          {mine && (
+            <button
+              type="button"
+              className="ghost icon"
+              aria-label={t('chat.edit')}
+              title={t('chat.edit')}
+              onClick={() => setEditing(message.id)}
+            >
+              ✎
+            </button>
+          )}
+          {has(perms, P.PIN_MESSAGES) && (
+            <button
+              type="button"
+              className="ghost icon"
+              aria-label={message.pinned ? t('chat.unpin') : t('chat.pin')}
+              title={message.pinned ? t('chat.unpin') : t('chat.pin')}
+              onClick={() => run(() => store.api.pin(channel.id, message.id, !message.pinned))}
+            >
+              📌
+            </button>
+          )}
           <button
             type="button"
             className="ghost icon"
-            aria-label={t('chat.reportMessage')}
-            title={t('chat.reportMessage')}
-            aria-haspopup="dialog"
-            onClick={() => setReporting(true)}
-          >
-            ⚑
-          </button>
-        )}
-        {(mine || has(perms, P.MANAGE_MESSAGES)) && (
-          <button
-            type="button"
-            className="ghost icon danger"
-            aria-label={t('chat.delete')}
-            title={t('chat.delete')}
-            onClick={(event) =>
-              event.shiftKey ? void run(() => store.api.remove(channel.id, message.id)) : setConfirmDelete(true)
+            aria-label={t('chat.copyMessageLink')}
+            title={t('chat.copyMessageLink')}
+            onClick={() =>
+              void navigator.clipboard
+                ?.writeText(`${window.location.origin}${channelPath(channel)}/${message.id}`)
+                .then(() => {
+                  setCopied(true);
+                  window.setTimeout(() => setCopied(false), 3000);
+                }, setError)
             }
           >
-            🗑
+            🔗
           </button>
-        )}
-      </div>
+          <button
+            type="button"
+            className="ghost icon"
+            aria-label={t('chat.forward')}
+            title={t('chat.forward')}
+            aria-haspopup="dialog"
+            onClick={() => setForwarding(true)}
+          >
+            ➦
+          </button>
+          <AppsMenu channel={channel} type={MESSAGE_COMMAND} targetId={message.id} onError={setError} />
+          {!mine && (
+            <button
+              type="button"
+              className="ghost icon"
+              aria-label={t('chat.reportMessage')}
+              title={t('chat.reportMessage')}
+              aria-haspopup="dialog"
+              onClick={() => setReporting(true)}
+            >
+              ⚑
+            </button>
+          )}
+          {(mine || has(perms, P.MANAGE_MESSAGES)) && (
+            <button
+              type="button"
+              className="ghost icon danger"
+              aria-label={t('chat.delete')}
+              title={t('chat.delete')}
+              onClick={(event) =>
+                event.shiftKey ? void run(() => store.api.remove(channel.id, message.id)) : setConfirmDelete(true)
+              }
+            >
+              🗑
+            </button>
+          )}
+        </div>
+      )}
       {picker && (
         <fieldset className="reaction-picker">
           <legend className="visually-hidden">{t('chat.pickReaction')}</legend>
@@ -461,6 +499,9 @@ function Item({
             </button>
           </div>
         </Dialog>
+      )}
+      {forwarding && (
+        <ForwardDialog message={message} channel={channel} author={author} onClose={() => setForwarding(false)} />
       )}
       {reporting && <ReportDialog message={message} author={author} onClose={() => setReporting(false)} />}
       {lightbox && (

@@ -1,12 +1,73 @@
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { Message } from '../../api/chat-types.ts';
+import type { Channel, Message } from '../../api/chat-types.ts';
 import { useApp } from '../../app-context.tsx';
 import { channelPath } from './context.ts';
 import type { ChatStore } from './store.ts';
 
 const MUTE_KEY = 'hearth.muted';
+const LEVEL_KEY = 'hearth.notify';
 const PROMPT_KEY = 'hearth.notifications.asked';
+
+/** What notifies: every message, only mentions of the person (and @everyone), or nothing. */
+export type NotifyLevel = 'all' | 'mentions' | 'nothing';
+export const NOTIFY_LEVELS: NotifyLevel[] = ['all', 'mentions', 'nothing'];
+
+function levels(): Record<string, NotifyLevel> {
+  try {
+    return JSON.parse(window.localStorage.getItem(LEVEL_KEY) ?? '{}') as Record<string, NotifyLevel>;
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * The level chosen for a guild or a channel, kept in this browser like muting (the server keeps no per-person
+ * notification settings: READY's `user_guild_settings` is always empty); undefined: none chosen.
+ */
+export function chosenLevel(id: string): NotifyLevel | undefined {
+  const level = levels()[id];
+  return level && NOTIFY_LEVELS.includes(level) ? level : undefined;
+}
+
+export function setLevel(id: string, level: NotifyLevel | undefined): void {
+  const all = levels();
+  if (level) all[id] = level;
+  else delete all[id];
+  window.localStorage.setItem(LEVEL_KEY, JSON.stringify(all));
+}
+
+/** A guild's level: the person's choice, else the guild's default notifications (0 all messages, 1 mentions). */
+export function guildLevel(store: ChatStore, guildId: string): NotifyLevel {
+  return (
+    chosenLevel(guildId) ?? (store.guilds.get(guildId)?.guild.default_message_notifications === 1 ? 'mentions' : 'all')
+  );
+}
+
+/** A channel's level: its own choice, else its guild's; a direct conversation notifies every message. */
+export function channelLevel(store: ChatStore, channel: Channel): NotifyLevel {
+  if (!channel.guild_id) return 'all';
+  return chosenLevel(channel.id) ?? guildLevel(store, channel.guild_id);
+}
+
+/** Whether a channel is silenced: muted itself, or in a muted guild. */
+export function isSilenced(channel: Channel): boolean {
+  return isMuted(channel.id) || (!!channel.guild_id && isMuted(channel.guild_id));
+}
+
+/**
+ * The count the tab's title starts with, "(3) #general · Hearth": unread mentions (and direct messages) outside
+ * muted channels and guilds, so a muted place does not call from the tab bar either.
+ */
+export function titleCount(store: ChatStore): number {
+  let total = 0;
+  for (const [channelId, count] of store.mentions) {
+    const channel = store.channels.get(channelId);
+    if (channel && isSilenced(channel)) continue;
+    total += count;
+  }
+  return total;
+}
 
 function mutedSet(): Set<string> {
   try {
@@ -29,7 +90,8 @@ export function setMuted(id: string, muted: boolean): void {
 }
 
 /**
- * Browser notifications for mentions and DMs when the tab is hidden or on another channel, unless muted.
+ * Browser notifications when the tab is hidden or on another channel, unless muted: direct messages, and in a guild
+ * what the channel's level asks for (every message, mentions only, or nothing).
  * The permission is never asked on load: the friends page offers it (`NotificationPrompt`).
  */
 export function useNotifications(store: ChatStore, activeChannelId: string | null): void {
@@ -39,12 +101,13 @@ export function useNotifications(store: ChatStore, activeChannelId: string | nul
       if (typeof Notification === 'undefined' || Notification.permission !== 'granted') return;
       const channel = store.channels.get(message.channel_id);
       if (!channel) return;
-      if (isMuted(channel.id) || (channel.guild_id && isMuted(channel.guild_id))) return;
+      if (isSilenced(channel)) return;
       const onScreen = document.visibilityState === 'visible' && activeChannelId === channel.id;
       if (onScreen) return;
       const direct = !channel.guild_id;
       const mentioned = message.mention_everyone || message.mentions.some((u) => u.id === store.me);
-      if (!direct && !mentioned) return;
+      const level = channelLevel(store, channel);
+      if (level === 'nothing' || (level === 'mentions' && !direct && !mentioned)) return;
       const who = store.displayName(message.author.id, channel.guild_id);
       const where = direct ? who : `${who} (#${channel.name})`;
       const note = new Notification(where, { body: message.content.slice(0, 200), tag: message.id });

@@ -719,6 +719,12 @@ export class ChatStore {
     this.changed();
   }
 
+  /** An ephemeral message (flag 64) lives only in this tab: dismissing it drops it here, the server keeps none. */
+  dismissEphemeral(channelId: string, messageId: string): void {
+    this.removeMessages(channelId, [messageId]);
+    this.changed();
+  }
+
   private addMessage(message: Message): void {
     const h = this.history.get(message.channel_id);
     // A channel never opened keeps no window (its first open fetches the newest page). A window whose first

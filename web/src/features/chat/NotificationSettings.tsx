@@ -1,0 +1,103 @@
+import { useId, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { useChat } from './context.ts';
+import { Dialog } from './Dialog.tsx';
+import {
+  chosenLevel,
+  guildLevel,
+  isMuted,
+  NOTIFY_LEVELS,
+  type NotifyLevel,
+  setLevel,
+  setMuted,
+} from './notifications.tsx';
+
+/**
+ * A guild's or a channel's notification settings: mute (no unread badge, no notification, no count in the tab's
+ * title) and what notifies. A channel may follow its guild's level. Each change applies at once; the dialog has
+ * no save step to forget.
+ */
+export function NotificationSettings({
+  id,
+  name,
+  guildId,
+  onClose,
+}: {
+  /** The guild's or the channel's id. */
+  id: string;
+  /** As shown: "Workshop", "#general", or a conversation's name. */
+  name: string;
+  /** For a guild channel: the guild whose level it may follow. Absent for a guild itself and for a DM. */
+  guildId?: string | undefined;
+  onClose: () => void;
+}) {
+  const { t } = useTranslation();
+  const store = useChat();
+  const followHint = useId();
+  const [muted, setMutedState] = useState(() => isMuted(id));
+  const [level, setLevelState] = useState<NotifyLevel | undefined>(() => chosenLevel(id));
+  const isGuild = store.guilds.has(id);
+  const dm = !isGuild && !guildId;
+  const shown: NotifyLevel | 'follow' = level ?? (isGuild ? guildLevel(store, id) : 'follow');
+  const choose = (next: NotifyLevel | undefined) => {
+    setLevel(id, next);
+    setLevelState(next);
+    store.changed();
+  };
+  const labels: Record<NotifyLevel, string> = {
+    all: t('chat.notifyAll'),
+    mentions: t('chat.notifyMentions'),
+    nothing: t('chat.notifyNothing'),
+  };
+  return (
+    <Dialog title={t('chat.notificationsFor', { name })} onClose={onClose}>
+      <label className="check">
+        <input
+          type="checkbox"
+          checked={muted}
+          onChange={(event) => {
+            setMuted(id, event.target.checked);
+            setMutedState(event.target.checked);
+            store.changed();
+          }}
+        />{' '}
+        {t('chat.muteNamed', { name })}
+      </label>
+      <p className="hint">{t('chat.muteHint')}</p>
+      {!dm && (
+        <fieldset className="notify-levels">
+          <legend>{t('chat.notifyAbout')}</legend>
+          {guildId && (
+            <label className="check">
+              <input
+                type="radio"
+                name={`notify-${id}`}
+                checked={shown === 'follow'}
+                aria-describedby={followHint}
+                onChange={() => choose(undefined)}
+              />{' '}
+              {t('chat.notifyFollow')}
+            </label>
+          )}
+          {/* Outside the label: the radio's name stays apart from the level of the same words below it. */}
+          {guildId && (
+            <p id={followHint} className="hint">
+              {t('chat.notifyFollowNow', { level: labels[guildLevel(store, guildId)] })}
+            </p>
+          )}
+          {NOTIFY_LEVELS.map((option) => (
+            <label key={option} className="check">
+              <input type="radio" name={`notify-${id}`} checked={shown === option} onChange={() => choose(option)} />{' '}
+              {labels[option]}
+            </label>
+          ))}
+        </fieldset>
+      )}
+      <div className="dialog-actions">
+        <button type="button" className="primary" onClick={onClose}>
+          {t('chat.done')}
+        </button>
+      </div>
+    </Dialog>
+  );
+}
