@@ -17,8 +17,14 @@ import { announceAddresses, audioLevel, peerConfig, type SfuNetworkSettings } fr
 import { type MediaKind, UPSTREAM_KINDS } from './media-kinds.ts';
 import { forgoUnconfiguredStun } from './stun-server.ts';
 import { LayerFilter, type LayerMeter, type Vp8Descriptor } from './temporal-layers.ts';
+import { installNativeDtlsCrypto } from './werift-native-crypto.ts';
 
 export { type MediaKind, UPSTREAM_KINDS };
+
+// This module is where the SFU first loads werift (at the first participant): the DTLS handshake's public-key work
+// goes to node:crypto before any handshake starts (docs/voice.md#join-admission), and a werift that no longer has
+// what that replaces fails here, loudly, rather than joining at the old cost.
+installNativeDtlsCrypto();
 
 /** The forwarding switches that come from the voice state (server mute/deafen, SPEAK). */
 export interface ForwardingFlags {
