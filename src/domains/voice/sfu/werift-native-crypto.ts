@@ -96,9 +96,9 @@ function nativeScalarMult(original: ScalarMult): ScalarMult {
 }
 
 /**
- * The certificate's private key as a KeyObject, by its PEM: werift parses the PEM into a new `PrivateKey` for every
- * handshake, but the process has one certificate (werift makes it once; docs/voice.md#join-admission). Only EC and
- * RSA keys, the ones werift signs with node's `createSign`; others keep their own signer. A few entries at most.
+ * The certificate's private key as a KeyObject, by its PEM: werift hands OpenSSL the PEM at every signature, and
+ * the process has one certificate (werift makes it once; docs/voice.md#join-admission). Only EC and RSA keys, the
+ * ones werift signs with node's `createSign`; others keep their own signer. A few entries at most.
  */
 const signingKeys = new Map<string, KeyObject | null>();
 const SIGNING_KEYS_KEPT = 8;
@@ -134,7 +134,7 @@ function nativeSignatureData(original: SignatureData): SignatureData {
 }
 
 /**
- * werift's parse of the certificate and its key (`@fidm/x509`, ASN.1 in JavaScript, about 0.3 ms), once per
+ * werift's parse of the certificate and its key (`@fidm/x509`, ASN.1 in JavaScript, 0.1–0.3 ms), once per
  * certificate rather than in every DTLS socket's `CipherContext`: the results are only read (the certificate is
  * copied into each Certificate message, the key only signs), so the contexts can share them. A few entries at most.
  */
