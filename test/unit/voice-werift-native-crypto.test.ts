@@ -70,6 +70,24 @@ describe('werift DTLS on node:crypto', () => {
     assert.equal(typeof nacl.box.keyPair.fromSecretKey, 'function');
   });
 
+  it('loading fails loudly, naming what is gone, when werift’s dependencies no longer have a target', () => {
+    const keyPair = nacl.box.keyPair;
+    const signatureData = CipherContext.prototype.signatureData;
+    Reflect.deleteProperty(nacl.box, 'keyPair');
+    Reflect.deleteProperty(CipherContext.prototype, 'signatureData');
+    try {
+      assert.throws(() => installNativeDtlsCrypto(), {
+        message:
+          'werift-native-crypto: werift no longer uses tweetnacl.box.keyPair, werift CipherContext.prototype.signatureData' +
+          ' (docs/voice.md#join-admission)',
+      });
+    } finally {
+      nacl.box.keyPair = keyPair;
+      CipherContext.prototype.signatureData = signatureData;
+    }
+    assert.equal(nativeDtlsCryptoInstalled(), true);
+  });
+
   it('X25519: the same shared secret as tweetnacl on random keys, either way round', () => {
     for (let i = 0; i < 64; i++) {
       // Unclamped secrets, as tweetnacl's keyPair makes them; any 32 bytes as a peer's public key (top bit too).
