@@ -2,6 +2,7 @@ import {
   MediaStreamTrack,
   PictureLossIndication,
   ReceiverEstimatedMaxBitrate,
+  type RTCIceServer,
   RTCPeerConnection,
   type RTCRtpTransceiver,
   RTP_EXTENSION_URI,
@@ -68,9 +69,24 @@ export class VoiceTestClient {
    * `videoCodecs`: the video codecs this client accepts in its answers (default: all the SFU offers), as a
    * browser without H.264 would.
    */
-  constructor(endpoint: string, token: string, options: { publish?: boolean; videoCodecs?: VideoCodec[] } = {}) {
+  constructor(
+    endpoint: string,
+    token: string,
+    options: {
+      publish?: boolean;
+      videoCodecs?: VideoCodec[];
+      /** TURN only: the client's ICE offers nothing but relayed candidates from these servers (a strict firewall). */
+      relayThrough?: RTCIceServer[];
+    } = {},
+  ) {
     this.publish = options.publish ?? true;
-    const config = peerConfig({ announcedAddresses: [], portRange: undefined, iceServers: [], includeLoopback: true });
+    const config = peerConfig({
+      announcedAddresses: [],
+      portRange: undefined,
+      iceServers: options.relayThrough ?? [],
+      includeLoopback: !options.relayThrough,
+    });
+    if (options.relayThrough) config.iceTransportPolicy = 'relay';
     const accepted = options.videoCodecs?.map((codec) => `video/${codec}`.toLowerCase());
     if (accepted && config.codecs)
       config.codecs.video = config.codecs.video?.filter((c) => accepted.includes(c.mimeType.toLowerCase()));
