@@ -97,6 +97,10 @@ if (!CHROMIUM_PATH) {
       assert.equal(logout.status, 204);
       await page.getByLabel('Name for a new passkey').waitFor();
       await page.getByRole('button', { name: 'Add a passkey' }).click();
+      // Signed in here with its password, the account is asked for it before the request, which then goes out.
+      const prompt = page.getByRole('dialog', { name: 'Confirm it is you' });
+      await prompt.getByLabel('Your password').fill(user.password);
+      await prompt.getByRole('button', { name: 'Confirm' }).click();
       await page.getByRole('heading', { level: 1, name: 'Sign in to Hearth' }).waitFor();
       await context.close();
     });

@@ -4,12 +4,21 @@ import type { Browser, Page } from 'playwright-core';
 import { registerUser, request, type TestUser } from '../support/client.ts';
 import { enableTotp, totpCode } from '../support/mfa.ts';
 import type { TestServer } from '../support/server.ts';
-import { CHROMIUM_PATH, serverAndChromium, signedInContext, warnNoChromium, watchConsole } from './support/browser.ts';
+import {
+  CHROMIUM_PATH,
+  confirmWithPassword,
+  serverAndChromium,
+  signedInContext,
+  signedInPage,
+  warnNoChromium,
+  watchConsole,
+} from './support/browser.ts';
 
 /**
  * The sudo prompt without a refused request when the client knows a proof is needed
- * (docs/mfa-and-sudo.md#sudo-mode): an account with a second factor and no proof is asked first (a refusal
- * would be a "Failed to load resource" in the console).
+ * (docs/mfa-and-sudo.md#sudo-mode): an account with a second factor and no proof is asked first, and so is a
+ * password-only account this browser saw sign in with its password (a refusal would be a "Failed to load
+ * resource" in the console); one signed in elsewhere is refused once, then asked first.
  */
 if (!CHROMIUM_PATH) {
   warnNoChromium('test/browser/sudo-requests.test.ts');
@@ -27,14 +36,17 @@ if (!CHROMIUM_PATH) {
     return refused;
   };
 
-  const openApplication = async (user: TestUser) => {
+  /** The application page of a new application; `form`: signed in through the sign-in form, else by token. */
+  const openApplication = async (user: TestUser, how: 'token' | 'form' = 'token') => {
     const created = await request(server, 'POST', '/v1/oauth2/applications', {
       auth: user.token,
       body: { name: 'Sudo Bot' },
     });
     assert.equal(created.status, 200, created.text);
-    const context = await signedInContext(browser, user);
-    const page = await context.newPage();
+    const { context, page } =
+      how === 'form'
+        ? await signedInPage(browser, server.origin, user)
+        : await signedInContext(browser, user).then(async (made) => ({ context: made, page: await made.newPage() }));
     const errors = watchConsole(page);
     const refused = refusals(page);
     await page.goto(`${server.origin}/developers/applications/${created.body.id}`);
@@ -63,6 +75,43 @@ if (!CHROMIUM_PATH) {
       assert.equal(await dialog.count(), 0);
       assert.deepEqual(refused, []);
       assert.deepEqual(errors, []);
+      await context.close();
+    });
+
+    it('a password-only account signed in here is asked for its password first, every time', async () => {
+      const user = await registerUser(server);
+      const { context, page, errors, refused } = await openApplication(user, 'form');
+      const dialog = page.getByRole('dialog', { name: 'Confirm it is you' });
+
+      await page.getByRole('button', { name: 'Reset bot token' }).click();
+      await dialog.getByLabel('Your password').waitFor();
+      assert.equal(await dialog.getByLabel('Authenticator or backup code').count(), 0);
+      await confirmWithPassword(page, user.password);
+      await page.getByLabel('Bot token', { exact: true }).waitFor();
+      // No proof lasts for a password account: the next action asks again, before its request too.
+      await page.getByRole('button', { name: 'Reset client secret' }).click();
+      await confirmWithPassword(page, user.password);
+      await page.getByLabel('Client secret', { exact: true }).waitFor();
+      assert.deepEqual(refused, []);
+      assert.deepEqual(errors, []);
+      await context.close();
+    });
+
+    it('a password-only account signed in elsewhere is refused once, then asked first', async () => {
+      const user = await registerUser(server);
+      const { context, page, errors, refused } = await openApplication(user);
+      const reset = (name: string) => page.getByRole('button', { name }).click();
+      await reset('Reset bot token');
+      await confirmWithPassword(page, user.password);
+      await page.getByLabel('Bot token', { exact: true }).waitFor();
+      assert.equal(refused.length, 1, 'the first action learns from the refusal that the account has a password');
+      await reset('Reset client secret');
+      await confirmWithPassword(page, user.password);
+      await page.getByLabel('Client secret', { exact: true }).waitFor();
+      assert.equal(refused.length, 1);
+      // The refusal is the console's one line.
+      assert.equal(errors.length, 1);
+      assert.match(errors[0] ?? '', /403/);
       await context.close();
     });
   });

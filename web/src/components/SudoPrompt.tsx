@@ -12,6 +12,7 @@ import { useTranslation } from 'react-i18next';
 import { HearthApiError } from '../api/errors.ts';
 import type { SudoMethods, SudoProof } from '../api/types.ts';
 import { useApp } from '../app-context.tsx';
+import { knowsPassword, rememberPassword } from '../lib/password-known.ts';
 import { getAssertion } from '../lib/webauthn.ts';
 import { Button } from './Button.tsx';
 import { ErrorNotice } from './ErrorNotice.tsx';
@@ -26,7 +27,15 @@ export class SudoCancelled extends Error {
 }
 
 type Action<T> = (proof: SudoProof) => Promise<T>;
-type WithSudo = <T>(action: Action<T>) => Promise<T>;
+export interface SudoOptions {
+  /**
+   * The operation needs sudo mode whatever its body (no form of its own carries the password, and there is no
+   * case that needs none, as TOTP turned on as the first factor does): a password account without a second
+   * factor is asked for its password before the request.
+   */
+  always?: boolean;
+}
+type WithSudo = <T>(action: Action<T>, options?: SudoOptions) => Promise<T>;
 
 const SudoContext = createContext<WithSudo | null>(null);
 
@@ -34,8 +43,9 @@ const SudoContext = createContext<WithSudo | null>(null);
  * `withSudo(action)` runs a sudo-gated action; when it answers `SUDO_MODE_REQUIRED` a dialog asks for one of
  * the methods the error lists (password, TOTP or backup code, passkey), then the action runs again with the
  * proof. A minted proof (response header) is kept by the HTTP client for the next 5 minutes. An account with a
- * second factor and no unexpired proof is asked first (its methods from `GET /users/@me/sudo/mfa-methods`), so
- * no request is refused (docs/mfa-and-sudo.md#sudo-mode).
+ * second factor and no unexpired proof is asked first (its methods from `GET /users/@me/sudo/mfa-methods`), and
+ * so is an account without one that this browser knows has a password, for an `always` operation (it needs
+ * the password every time: no proof lasts for it), so no request is refused (docs/mfa-and-sudo.md#sudo-mode).
  */
 export function useSudo(): WithSudo {
   const value = useContext(SudoContext);
@@ -55,7 +65,7 @@ export function SudoProvider({ children }: { children: ReactNode }) {
   const { api, user } = useApp();
   const [pending, setPending] = useState<Pending | null>(null);
   const withSudo = useCallback<WithSudo>(
-    async (action) => {
+    async (action, options = {}) => {
       const ask = <T,>(methods: SudoMethods) =>
         new Promise<T>((resolve, reject) => {
           setPending({ methods, run: action, resolve: resolve as (value: unknown) => void, reject });
@@ -66,12 +76,18 @@ export function SudoProvider({ children }: { children: ReactNode }) {
       if (user?.mfa_enabled && !api.http.hasSudoProof()) {
         const methods = await api.users.sudoMethods();
         if (methods.has_mfa) return ask({ totp: methods.totp, webauthn: methods.webauthn });
+      } else if (user && !user.mfa_enabled && options.always && knowsPassword(user.id)) {
+        // An account without a second factor that has a password (learned at sign-in, or from an earlier
+        // refusal): the server would refuse the request without it. One without a password passes with nothing.
+        return ask({ password: true, totp: false, webauthn: false });
       }
       try {
         return await action({});
       } catch (error) {
         if (!(error instanceof HearthApiError) || error.code !== 'SUDO_MODE_REQUIRED') throw error;
-        return ask((error.body.methods ?? {}) as SudoMethods);
+        const methods = (error.body.methods ?? {}) as SudoMethods;
+        if (methods.password && user) rememberPassword(user.id);
+        return ask(methods);
       }
     },
     [api, user],

@@ -39,7 +39,7 @@ export function KeysSection() {
         acls: lines(acls),
         ...(days.trim() ? { expires_in_days: Number(days) } : {}),
       };
-      const key = await withSudo((proof) => api.admin.createApiKey(body, proof));
+      const key = await withSudo((proof) => api.admin.createApiKey(body, proof), { always: true });
       setMinted(key.key);
       setName('');
       setAcls('');

@@ -5,6 +5,7 @@ import { Notice } from '../../components/ErrorNotice.tsx';
 import { Link } from '../../components/Link.tsx';
 import { PageLayout } from '../../components/PageLayout.tsx';
 import { takeFragmentParam } from '../../lib/fragment.ts';
+import { rememberPassword } from '../../lib/password-known.ts';
 import { CHAT_HOME } from '../../shell/router.tsx';
 import { NewPasswordForm } from './NewPasswordForm.tsx';
 
@@ -27,7 +28,9 @@ export default function EmailRevertPage() {
     setBusy(true);
     setError(null);
     try {
-      await signIn(await api.auth.emailRevert(token, password));
+      const response = await api.auth.emailRevert(token, password);
+      rememberPassword(response.user_id);
+      await signIn(response);
       setDone(true);
     } catch (caught) {
       setError(caught);

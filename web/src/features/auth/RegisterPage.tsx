@@ -10,6 +10,7 @@ import { fieldSentence } from '../../components/error-sentence.ts';
 import { Field } from '../../components/Field.tsx';
 import { Link } from '../../components/Link.tsx';
 import { PageLayout } from '../../components/PageLayout.tsx';
+import { rememberPassword } from '../../lib/password-known.ts';
 import { nextPath } from '../../shell/App.tsx';
 
 /** Registration: CAPTCHA when the instance configures one; approval mode explained before and after. */
@@ -42,6 +43,7 @@ export default function RegisterPage() {
       }
       // Back to where the person was going (an invite, for one), else home; read before signing in moves on.
       const next = nextPath();
+      if (password) rememberPassword(result.user_id);
       await signIn(result);
       navigate(next, { replace: true });
     } catch (caught) {

@@ -7,6 +7,7 @@ import { Notice } from '../../components/ErrorNotice.tsx';
 import { Link } from '../../components/Link.tsx';
 import { PageLayout } from '../../components/PageLayout.tsx';
 import { takeFragmentParam } from '../../lib/fragment.ts';
+import { rememberPassword } from '../../lib/password-known.ts';
 import { CHAT_HOME } from '../../shell/router.tsx';
 import { MfaStep } from './MfaStep.tsx';
 import { NewPasswordForm } from './NewPasswordForm.tsx';
@@ -33,6 +34,7 @@ export default function ResetPage() {
   }, [api, token]);
 
   const finish = async (response: TokenResponse) => {
+    rememberPassword(response.user_id);
     await signIn(response);
     setMfa(null);
     setState('done');

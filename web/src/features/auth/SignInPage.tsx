@@ -11,6 +11,7 @@ import { fieldSentence } from '../../components/error-sentence.ts';
 import { Field } from '../../components/Field.tsx';
 import { Link } from '../../components/Link.tsx';
 import { PageLayout } from '../../components/PageLayout.tsx';
+import { rememberPassword } from '../../lib/password-known.ts';
 import { getAssertion, webauthnSupported } from '../../lib/webauthn.ts';
 import { nextPath } from '../../shell/App.tsx';
 import { IpAuthorizationWait, type IpTicket } from './IpAuthorizationWait.tsx';
@@ -45,7 +46,10 @@ export default function SignInPage() {
     try {
       const result = await api.auth.login(email, password, captcha);
       if (isMfaChallenge(result)) setStep({ kind: 'mfa', challenge: result });
-      else await finish(result);
+      else {
+        rememberPassword(result.user_id);
+        await finish(result);
+      }
     } catch (caught) {
       if (caught instanceof HearthApiError && caught.code === 'IP_AUTHORIZATION_REQUIRED') {
         const body = caught.body as { ticket: string; email: string; resend_available_in?: number };
@@ -75,7 +79,12 @@ export default function SignInPage() {
   };
 
   if (step.kind === 'mfa') {
-    return <MfaStep challenge={step.challenge} onDone={finish} onCancel={() => setStep({ kind: 'credentials' })} />;
+    // Reached from the password form only: the account has one.
+    const done = (response: TokenResponse) => {
+      rememberPassword(response.user_id);
+      return finish(response);
+    };
+    return <MfaStep challenge={step.challenge} onDone={done} onCancel={() => setStep({ kind: 'credentials' })} />;
   }
   if (step.kind === 'ip') {
     return (

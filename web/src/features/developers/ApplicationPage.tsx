@@ -171,7 +171,7 @@ function OAuthSection({
 
   const resetSecret = () =>
     secret.run(async () => {
-      const next = await withSudo((proof) => api.applications.resetSecret(app.id, proof));
+      const next = await withSudo((proof) => api.applications.resetSecret(app.id, proof), { always: true });
       onChanged(next, next.client_secret);
     });
 
@@ -299,7 +299,7 @@ function BotSection({
 
   const resetToken = () =>
     token.run(async () => {
-      const answer = await withSudo((proof) => api.applications.resetBotToken(app.id, proof));
+      const answer = await withSudo((proof) => api.applications.resetBotToken(app.id, proof), { always: true });
       onChanged({ ...app, bot: { ...bot, ...answer.bot } }, answer.token);
     });
 
@@ -392,7 +392,7 @@ function DeleteSection({ app }: { app: Application }) {
   const { busy, error, run } = useAction();
   const remove = () =>
     run(async () => {
-      await withSudo((proof) => api.applications.remove(app.id, proof));
+      await withSudo((proof) => api.applications.remove(app.id, proof), { always: true });
       navigate('/developers');
     });
   return (

@@ -25,7 +25,9 @@ export function AccountSection() {
     setBusy(kind);
     setError(null);
     try {
-      await withSudo((proof) => (kind === 'delete' ? api.users.delete(proof) : api.users.disable(proof)));
+      await withSudo((proof) => (kind === 'delete' ? api.users.delete(proof) : api.users.disable(proof)), {
+        always: true,
+      });
       signOutLocally();
     } catch (caught) {
       if (!(caught instanceof SudoCancelled)) setError(caught);

@@ -33,13 +33,16 @@ export function EmailSection() {
 
   /** A sudo-gated step; a password the prompt took is remembered for the next steps of this change. */
   const gated = <T,>(action: (proof: SudoProof) => Promise<T>) =>
-    withSudo((proof) => {
-      const sent = proof.password ? proof : { ...password.current, ...proof };
-      return action(sent).then((result) => {
-        if (proof.password) password.current = { password: proof.password };
-        return result;
-      });
-    });
+    withSudo(
+      (proof) => {
+        const sent = proof.password ? proof : { ...password.current, ...proof };
+        return action(sent).then((result) => {
+          if (proof.password) password.current = { password: proof.password };
+          return result;
+        });
+      },
+      { always: !password.current.password },
+    );
 
   const reset = () => {
     setStep({ kind: 'idle' });

@@ -30,7 +30,7 @@ export function PasskeySection() {
   const add = (event: FormEvent) => {
     event.preventDefault();
     void run('add', async () => {
-      const options = await withSudo((proof) => api.mfa.webauthnRegistrationOptions(proof));
+      const options = await withSudo((proof) => api.mfa.webauthnRegistrationOptions(proof), { always: true });
       const { response, challenge } = await createCredential(options);
       await api.mfa.addWebauthnCredential(response, challenge, name.trim() || t('settings.passkeyDefaultName'));
       setMessage(t('settings.passkeyAddedNotice'));
@@ -42,7 +42,9 @@ export function PasskeySection() {
   const rename = (event: FormEvent, credential: WebauthnCredential) => {
     event.preventDefault();
     void run(`rename:${credential.id}`, async () => {
-      await withSudo((proof) => api.mfa.renameWebauthnCredential(credential.id, newName.trim(), proof));
+      await withSudo((proof) => api.mfa.renameWebauthnCredential(credential.id, newName.trim(), proof), {
+        always: true,
+      });
       setRenaming(null);
       setMessage(t('settings.passkeyRenamed'));
       await load();
@@ -51,7 +53,7 @@ export function PasskeySection() {
 
   const remove = (credential: WebauthnCredential) =>
     run(`remove:${credential.id}`, async () => {
-      await withSudo((proof) => api.mfa.removeWebauthnCredential(credential.id, proof));
+      await withSudo((proof) => api.mfa.removeWebauthnCredential(credential.id, proof), { always: true });
       setMessage(t('settings.passkeyRemoved', { name: credential.name }));
       await load();
       await refreshUser();

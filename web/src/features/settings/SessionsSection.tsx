@@ -32,7 +32,7 @@ export function SessionsSection() {
     setError(null);
     setMessage(null);
     try {
-      await withSudo((proof) => api.auth.logoutSessions(hashes, proof));
+      await withSudo((proof) => api.auth.logoutSessions(hashes, proof), { always: true });
       setMessage(done);
       await load();
     } catch (caught) {

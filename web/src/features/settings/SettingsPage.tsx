@@ -8,6 +8,7 @@ import { Link } from '../../components/Link.tsx';
 import { PageLayout } from '../../components/PageLayout.tsx';
 import { SudoCancelled, useSudo } from '../../components/SudoPrompt.tsx';
 import { chooseLocale, currentLocale, LOCALES, type Locale } from '../../i18n/index.ts';
+import { rememberPassword } from '../../lib/password-known.ts';
 import { AccountSection } from './AccountSection.tsx';
 import { AppsSection } from './AppsSection.tsx';
 import { DataSection } from './DataSection.tsx';
@@ -140,6 +141,7 @@ function PasswordSection() {
       const response = await withSudo((proof) =>
         api.users.update({ new_password: next, ...(current ? { password: current } : {}), ...proof }),
       );
+      rememberPassword(response.id);
       // Changing the password signs every session out and answers a new token for this one.
       if (response.token) await signIn({ token: response.token, user_id: response.id, user: response });
       setCurrent('');

@@ -125,7 +125,7 @@ export function TwoFactorSection() {
 
   const disable = () =>
     run('disable', async () => {
-      await withSudo((proof) => api.mfa.disableTotp(proof));
+      await withSudo((proof) => api.mfa.disableTotp(proof), { always: true });
       setCodes(null);
       setMessage(t('settings.totpDisabled'));
       await refreshUser();
@@ -133,7 +133,7 @@ export function TwoFactorSection() {
 
   const loadCodes = (regenerate: boolean) =>
     run(regenerate ? 'regenerate' : 'view', async () => {
-      const result = await withSudo((proof) => api.mfa.backupCodes(regenerate, proof));
+      const result = await withSudo((proof) => api.mfa.backupCodes(regenerate, proof), { always: true });
       setCodes(result.backup_codes);
       if (regenerate) setMessage(t('settings.backupRegenerated'));
     });
