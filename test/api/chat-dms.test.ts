@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createApplication } from '../support/applications.ts';
-import { as, DispatchRecorder, befriend as makeFriends, ok } from '../support/chat.ts';
+import { as, DispatchRecorder, join, befriend as makeFriends, newGuild, ok } from '../support/chat.ts';
 import { registerUser, type TestUser } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -252,6 +252,42 @@ describe('relationships', () => {
     assert.equal((await as(server, b, 'DELETE', `/users/@me/relationships/${a.id}`)).status, 204);
     assert.equal((await as(server, a, 'PUT', `/users/@me/relationships/${b.id}`, {})).status, 200);
     assert.equal((await as(server, a, 'POST', `/channels/${dm.id}/messages`, { content: 'hi again' })).status, 200);
+  });
+
+  it('GET /users/{id}/profile names the guilds and the friends the caller shares with that user, no others', async () => {
+    const [viewer, target, friend, outsider] = await Promise.all([
+      registerUser(server),
+      registerUser(server),
+      registerUser(server),
+      registerUser(server),
+    ]);
+    const shared = await newGuild(server, viewer, 'Shared place');
+    const theirs = await newGuild(server, target, 'Their own place');
+    await join(server, viewer, target, shared);
+    await ok(as(server, viewer, 'PATCH', `/guilds/${shared.id}/members/${target.id}`, { nick: 'Tee' }));
+    await join(server, target, outsider, theirs);
+    await befriend(viewer, friend);
+    await befriend(target, friend);
+    await befriend(target, outsider);
+    const profile = await as(server, viewer, 'GET', `/users/${target.id}/profile`);
+    assert.equal(profile.status, 200, profile.text);
+    assert.equal(profile.body.user.id, target.id);
+    assert.equal(profile.body.user.username, target.username);
+    assert.deepEqual(profile.body.mutual_guilds, [{ id: shared.id, nick: 'Tee' }]);
+    assert.deepEqual(
+      profile.body.mutual_friends.map((u: { id: string }) => u.id),
+      [friend.id],
+    );
+    const own = await as(server, viewer, 'GET', '/users/@me/profile');
+    assert.equal(own.status, 200);
+    assert.deepEqual([own.body.user.id, own.body.mutual_guilds, own.body.mutual_friends], [viewer.id, [], []]);
+    const unknown = await as(server, viewer, 'GET', '/users/1/profile');
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.body.code, 'UNKNOWN_USER');
+    const app = await createApplication(server, viewer);
+    const bot = await as(server, { auth: `Bot ${app.botToken}` }, 'GET', `/users/${target.id}/profile`);
+    assert.equal(bot.status, 403);
+    assert.equal(bot.body.code, 'ACCESS_DENIED');
   });
 
   it('is user-only, and refuses yourself', async () => {

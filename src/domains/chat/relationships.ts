@@ -54,6 +54,39 @@ export async function listRelationships(store: ChatStore, userId: string): Promi
   return rows.map((row) => relationshipView(row, users.get(row.target_id)));
 }
 
+/** `GET /users/{id}/profile`: the user, and what the caller shares with them (none when it is the caller). */
+export interface ProfileView {
+  user: PartialUser;
+  /** Guilds both are members of, with the user's nickname there: the caller's own memberships, nothing more. */
+  mutual_guilds: { id: string; nick: string | null }[];
+  /** The caller's friends who are also the user's friends. */
+  mutual_friends: PartialUser[];
+}
+
+async function profileView(store: ChatStore, viewerId: string, target: UserRecord): Promise<ProfileView> {
+  if (target.id === viewerId) return { user: partialUser(target), mutual_guilds: [], mutual_friends: [] };
+  const guilds = await store.db.query<{ guild_id: string; nick: string | null }>(
+    `SELECT y.guild_id, y.nick FROM members x JOIN members y ON y.guild_id = x.guild_id AND y.user_id = $2
+      WHERE x.user_id = $1 ORDER BY y.guild_id`,
+    [viewerId, target.id],
+  );
+  const friends = await store.db.query<{ target_id: string }>(
+    `SELECT x.target_id FROM relationships x
+       JOIN relationships y ON y.target_id = x.target_id AND y.user_id = $2 AND y.type = 1
+      WHERE x.user_id = $1 AND x.type = 1 ORDER BY x.target_id`,
+    [viewerId, target.id],
+  );
+  const users = await store.usersByIds(friends.map((f) => f.target_id));
+  return {
+    user: partialUser(target),
+    mutual_guilds: guilds.map((g) => ({ id: String(g.guild_id), nick: g.nick })),
+    mutual_friends: friends.flatMap((f) => {
+      const user = users.get(f.target_id);
+      return user ? [partialUser(user)] : [];
+    }),
+  };
+}
+
 export function relationshipRoutes(deps: ChatDeps): AnyRoute[] {
   const { services, store, events } = deps;
   const { db } = services;
@@ -137,6 +170,17 @@ export function relationshipRoutes(deps: ChatDeps): AnyRoute[] {
   }
 
   return [
+    route({
+      method: 'GET',
+      path: '/users/:userId/profile',
+      policy: 'user-only',
+      rateLimit: limits.read('users:profile'),
+      async handler(ctx) {
+        const target = ctx.params.userId === '@me' ? ctx.user : await targetUser(ctx.params.userId);
+        return profileView(store, ctx.user.id, target);
+      },
+    }),
+
     route({
       method: 'GET',
       path: '/users/@me/relationships',

@@ -221,3 +221,10 @@ export interface SearchAnswer {
   total_results: number;
   messages: Message[][];
 }
+
+/** `GET /users/{id}/profile`: what the caller shares with someone. */
+export interface UserProfile {
+  user: PartialUser;
+  mutual_guilds: { id: Snowflake; nick: string | null }[];
+  mutual_friends: PartialUser[];
+}

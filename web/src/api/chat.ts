@@ -10,6 +10,7 @@ import type {
   SearchAnswer,
   SearchParams,
   SendMessageBody,
+  UserProfile,
 } from './chat-types.ts';
 import type { HttpClient } from './http.ts';
 import type { Snowflake } from './types.ts';
@@ -151,6 +152,10 @@ export class ChatApi {
       form.append(`files[${index}]`, file, file.name);
     });
     return this.http.upload('POST', '/interactions', form, onProgress);
+  }
+  /** The user, and the guilds and friends the caller shares with them. */
+  profile(userId: Snowflake): Promise<UserProfile> {
+    return this.http.request('GET', `/users/${userId}/profile`);
   }
   setNote(userId: Snowflake, note: string): Promise<void> {
     return this.http.request('PUT', `/users/@me/notes/${userId}`, { body: { note } });

@@ -1,13 +1,17 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { Channel } from '../../api/chat-types.ts';
+import type { Channel, UserProfile } from '../../api/chat-types.ts';
 import { useApp } from '../../app-context.tsx';
 import { Avatar } from '../../components/Avatar.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { AppsMenu, USER_COMMAND } from './AppsMenu.tsx';
 import { channelPath, useChat } from './context.ts';
 
-/** A small card about someone: names, roles in this guild, message and friend actions. */
+/**
+ * A small card about someone: names, roles in this guild, the servers and friends in common, a private note,
+ * message and friend actions. It takes the focus when it opens, so a keyboard is in it at once, and gives it back
+ * to what opened it when it closes.
+ */
 export function UserPopout({
   userId,
   guildId,
@@ -28,6 +32,28 @@ export function UserPopout({
   const guild = guildId ? store.guilds.get(guildId) : undefined;
   const member = guild?.members.get(userId);
   const relationship = store.relationships.get(userId);
+  const card = useRef<HTMLElement>(null);
+  const [profile, setProfile] = useState<UserProfile | null>(null);
+  useEffect(() => {
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    card.current?.focus();
+    return () => {
+      const active = document.activeElement;
+      if (opener?.isConnected && (!active || active === document.body || !!card.current?.contains(active)))
+        opener.focus();
+    };
+  }, []);
+  useEffect(() => {
+    if (userId === store.me) return;
+    let live = true;
+    store.api.profile(userId).then(
+      (loaded) => live && setProfile(loaded),
+      () => undefined,
+    );
+    return () => {
+      live = false;
+    };
+  }, [store, userId]);
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
       if (event.key === 'Escape') onClose();
@@ -44,7 +70,12 @@ export function UserPopout({
     }
   };
   return (
-    <section className="popout" aria-label={t('chat.profileOf', { name: store.displayName(userId, guildId) })}>
+    <section
+      ref={card}
+      tabIndex={-1}
+      className="popout"
+      aria-label={t('chat.profileOf', { name: store.displayName(userId, guildId) })}
+    >
       <Avatar
         source={store.avatarOf(userId, guildId)}
         name={store.displayName(userId, guildId)}
@@ -60,6 +91,30 @@ export function UserPopout({
             return role ? <li key={id}>{role.name}</li> : null;
           })}
         </ul>
+      )}
+      {profile && (
+        <>
+          <p className="popout-heading" id={`mutual-guilds-${userId}`}>
+            {t('chat.mutualServers', { count: profile.mutual_guilds.length })}
+          </p>
+          {profile.mutual_guilds.length > 0 && (
+            <ul className="mutual-list" aria-labelledby={`mutual-guilds-${userId}`}>
+              {profile.mutual_guilds.map((g) => (
+                <li key={g.id}>{store.guilds.get(g.id)?.guild.name ?? g.id}</li>
+              ))}
+            </ul>
+          )}
+          <p className="popout-heading" id={`mutual-friends-${userId}`}>
+            {t('chat.mutualFriends', { count: profile.mutual_friends.length })}
+          </p>
+          {profile.mutual_friends.length > 0 && (
+            <ul className="mutual-list" aria-labelledby={`mutual-friends-${userId}`}>
+              {profile.mutual_friends.map((friend) => (
+                <li key={friend.id}>{friend.global_name ?? friend.username}</li>
+              ))}
+            </ul>
+          )}
+        </>
       )}
       {userId !== store.me && (
         <div className="field">

@@ -260,6 +260,10 @@ const chatEn = {
   notifyNothing: 'Nothing',
   done: 'Done',
   notifyFollowNow: 'The server’s setting is now: {{level}}.',
+  mutualServers_one: '{{count}} mutual server',
+  mutualServers_other: '{{count}} mutual servers',
+  mutualFriends_one: '{{count}} mutual friend',
+  mutualFriends_other: '{{count}} mutual friends',
 };
 
 export default chatEn;

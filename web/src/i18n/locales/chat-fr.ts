@@ -263,6 +263,10 @@ const chatFr: ChatMessages = {
   notifyNothing: 'Rien',
   done: 'Terminé',
   notifyFollowNow: 'Le réglage du serveur est actuellement : {{level}}.',
+  mutualServers_one: '{{count}} serveur en commun',
+  mutualServers_other: '{{count}} serveurs en commun',
+  mutualFriends_one: '{{count}} ami en commun',
+  mutualFriends_other: '{{count}} amis en commun',
 };
 
 export default chatFr;
