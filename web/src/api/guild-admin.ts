@@ -18,6 +18,21 @@ export interface GuildEmoji {
   user?: PartialUser;
 }
 
+/** A guild sticker (`format_type` 1 PNG, 2 APNG, 4 GIF); `tags` is the related emoji. */
+export interface GuildSticker {
+  id: Snowflake;
+  name: string;
+  description: string | null;
+  tags: string;
+  format_type: number;
+  user?: PartialUser;
+}
+
+/** Where a sticker's image is served (`/media/stickers/<id>.<ext>`, GIF for format 4, else PNG). */
+export function stickerUrl(sticker: Pick<GuildSticker, 'id' | 'format_type'>): string {
+  return `/media/stickers/${sticker.id}.${sticker.format_type === 4 ? 'gif' : 'png'}`;
+}
+
 /** An incoming webhook as the API shows it; `token` and `url` only in the answer that created it. */
 export interface Webhook {
   id: Snowflake;
@@ -196,6 +211,25 @@ export class GuildAdminApi {
   }
   deleteEmoji(guildId: Snowflake, emojiId: Snowflake): Promise<void> {
     return this.http.request('DELETE', `/guilds/${guildId}/emojis/${emojiId}`);
+  }
+  stickers(guildId: Snowflake): Promise<GuildSticker[]> {
+    return this.http.request('GET', `/guilds/${guildId}/stickers`);
+  }
+  /** Multipart: `name`, `tags`, `description?` and the `file` (the API takes a sticker as a form, not JSON). */
+  createSticker(
+    guildId: Snowflake,
+    fields: { name: string; tags: string; description: string },
+    file: File,
+  ): Promise<GuildSticker> {
+    const form = new FormData();
+    form.append('name', fields.name);
+    form.append('tags', fields.tags);
+    if (fields.description) form.append('description', fields.description);
+    form.append('file', file);
+    return this.http.upload('POST', `/guilds/${guildId}/stickers`, form, () => undefined);
+  }
+  deleteSticker(guildId: Snowflake, stickerId: Snowflake): Promise<void> {
+    return this.http.request('DELETE', `/guilds/${guildId}/stickers/${stickerId}`);
   }
 
   auditLog(

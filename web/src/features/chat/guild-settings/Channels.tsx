@@ -187,6 +187,7 @@ function OverwriteEditor({ guildId, channel }: { guildId: string; channel: Chann
   const [saved, setSaved] = useState(false);
   const action = useRun();
   const roleSelect = useId();
+  const helpId = useId();
   const headingId = useId();
   if (!state) return null;
   const roles = [
@@ -245,8 +246,11 @@ function OverwriteEditor({ guildId, channel }: { guildId: string; channel: Chann
         </select>
       </div>
       {OVERWRITE_PERMISSIONS.map((permission) => (
-        <fieldset key={permission} className="tri-state">
+        <fieldset key={permission} className="tri-state" aria-describedby={`${helpId}-${permission}`}>
           <legend>{t(`permissions.${permission}`)}</legend>
+          <p id={`${helpId}-${permission}`} className="hint permission-help">
+            {t(`permissionHelp.${permission}`)}
+          </p>
           {(['allow', 'neutral', 'deny'] as const).map((choice) => (
             <label key={choice} className="check">
               <input

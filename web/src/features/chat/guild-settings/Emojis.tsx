@@ -4,13 +4,14 @@ import type { GuildEmoji } from '../../../api/guild-admin.ts';
 import { Button } from '../../../components/Button.tsx';
 import { ErrorNotice } from '../../../components/ErrorNotice.tsx';
 import { Field } from '../../../components/Field.tsx';
+import { Stickers } from './Stickers.tsx';
 import { readAsDataUri, useGuildAdmin, useRun } from './shared.ts';
 
 export function emojiUrl(emoji: { id: string | null; animated?: boolean | undefined }): string {
   return `/media/emojis/${emoji.id}.${emoji.animated ? 'gif' : 'png'}`;
 }
 
-/** The guild's emojis: upload (name + image, previewed), rename, delete. */
+/** The guild's emojis: upload (name + image, previewed), rename, delete; then its stickers. */
 export function Emojis({ guildId }: { guildId: string }) {
   const { t } = useTranslation();
   const admin = useGuildAdmin();
@@ -82,6 +83,7 @@ export function Emojis({ guildId }: { guildId: string }) {
           ))}
         </ul>
       )}
+      <Stickers guildId={guildId} />
     </div>
   );
 }

@@ -130,6 +130,7 @@ function RoleEditor({ guildId, role, onDeleted }: { guildId: string; role: Role;
   const [saved, setSaved] = useState(false);
   const action = useRun();
   const colorId = useId();
+  const helpId = useId();
 
   const save = async (event: FormEvent) => {
     event.preventDefault();
@@ -172,16 +173,23 @@ function RoleEditor({ guildId, role, onDeleted }: { guildId: string; role: Role;
       <fieldset className="permission-grid">
         <legend>{t('guildSettings.permissions')}</legend>
         {(Object.keys(PERMISSION_BITS) as PermissionName[]).map((permission) => (
-          <label key={permission} className="check">
-            <input
-              type="checkbox"
-              checked={(permissions & bit(permission)) !== 0n}
-              onChange={(e) =>
-                setPermissions(e.target.checked ? permissions | bit(permission) : permissions & ~bit(permission))
-              }
-            />
-            {t(`permissions.${permission}`)}
-          </label>
+          // The explanation is the checkbox's description, outside its label: the name stays the permission's.
+          <div key={permission} className="permission">
+            <label className="check">
+              <input
+                type="checkbox"
+                aria-describedby={`${helpId}-${permission}`}
+                checked={(permissions & bit(permission)) !== 0n}
+                onChange={(e) =>
+                  setPermissions(e.target.checked ? permissions | bit(permission) : permissions & ~bit(permission))
+                }
+              />
+              {t(`permissions.${permission}`)}
+            </label>
+            <p id={`${helpId}-${permission}`} className="hint permission-help">
+              {t(`permissionHelp.${permission}`)}
+            </p>
+          </div>
         ))}
       </fieldset>
       <ErrorNotice error={action.error} />
