@@ -236,6 +236,11 @@ export class Participant {
     if (this.ws.readyState === 1) this.ws.send(JSON.stringify({ op, d }));
   }
 
+  /** A text frame serialised and encoded once by the caller for many participants (`Room.broadcast`). */
+  sendSerialized(frame: Buffer): void {
+    if (this.ws.readyState === 1) this.ws.send(frame, { binary: false });
+  }
+
   closeSocket(close: { code: number; reason: string }): void {
     if (this.ws.readyState === 1) this.ws.close(close.code, close.reason);
   }

@@ -120,7 +120,10 @@ export class Room {
   }
 
   broadcast(op: string, d: unknown): void {
-    for (const participant of this.participants.values()) participant.send(op, d);
+    // Serialised once: each join sends the whole member list to every member, so per member it cost a stringify
+    // of N ids, N times per join (3.7 % of the server's CPU in a 100-listener join wave).
+    const frame = Buffer.from(JSON.stringify({ op, d }));
+    for (const participant of this.participants.values()) participant.sendSerialized(frame);
   }
 }
 
