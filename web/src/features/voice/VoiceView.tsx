@@ -184,6 +184,17 @@ function ModeratorMenu({
   const admin = useGuildAdmin();
   const [open, setOpen] = useState(false);
   const menuId = useId();
+  const opener = useRef<HTMLButtonElement>(null);
+  const menu = useRef<HTMLDivElement>(null);
+  // The WAI-ARIA menu pattern: opening puts the focus on the first item, arrows move through the items, Escape
+  // closes and gives the focus back to the button, Tab closes and moves on.
+  useEffect(() => {
+    if (open) menu.current?.querySelector<HTMLElement>('[role="menuitem"]')?.focus();
+  }, [open]);
+  const close = (refocus: boolean) => {
+    setOpen(false);
+    if (refocus) opener.current?.focus();
+  };
   const guildId = channel.guild_id ?? '';
   const name = store.displayName(state.user_id, guildId);
   const destinations = allowed.move
@@ -191,7 +202,7 @@ function ModeratorMenu({
     : [];
 
   async function act(body: { mute?: boolean; deaf?: boolean; channel_id?: string | null }) {
-    setOpen(false);
+    close(true);
     onError(null);
     try {
       await admin.editMember(guildId, state.user_id, body);
@@ -203,12 +214,19 @@ function ModeratorMenu({
   return (
     <span className="voice-moderate">
       <button
+        ref={opener}
         type="button"
         aria-haspopup="menu"
         aria-expanded={open}
         aria-controls={open ? menuId : undefined}
         aria-label={t('voice.moderate', { name })}
         onClick={() => setOpen(!open)}
+        onKeyDown={(e) => {
+          if (e.key === 'ArrowDown' && !open) {
+            e.preventDefault();
+            setOpen(true);
+          }
+        }}
       >
         ⋯
       </button>
@@ -219,27 +237,53 @@ function ModeratorMenu({
           aria-label={t('voice.moderate', { name })}
           className="voice-menu"
           tabIndex={-1}
+          ref={menu}
           onKeyDown={(e) => {
-            if (e.key === 'Escape') setOpen(false);
+            const items = [...(menu.current?.querySelectorAll<HTMLElement>('[role="menuitem"]') ?? [])];
+            const at = items.indexOf(document.activeElement as HTMLElement);
+            const focus = (index: number) => items[(index + items.length) % items.length]?.focus();
+            if (e.key === 'Escape') {
+              e.preventDefault();
+              close(true);
+            } else if (e.key === 'Tab') close(false);
+            else if (e.key === 'ArrowDown') {
+              e.preventDefault();
+              focus(at + 1);
+            } else if (e.key === 'ArrowUp') {
+              e.preventDefault();
+              focus(at - 1);
+            } else if (e.key === 'Home') {
+              e.preventDefault();
+              focus(0);
+            } else if (e.key === 'End') {
+              e.preventDefault();
+              focus(items.length - 1);
+            }
           }}
         >
           {allowed.mute && (
-            <button type="button" role="menuitem" onClick={() => void act({ mute: !state.mute })}>
+            <button type="button" role="menuitem" tabIndex={-1} onClick={() => void act({ mute: !state.mute })}>
               {state.mute ? t('voice.serverUnmute') : t('voice.serverMute')}
             </button>
           )}
           {allowed.deafen && (
-            <button type="button" role="menuitem" onClick={() => void act({ deaf: !state.deaf })}>
+            <button type="button" role="menuitem" tabIndex={-1} onClick={() => void act({ deaf: !state.deaf })}>
               {state.deaf ? t('voice.serverUndeafen') : t('voice.serverDeafen')}
             </button>
           )}
           {destinations.map((c) => (
-            <button key={c.id} type="button" role="menuitem" onClick={() => void act({ channel_id: c.id })}>
+            <button
+              key={c.id}
+              type="button"
+              role="menuitem"
+              tabIndex={-1}
+              onClick={() => void act({ channel_id: c.id })}
+            >
               {t('voice.moveTo', { channel: store.channelLabel(c) })}
             </button>
           ))}
           {allowed.move && (
-            <button type="button" role="menuitem" onClick={() => void act({ channel_id: null })}>
+            <button type="button" role="menuitem" tabIndex={-1} onClick={() => void act({ channel_id: null })}>
               {t('voice.disconnect')}
             </button>
           )}
