@@ -365,6 +365,9 @@ export class SessionStarter {
     calls: CallCreateView[];
   }> {
     const { chat, config } = this.deps;
+    // The guild snapshots are cached and messages do not invalidate them: each channel's newest message id is
+    // read now, in one query for every guild, so unread markers after a reload are right.
+    const lastMessageIds = chat.lastMessageIds(index.guildIds);
     const [user, guilds, privateChannels, notes, relationships, presences, readState] = await Promise.all([
       privateUserView(this.deps, principal.user),
       Promise.all(
@@ -373,6 +376,7 @@ export class SessionStarter {
             (await chat.guildPayload(id, session.userId, {
               reducedMembers: true,
               largeThreshold: session.largeThreshold,
+              lastMessageIds: await lastMessageIds,
             })) ?? { id, unavailable: true },
         ),
       ),

@@ -210,6 +210,22 @@ describe('acks', () => {
     ids.push((await post(alice, channel, { content: `<@${bob.id}> two` })).id);
   });
 
+  it("READY's guild channels carry their newest message id, also for a message sent since the last READY", async () => {
+    // The first READY loads the guild into the gateway's cache; a message after it must still be the channel's
+    // last_message_id in the next READY, or a client compares its read marker with an old id and shows no unread.
+    const first = await connect(alice);
+    const channelOf = (ready: any) =>
+      ready.guilds.find((g: any) => g.id === guild.id)?.channels.find((c: any) => c.id === general);
+    assert.ok(channelOf(first.ready), 'the channel is in READY');
+    const sent = await ok(
+      as(server, bob, 'POST', `/channels/${general}/messages`, { content: 'after the first READY' }),
+    );
+    const again = await connect(alice);
+    assert.equal(channelOf(again.ready).last_message_id, sent.id);
+    await first.client.close();
+    await again.client.close();
+  });
+
   it('acks the channel: {token: null}, MESSAGE_ACK to every session of the acker and nobody else, READY shows the entry', async () => {
     const bob1 = await connect(bob);
     const bob2 = await connect(bob);

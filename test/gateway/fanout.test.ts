@@ -26,6 +26,7 @@ function port(overrides: Partial<ChatReadModelPort> = {}): ChatReadModelPort {
   return {
     readyIndex: async () => ({ guildIds: [], hasPrivateChannels: false }),
     guildPayload: async () => undefined,
+    lastMessageIds: async () => new Map(),
     privateChannelsOf: async () => [],
     readStateOf: async () => ({ version: 0, partial: false, entries: [] }),
     canViewChannel: async () => true,

@@ -154,7 +154,7 @@ export class ChatReadModel implements ChatReadModelPort {
   async guildPayload(
     guildId: string,
     viewerId: string,
-    options: { reducedMembers?: boolean; largeThreshold?: number } = {},
+    options: { reducedMembers?: boolean; largeThreshold?: number; lastMessageIds?: ReadonlyMap<string, string> } = {},
   ): Promise<GuildPayloadView | undefined> {
     const [snapshot, members, expressions] = await Promise.all([
       this.snapshot(guildId),
@@ -169,7 +169,7 @@ export class ChatReadModel implements ChatReadModelPort {
       {
         guild: snapshot.guild,
         roles: snapshot.roles,
-        channels: [...snapshot.channels.values()],
+        channels: withLastMessageIds([...snapshot.channels.values()], options.lastMessageIds),
         emojis: expressions.emojis,
         stickers: expressions.stickers,
         member,
@@ -179,6 +179,10 @@ export class ChatReadModel implements ChatReadModelPort {
       this.clock.now(),
       options,
     );
+  }
+
+  lastMessageIds(guildIds: readonly string[]): Promise<ReadonlyMap<string, string>> {
+    return guildIds.length === 0 ? Promise.resolve(new Map()) : this.store.lastMessageIds(guildIds);
   }
 
   /** From the member map, queried only while a member entry is in doubt. */
@@ -486,4 +490,13 @@ export class ChatReadModel implements ChatReadModelPort {
     this.loading.set(key, promise);
     return promise;
   }
+}
+
+/** The snapshot's channel rows with their newest message id read now (a copy only of the rows that differ). */
+function withLastMessageIds(channels: ChannelRow[], fresh: ReadonlyMap<string, string> | undefined): ChannelRow[] {
+  if (!fresh) return channels;
+  return channels.map((channel) => {
+    const id = fresh.get(channel.id);
+    return id !== undefined && id !== channel.last_message_id ? { ...channel, last_message_id: id } : channel;
+  });
 }

@@ -30,13 +30,18 @@ export interface ChatReadModelPort {
    * The guild payload of READY and GUILD_CREATE for one viewer (docs/gateway.md#ready-s-1): guild fields at top
    * level and under `properties`, roles, visible channels, members, counts, `joined_at`.
    * `reducedMembers` reduces member `user` objects to `{id}` (READY and the bot burst); `largeThreshold` is the
-   * session's (docs/gateway.md#large-guilds).
+   * session's (docs/gateway.md#large-guilds); `lastMessageIds` replaces the snapshot's channel `last_message_id`s.
    */
   guildPayload(
     guildId: string,
     viewerId: string,
-    options?: { reducedMembers?: boolean; largeThreshold?: number },
+    options?: { reducedMembers?: boolean; largeThreshold?: number; lastMessageIds?: ReadonlyMap<string, string> },
   ): Promise<GuildPayloadView | undefined>;
+  /**
+   * The newest message id of each channel of these guilds, read now (`lastMessageIds` of `guildPayload`): the
+   * guild snapshots are cached and a new message does not invalidate them, so their `last_message_id` can be old.
+   */
+  lastMessageIds(guildIds: readonly string[]): Promise<ReadonlyMap<string, string>>;
   /** How many members the guild has (the gateway's test of a large guild). */
   memberCount(guildId: string): Promise<number>;
   /** READY `read_state`: `{version, partial: false, entries: [{id, last_message_id, mention_count, last_pin_timestamp, flags}]}`. */

@@ -129,6 +129,19 @@ export class ChatStore {
     return row?.n ?? 0;
   }
 
+  /**
+   * The newest message id of every channel of these guilds that has one, by channel id, in one query: READY
+   * overlays them on the cached guild snapshots, which message creation does not invalidate.
+   */
+  async lastMessageIds(guildIds: readonly string[], db: Queryable = this.db): Promise<Map<string, string>> {
+    const rows = await db.query<{ id: string; last_message_id: string }>(
+      `SELECT id::text, last_message_id::text FROM channels
+        WHERE guild_id = ANY($1::bigint[]) AND last_message_id IS NOT NULL`,
+      [guildIds],
+    );
+    return new Map(rows.map((row) => [row.id, row.last_message_id]));
+  }
+
   /** Of `others`, those who blocked `userId` or whom `userId` blocked (relationship type 2, either way). */
   async blockedAmong(userId: string, others: readonly string[], db: Queryable = this.db): Promise<Set<string>> {
     if (others.length === 0) return new Set();
