@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { registerUser, request } from '../support/client.ts';
+import { installBot } from '../support/oauth2.ts';
 import type { TestServer } from '../support/server.ts';
 import {
   assertAccessible,
@@ -134,6 +135,43 @@ if (!CHROMIUM_PATH) {
       await editor.waitFor({ state: 'detached' });
       const gone = await request(server, 'GET', `/v1/guilds/${guildId}/members/${bob.id}`, { auth: alice.token });
       assert.equal(gone.status, 404);
+      await context.close();
+    });
+
+    it('lists the bots of the server with their commands, and removes one', async () => {
+      const owner = await registerUser(server);
+      const { guildId } = await guildWith(server, 'Workbench', owner);
+      const app = await request(server, 'POST', '/v1/oauth2/applications', {
+        auth: owner.token,
+        body: { name: 'Helper bot' },
+      });
+      assert.equal(app.status, 200, app.text);
+      const installed = await installBot(server, owner, app.body.id, guildId, (1n << 10n) | (1n << 11n));
+      assert.equal(installed.status, 200, installed.text);
+      const commands = await request(server, 'PUT', `/v1/applications/${app.body.id}/guilds/${guildId}/commands`, {
+        auth: `Bot ${app.body.bot.token}`,
+        body: [
+          { name: 'remind', description: 'Reminds you later', type: 1 },
+          { name: 'Thank', type: 2 },
+        ],
+      });
+      assert.equal(commands.status, 200, commands.text);
+      const context = await signedInContext(browser, owner);
+      const page = await context.newPage();
+      await page.goto(`${server.origin}/channels/${guildId}/settings`);
+      await section(page, 'Bots');
+      const list = page.getByRole('list', { name: 'Bots of this server' });
+      await list.getByRole('heading', { level: 3, name: 'Helper bot' }).waitFor();
+      assert.deepEqual(
+        await list.getByRole('list', { name: 'Commands of Helper bot' }).getByRole('listitem').allInnerTexts(),
+        ['/remind — Reminds you later', 'Thank (on a person, from their card)'],
+      );
+      await assertAccessible(page, 'server settings: bots');
+      const botMember = `/v1/guilds/${guildId}/members/${app.body.bot.id}`;
+      assert.equal((await request(server, 'GET', botMember, { auth: owner.token })).status, 200);
+      await press(page.getByRole('button', { name: 'Remove Helper bot from the server' }));
+      await page.getByText('No bot has been added to this server.').waitFor();
+      assert.equal((await request(server, 'GET', botMember, { auth: owner.token })).status, 404);
       await context.close();
     });
   });

@@ -126,6 +126,10 @@ export class ChatApi {
     return this.http.request('POST', `/invites/${enc(code)}`, { body: {} });
   }
   /** The commands this person may use in a channel (docs/bots.md), for the composer's slash-command picker. */
+  /** The guild's applications (its bots) and every command they offer there, whatever the channel. */
+  guildCommandIndex(guildId: Snowflake): Promise<CommandIndex> {
+    return this.http.request('GET', `/guilds/${guildId}/application-command-index`);
+  }
   commandIndex(channelId: Snowflake): Promise<CommandIndex> {
     return this.http.request('GET', `/channels/${channelId}/application-command-index`);
   }

@@ -3,6 +3,7 @@ import { useTranslation } from 'react-i18next';
 import { useApp } from '../../../app-context.tsx';
 import { channelPath, useChat } from '../context.ts';
 import { AuditLog } from './AuditLog.tsx';
+import { Bots } from './Bots.tsx';
 import { Channels } from './Channels.tsx';
 import { Emojis } from './Emojis.tsx';
 import { Bans, Invites, Members } from './Moderation.tsx';
@@ -39,6 +40,7 @@ export default function GuildSettings({ guildId, onOpenNav }: { guildId: string;
     emojis: () => <Emojis guildId={guildId} />,
     invites: () => <Invites guildId={guildId} />,
     webhooks: () => <Webhooks guildId={guildId} />,
+    bots: () => <Bots guildId={guildId} />,
     members: () => <Members guildId={guildId} />,
     bans: () => <Bans guildId={guildId} />,
     audit: () => <AuditLog guildId={guildId} />,

@@ -7,6 +7,7 @@ export type SectionId =
   | 'emojis'
   | 'invites'
   | 'webhooks'
+  | 'bots'
   | 'members'
   | 'bans'
   | 'audit'
@@ -20,6 +21,7 @@ export const SECTIONS: [SectionId, PermissionName[]][] = [
   ['emojis', ['CREATE_EXPRESSIONS', 'MANAGE_EXPRESSIONS']],
   ['invites', ['MANAGE_GUILD']],
   ['webhooks', ['MANAGE_WEBHOOKS']],
+  ['bots', ['MANAGE_GUILD']],
   ['members', ['MANAGE_ROLES', 'MANAGE_NICKNAMES', 'MODERATE_MEMBERS', 'KICK_MEMBERS', 'BAN_MEMBERS']],
   ['bans', ['BAN_MEMBERS']],
   ['audit', ['VIEW_AUDIT_LOG']],
