@@ -1,4 +1,5 @@
 import type { RTCDtlsTransport } from 'werift';
+import { type PeerSignatureError, verifyPeerSignatures } from './dtls-peer-signature.ts';
 
 /** DTLS records kept per connection before its DTLS server starts: a ClientHello and its retransmissions. */
 const EARLY_RECORDS_KEPT = 4;
@@ -16,7 +17,11 @@ function isDtlsRecord(data: Buffer): boolean {
  * nominating check and started DTLS; werift drops such a record, and the join then waits for the client's first
  * retransmission (werift's first comes after 500 ms). Only a few records are kept, and only until DTLS starts.
  */
-export function keepEarlyDtls(transport: RTCDtlsTransport): void {
+export function keepEarlyDtls(
+  transport: RTCDtlsTransport,
+  /** A handshake refused because the peer's signature did not verify (docs/voice.md#join-admission). */
+  onRefused?: (error: PeerSignatureError) => void,
+): void {
   const connection = transport.iceTransport.connection;
   const early: Buffer[] = [];
   const { unSubscribe } = connection.onData.subscribe((data) => {
@@ -31,6 +36,12 @@ export function keepEarlyDtls(transport: RTCDtlsTransport): void {
     // to the same ICE data events, so the kept records reach it as if they had just arrived.
     queueMicrotask(() => {
       ignoreAnsweredClientHellos(transport.dtls);
+      try {
+        verifyPeerSignatures(transport.dtls, onRefused);
+      } catch {
+        // Not a werift socket with the parts checked at load (checkPeerSignatureHooks): no media without the check.
+        transport.stop().catch(() => {});
+      }
       for (const record of early.splice(0)) connection.onData.execute(record);
     });
   });

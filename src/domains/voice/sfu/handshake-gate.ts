@@ -7,6 +7,7 @@
  */
 export class HandshakeGate {
   private active = 0;
+  private refusedCount = 0;
   private readonly waiting: (() => void)[] = [];
 
   constructor(
@@ -22,6 +23,15 @@ export class HandshakeGate {
 
   get queued(): number {
     return this.waiting.length;
+  }
+
+  /** DTLS handshakes aborted because the client's CertificateVerify did not verify (docs/voice.md#join-admission). */
+  get refused(): number {
+    return this.refusedCount;
+  }
+
+  countRefused(): void {
+    this.refusedCount++;
   }
 
   /**

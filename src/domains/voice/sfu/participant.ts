@@ -10,6 +10,7 @@ import {
   RtpPacket,
 } from 'werift';
 import type WebSocket from 'ws';
+import { checkPeerSignatureHooks } from './dtls-peer-signature.ts';
 import { keepEarlyDtls } from './early-dtls.ts';
 import { AudioFastPath, type OutgoingRtp } from './fast-forward.ts';
 import type { HandshakeGate } from './handshake-gate.ts';
@@ -23,8 +24,10 @@ export { type MediaKind, UPSTREAM_KINDS };
 
 // This module is where the SFU first loads werift (at the first participant): the DTLS handshake's public-key work
 // goes to node:crypto before any handshake starts (docs/voice.md#join-admission), and a werift that no longer has
-// what that replaces fails here, loudly, rather than joining at the old cost.
+// what that replaces fails here, loudly, rather than joining at the old cost. Likewise for the check of the DTLS
+// peer's handshake signature, which werift does not make.
 installNativeDtlsCrypto();
+checkPeerSignatureHooks();
 
 /** The forwarding switches that come from the voice state (server mute/deafen, SPEAK). */
 export interface ForwardingFlags {
@@ -110,7 +113,7 @@ export class Participant {
     // Every m-line shares one transport (max-bundle), created with the first transceiver above.
     const transport = this.upstream.get('audio')?.transceiver.dtlsTransport;
     transport?.onRtcp.subscribe((packet) => this.clientFeedback(packet));
-    if (transport) keepEarlyDtls(transport);
+    if (transport) keepEarlyDtls(transport, () => this.handshakes?.countRefused());
     // The one ICE transport exists now, before the first offer gathers.
     forgoUnconfiguredStun(this.pc, network.iceServers);
   }

@@ -99,7 +99,8 @@ export class VoiceSignallingServer {
     participants: number;
     forwarded: number;
     dropped: number;
-    handshakes: { inProgress: number; queued: number };
+    /** `refused`: handshakes aborted since start, the client's signature missing or wrong. */
+    handshakes: { inProgress: number; queued: number; refused: number };
     /** Members by peer-connection state (`new`, `connecting`, `connected`, `failed` …): why a step of the bench broke. */
     connections: Record<string, number>;
   } {
@@ -121,7 +122,11 @@ export class VoiceSignallingServer {
       participants,
       forwarded,
       dropped,
-      handshakes: { inProgress: this.handshakes.inProgress, queued: this.handshakes.queued },
+      handshakes: {
+        inProgress: this.handshakes.inProgress,
+        queued: this.handshakes.queued,
+        refused: this.handshakes.refused,
+      },
       connections,
     };
   }

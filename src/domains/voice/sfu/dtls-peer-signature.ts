@@ -1,0 +1,237 @@
+import { type KeyObject, verify, X509Certificate } from 'node:crypto';
+import { DtlsClient, DtlsServer } from 'werift';
+
+/**
+ * Checks the signature by which the DTLS peer proves it holds its certificate's private key (docs/voice.md#join-admission).
+ * werift verifies none: as server it reads the client's CertificateVerify and ignores it, as client it ignores the
+ * signature of the ServerKeyExchange; it only compares the certificate's fingerprint with the SDP's, which anyone
+ * who saw the SDP can present. A handshake whose signature is missing or wrong is aborted before this side's
+ * Finished: a fatal alert goes to the peer, the DTLS transport fails, no SRTP keys are made.
+ *
+ * Where: werift's handshake code is bundle-local; what is reachable is the socket's own `onHandleHandshakes` and
+ * `cipher` (instance properties). Each side calls `cipher.verifyData` exactly once per handshake, to make its
+ * Finished, once every message of the peer's flight is there (werift waits for them) — the check runs first.
+ */
+
+/** Handshake message types (RFC 5246 §7.4). */
+const SERVER_KEY_EXCHANGE = 12;
+const CERTIFICATE_VERIFY = 15;
+/** Alert (RFC 5246 §7.2): content type, level fatal, descriptions. */
+const ALERT = 21;
+const FATAL = 2;
+const HANDSHAKE_FAILURE = 40;
+const DECRYPT_ERROR = 51;
+/** TLS 1.2 SignatureAndHashAlgorithm bytes (RFC 5246 §7.4.1.4.1) → node's names. */
+const HASHES: Record<number, string> = { 2: 'sha1', 4: 'sha256', 5: 'sha384', 6: 'sha512' };
+const KEY_TYPES: Record<number, string> = { 1: 'rsa', 3: 'ec' };
+
+/** A handshake message as werift caches it; `serialize()` includes the 12-byte DTLS handshake header. */
+interface CachedHandshake {
+  msg_type: number;
+  fragment: Buffer;
+  serialize(): Buffer;
+}
+
+interface CipherParts {
+  verifyData(buf: Buffer): Buffer;
+  remoteCertificate?: Buffer;
+  localRandom?: { serialize(): Buffer };
+  remoteRandom?: { serialize(): Buffer };
+}
+
+interface SocketParts {
+  onHandleHandshakes: (assembled: unknown[]) => Promise<void>;
+  cipher: CipherParts;
+  dtls: { sortedHandshakeCache: CachedHandshake[]; epoch: number; recordSequenceNumber: number };
+  transport: { send(buf: Buffer): Promise<unknown> };
+}
+
+/** Why the peer's signature does not verify, or undefined when it does. */
+export class PeerSignatureError extends Error {
+  constructor(
+    message: string,
+    /** The alert description sent to the peer. */
+    readonly alert: number,
+  ) {
+    super(message);
+    this.name = 'PeerSignatureError';
+  }
+}
+
+/** Whether `signature`, with TLS 1.2's hash and signature bytes, is the certificate's key's over `data`. */
+export function signatureVerifies(
+  certificate: Buffer,
+  hashByte: number,
+  signatureByte: number,
+  data: Buffer,
+  signature: Buffer,
+): boolean {
+  const hash = HASHES[hashByte];
+  let key: KeyObject;
+  try {
+    key = new X509Certificate(certificate).publicKey;
+  } catch {
+    return false;
+  }
+  if (!hash || key.asymmetricKeyType !== KEY_TYPES[signatureByte]) return false;
+  try {
+    // DER-encoded ECDSA and PKCS#1 v1.5 RSA, TLS 1.2's encodings and node's defaults.
+    return verify(hash, data, key, signature);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The server's check of the client's CertificateVerify (RFC 5246 §7.4.8): a signature over every handshake message
+ * before it, as this side cached them (the same bytes werift's own client signs, DTLS headers included, RFC 6347
+ * §4.2.6). `handshakes`: the cache when this side makes its Finished. Throws PeerSignatureError.
+ */
+export function checkCertificateVerify(handshakes: CachedHandshake[], clientCertificate: Buffer | undefined): void {
+  const at = handshakes.findIndex((h) => h.msg_type === CERTIFICATE_VERIFY);
+  if (at < 0) {
+    // werift's server asks for a certificate (SDP fingerprints need one); a client that sent one must prove it.
+    if (clientCertificate)
+      throw new PeerSignatureError('client certificate without CertificateVerify', HANDSHAKE_FAILURE);
+    return;
+  }
+  if (!clientCertificate) throw new PeerSignatureError('CertificateVerify without a certificate', HANDSHAKE_FAILURE);
+  const body = handshakes[at]?.fragment ?? Buffer.alloc(0);
+  // digitally-signed struct: hash (1), signature (1), length (2), signature.
+  const length = body.length >= 4 ? body.readUInt16BE(2) : -1;
+  if (length < 0 || body.length !== 4 + length)
+    throw new PeerSignatureError('malformed CertificateVerify', DECRYPT_ERROR);
+  const signed = Buffer.concat(handshakes.slice(0, at).map((h) => h.serialize()));
+  if (!signatureVerifies(clientCertificate, body[0] ?? 0, body[1] ?? 0, signed, body.subarray(4)))
+    throw new PeerSignatureError('CertificateVerify signature does not verify', DECRYPT_ERROR);
+}
+
+/**
+ * The client's check of the ServerKeyExchange (RFC 4492 §5.4): a signature over the client random, the server
+ * random and the server's ECDH parameters (curve type, curve, key length, key). Throws PeerSignatureError.
+ */
+export function checkServerKeyExchange(
+  handshakes: CachedHandshake[],
+  serverCertificate: Buffer | undefined,
+  clientRandom: Buffer,
+  serverRandom: Buffer,
+): void {
+  const message = handshakes.find((h) => h.msg_type === SERVER_KEY_EXCHANGE);
+  if (!message || !serverCertificate)
+    throw new PeerSignatureError('no ServerKeyExchange or server certificate', HANDSHAKE_FAILURE);
+  const body = message.fragment;
+  const keyLength = body[3] ?? 0;
+  const paramsEnd = 4 + keyLength;
+  const length = body.length >= paramsEnd + 4 ? body.readUInt16BE(paramsEnd + 2) : -1;
+  if (body[0] !== 3 || length < 0 || body.length !== paramsEnd + 4 + length)
+    throw new PeerSignatureError('malformed ServerKeyExchange', DECRYPT_ERROR);
+  const signed = Buffer.concat([clientRandom, serverRandom, body.subarray(0, paramsEnd)]);
+  const signature = body.subarray(paramsEnd + 4);
+  if (!signatureVerifies(serverCertificate, body[paramsEnd] ?? 0, body[paramsEnd + 1] ?? 0, signed, signature))
+    throw new PeerSignatureError('ServerKeyExchange signature does not verify', DECRYPT_ERROR);
+}
+
+/** A plaintext fatal alert record at the current epoch (this side has not sent its ChangeCipherSpec's Finished). */
+function alertRecord(socket: SocketParts, description: number): Buffer {
+  const record = Buffer.alloc(13 + 2);
+  record[0] = ALERT;
+  record[1] = 0xfe; // DTLS 1.2
+  record[2] = 0xfd;
+  record.writeUInt16BE(socket.dtls.epoch, 3);
+  record.writeUIntBE(++socket.dtls.recordSequenceNumber, 5, 6);
+  record.writeUInt16BE(2, 11);
+  record[13] = FATAL;
+  record[14] = description;
+  return record;
+}
+
+const GUARDED = Symbol('hearth.dtls-peer-signature');
+
+function isSocket(socket: unknown): socket is SocketParts {
+  const s = socket as Partial<SocketParts> | undefined;
+  return (
+    typeof s?.onHandleHandshakes === 'function' &&
+    typeof s.cipher?.verifyData === 'function' &&
+    Array.isArray(s.dtls?.sortedHandshakeCache) &&
+    typeof s.transport?.send === 'function'
+  );
+}
+
+/**
+ * Makes this DTLS socket (a werift DtlsServer or DtlsClient) check its peer's handshake signature before its own
+ * Finished; `onRefused` hears of each handshake it aborts. After a refusal the socket ignores every later record:
+ * a retransmitted Finished would otherwise make werift's server call itself connected.
+ */
+export function verifyPeerSignatures(socket: unknown, onRefused: (error: PeerSignatureError) => void = () => {}): void {
+  if (!(socket instanceof DtlsServer || socket instanceof DtlsClient) || !isSocket(socket))
+    throw new Error(
+      'dtls-peer-signature: not a werift DTLS socket with the expected parts (docs/voice.md#join-admission)',
+    );
+  const server = socket instanceof DtlsServer;
+  let refused = false;
+  const guard = (cipher: CipherParts & { [GUARDED]?: true }) => {
+    if (cipher[GUARDED]) return;
+    cipher[GUARDED] = true;
+    const verifyData = cipher.verifyData;
+    cipher.verifyData = (buf) => {
+      try {
+        const handshakes = socket.dtls.sortedHandshakeCache;
+        if (server) checkCertificateVerify(handshakes, cipher.remoteCertificate);
+        else
+          checkServerKeyExchange(
+            handshakes,
+            cipher.remoteCertificate,
+            cipher.localRandom?.serialize() ?? Buffer.alloc(0),
+            cipher.remoteRandom?.serialize() ?? Buffer.alloc(0),
+          );
+      } catch (error) {
+        const refusal =
+          error instanceof PeerSignatureError ? error : new PeerSignatureError(String(error), HANDSHAKE_FAILURE);
+        refused = true;
+        socket.transport.send(alertRecord(socket, refusal.alert)).catch(() => {});
+        onRefused(refusal);
+        // werift turns this into its socket's onError: the DTLS transport goes `failed`.
+        throw refusal;
+      }
+      return verifyData.call(cipher, buf);
+    };
+  };
+  guard(socket.cipher);
+  const handle = socket.onHandleHandshakes;
+  socket.onHandleHandshakes = async (assembled) => {
+    if (refused) return;
+    // A renegotiation gives the socket a new CipherContext.
+    guard(socket.cipher);
+    return handle(assembled);
+  };
+}
+
+/**
+ * Throws, naming what is missing, when werift's DTLS sockets no longer have the parts `verifyPeerSignatures` hooks:
+ * a werift upgrade must not silently bring back handshakes whose peer proves nothing. Called where werift is first
+ * loaded (`participant.ts`).
+ */
+export function checkPeerSignatureHooks(): void {
+  const transport = { send: async () => {}, close: async () => {} };
+  const missing: string[] = [];
+  for (const [name, make] of [
+    ['DtlsServer', () => new DtlsServer({ transport } as never)],
+    ['DtlsClient', () => new DtlsClient({ transport } as never)],
+  ] as const) {
+    let socket: unknown;
+    try {
+      socket = make();
+    } catch {
+      missing.push(name);
+      continue;
+    }
+    const s = socket as Partial<SocketParts>;
+    if (typeof s.onHandleHandshakes !== 'function') missing.push(`${name}.onHandleHandshakes`);
+    if (typeof s.cipher?.verifyData !== 'function') missing.push(`${name}.cipher.verifyData`);
+    if (!Array.isArray(s.dtls?.sortedHandshakeCache)) missing.push(`${name}.dtls.sortedHandshakeCache`);
+    if (typeof s.dtls?.recordSequenceNumber !== 'number') missing.push(`${name}.dtls.recordSequenceNumber`);
+    if (typeof s.transport?.send !== 'function') missing.push(`${name}.transport.send`);
+  }
+  if (missing.length > 0)
+    throw new Error(`dtls-peer-signature: werift no longer has ${missing.join(', ')} (docs/voice.md#join-admission)`);
+}
