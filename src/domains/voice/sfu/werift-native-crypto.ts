@@ -23,8 +23,8 @@ import { CipherContext, type SignatureHash } from 'werift';
  * exported by werift (its certificate parse is also made once per certificate here). Each replacement gives the
  * original's result for the same input (test/unit/voice-werift-native-crypto.test.ts) and hands anything it does
  * not cover to the original. werift's P-256 ECDHE (`@noble/curves`, a frozen object) stays: werift and Chromium
- * both offer X25519 first. werift verifies no handshake signature of its peer (only the certificate's
- * fingerprint), so there is no verification to replace.
+ * both offer X25519 first. werift verifies no handshake signature of its peer, so there is no verification to
+ * replace; the SFU adds that check itself (dtls-peer-signature.ts), on node:crypto.
  */
 
 /** The marker a replacement carries: the function it replaced (also how a second install sees the first). */
