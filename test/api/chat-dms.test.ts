@@ -269,8 +269,15 @@ describe('relationships', () => {
     await befriend(viewer, friend);
     await befriend(target, friend);
     await befriend(target, outsider);
+    await ok(as(server, target, 'PATCH', '/users/@me', { bio: 'Knits on Sundays', pronouns: 'they/them' }));
     const profile = await as(server, viewer, 'GET', `/users/${target.id}/profile`);
     assert.equal(profile.status, 200, profile.text);
+    assert.deepEqual(profile.body.user_profile, {
+      bio: 'Knits on Sundays',
+      pronouns: 'they/them',
+      accent_color: null,
+      banner: null,
+    });
     assert.equal(profile.body.user.id, target.id);
     assert.equal(profile.body.user.username, target.username);
     assert.deepEqual(profile.body.mutual_guilds, [{ id: shared.id, nick: 'Tee' }]);

@@ -84,7 +84,12 @@ if (!CHROMIUM_PATH) {
         false,
       );
 
-      // Bob's card from his message: what Alice and Bob share, and a private note.
+      // Bob's card from his message: what he wrote about himself, what Alice and Bob share, and a private note.
+      const about = await request(server, 'PATCH', '/v1/users/@me', {
+        auth: bob.token,
+        body: { bio: 'Fond of kites', pronouns: 'he/him' },
+      });
+      assert.equal(about.status, 200, about.text);
       const posted = await request(server, 'POST', `/v1/channels/${channelId}/messages`, {
         auth: bob.token,
         body: { content: 'hello commons' },
@@ -98,6 +103,9 @@ if (!CHROMIUM_PATH) {
       await card.waitFor();
       assert.equal(await card.evaluate((el) => el === document.activeElement), true);
       await card.getByText('1 mutual server').waitFor();
+      await card.getByText(`@${bob.username} · he/him`).waitFor();
+      await card.getByText('About me').waitFor();
+      await card.getByText('Fond of kites').waitFor();
       assert.deepEqual(
         await card.getByRole('list', { name: '1 mutual server' }).getByRole('listitem').allInnerTexts(),
         ['Commons'],

@@ -57,6 +57,8 @@ export async function listRelationships(store: ChatStore, userId: string): Promi
 /** `GET /users/{id}/profile`: the user, and what the caller shares with them (none when it is the caller). */
 export interface ProfileView {
   user: PartialUser;
+  /** What the person wrote about themselves (Discord's `user_profile`). */
+  user_profile: { bio: string | null; pronouns: string | null; accent_color: number | null; banner: string | null };
   /** Guilds both are members of, with the user's nickname there: the caller's own memberships, nothing more. */
   mutual_guilds: { id: string; nick: string | null }[];
   /** The caller's friends who are also the user's friends. */
@@ -64,7 +66,14 @@ export interface ProfileView {
 }
 
 async function profileView(store: ChatStore, viewerId: string, target: UserRecord): Promise<ProfileView> {
-  if (target.id === viewerId) return { user: partialUser(target), mutual_guilds: [], mutual_friends: [] };
+  const about = {
+    bio: target.bio,
+    pronouns: target.pronouns,
+    accent_color: target.accentColor,
+    banner: target.banner,
+  };
+  if (target.id === viewerId)
+    return { user: partialUser(target), user_profile: about, mutual_guilds: [], mutual_friends: [] };
   const guilds = await store.db.query<{ guild_id: string; nick: string | null }>(
     `SELECT y.guild_id, y.nick FROM members x JOIN members y ON y.guild_id = x.guild_id AND y.user_id = $2
       WHERE x.user_id = $1 ORDER BY y.guild_id`,
@@ -79,6 +88,7 @@ async function profileView(store: ChatStore, viewerId: string, target: UserRecor
   const users = await store.usersByIds(friends.map((f) => f.target_id));
   return {
     user: partialUser(target),
+    user_profile: about,
     mutual_guilds: guilds.map((g) => ({ id: String(g.guild_id), nick: g.nick })),
     mutual_friends: friends.flatMap((f) => {
       const user = users.get(f.target_id);

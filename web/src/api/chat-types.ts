@@ -225,6 +225,7 @@ export interface SearchAnswer {
 /** `GET /users/{id}/profile`: what the caller shares with someone. */
 export interface UserProfile {
   user: PartialUser;
+  user_profile: { bio: string | null; pronouns: string | null; accent_color: number | null; banner: string | null };
   mutual_guilds: { id: Snowflake; nick: string | null }[];
   mutual_friends: PartialUser[];
 }

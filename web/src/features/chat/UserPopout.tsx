@@ -44,7 +44,6 @@ export function UserPopout({
     };
   }, []);
   useEffect(() => {
-    if (userId === store.me) return;
     let live = true;
     store.api.profile(userId).then(
       (loaded) => live && setProfile(loaded),
@@ -83,7 +82,16 @@ export function UserPopout({
         className="popout-avatar"
       />
       <p className="popout-name">{user.global_name ?? user.username}</p>
-      <p className="user-handle">@{user.username}</p>
+      <p className="user-handle">
+        @{user.username}
+        {profile?.user_profile.pronouns && ` · ${profile.user_profile.pronouns}`}
+      </p>
+      {profile?.user_profile.bio && (
+        <>
+          <p className="popout-heading">{t('chat.aboutMe')}</p>
+          <p className="popout-bio">{profile.user_profile.bio}</p>
+        </>
+      )}
       {member && member.roles.length > 0 && (
         <ul className="role-list" aria-label={t('chat.roles')}>
           {member.roles.map((id) => {
@@ -92,7 +100,7 @@ export function UserPopout({
           })}
         </ul>
       )}
-      {profile && (
+      {profile && userId !== store.me && (
         <>
           <p className="popout-heading" id={`mutual-guilds-${userId}`}>
             {t('chat.mutualServers', { count: profile.mutual_guilds.length })}

@@ -264,6 +264,7 @@ const chatEn = {
   mutualServers_other: '{{count}} mutual servers',
   mutualFriends_one: '{{count}} mutual friend',
   mutualFriends_other: '{{count}} mutual friends',
+  aboutMe: 'About me',
 };
 
 export default chatEn;

@@ -267,6 +267,7 @@ const chatFr: ChatMessages = {
   mutualServers_other: '{{count}} serveurs en commun',
   mutualFriends_one: '{{count}} ami en commun',
   mutualFriends_other: '{{count}} amis en commun',
+  aboutMe: 'À propos',
 };
 
 export default chatFr;
