@@ -23,6 +23,7 @@ import { SessionUseBatch } from './domains/auth/session-use.ts';
 import { SessionService } from './domains/auth/sessions.ts';
 import { CaptchaVerifier } from './domains/captcha/captcha-verifier.ts';
 import { createChatModule } from './domains/chat/module.ts';
+import { ScheduledMessageDelivery } from './domains/chat/scheduled-messages.ts';
 import { ThreadArchiver } from './domains/chat/thread-archiver.ts';
 import { AccountEmails } from './domains/email/account-emails.ts';
 import { Dispatcher } from './domains/events/dispatch.ts';
@@ -401,6 +402,12 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
   // Idle threads archive themselves; test mode checks every second so a shifted clock takes effect at once.
   const threadArchiver = new ThreadArchiver(chat.threads, log, config.testMode ? 1000 : 60_000);
   threadArchiver.start();
+  // Scheduled messages are posted within this interval of their time (docs/chat.md#scheduled-messages).
+  const scheduledDelivery = new ScheduledMessageDelivery(
+    { scheduled: chat.scheduled, store: chat.store, access: chat.access, messages: chat.messages, ids, clock, log },
+    config.testMode ? 250 : 5000,
+  );
+  scheduledDelivery.start();
   // Idle voice members move to their guild's AFK channel; every process may sweep (each check is taken by one).
   const afkSweeper = new PeriodicTask({
     intervalMs: config.testMode ? 500 : 10_000,
@@ -469,6 +476,7 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
       await services.janitor.stop();
       await services.harvests.stop();
       await threadArchiver.stop();
+      await scheduledDelivery.stop();
       await afkSweeper.stop();
       await ringSweeper.stop();
       await voiceRoomSweeper.stop();

@@ -14,6 +14,7 @@ import { GuildJoins } from './guild-joins.ts';
 import { MessageService, type PingedMentions } from './message-service.ts';
 import { ReadStateStore } from './read-state-store.ts';
 import { CHANNEL_TYPES, type ChannelRow, isThread } from './rows.ts';
+import { ScheduledMessageStore } from './scheduled-message-store.ts';
 import { ChatStore } from './store.ts';
 import { ThreadService } from './thread-service.ts';
 import { ThreadStore } from './thread-store.ts';
@@ -31,6 +32,8 @@ export interface ChatModule {
   audit: GuildAuditLog;
   /** Joining through invites (routes, register/login `invite_code`) and the end of temporary memberships. */
   joins: GuildJoins;
+  /** Messages kept for later (docs/chat.md#scheduled-messages); the composition root runs their delivery. */
+  scheduled: ScheduledMessageStore;
 }
 
 /** Builds the chat core's collaborators once, for the composition root. */
@@ -85,5 +88,6 @@ export function createChatModule(deps: {
     readStates,
     audit,
     joins: new GuildJoins(deps.db, store, events, messages),
+    scheduled: new ScheduledMessageStore(deps.db),
   };
 }

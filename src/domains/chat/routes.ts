@@ -15,6 +15,7 @@ import { readStateRoutes } from './read-states.ts';
 import { relationshipRoutes } from './relationships.ts';
 import { roleRoutes } from './roles.ts';
 import { savedMessageRoutes } from './saved-messages.ts';
+import { scheduledMessageRoutes } from './scheduled-messages.ts';
 import { searchRoutes } from './search.ts';
 import { stickerRoutes } from './stickers.ts';
 import { threadRoutes } from './threads.ts';
@@ -38,6 +39,7 @@ export function chatRoutes(services: ChatServices): AnyRoute[] {
     ...pinRoutes(deps),
     ...readStateRoutes(deps, services.chatCore.readStates),
     ...savedMessageRoutes(deps),
+    ...scheduledMessageRoutes(deps, services.chatCore.scheduled),
     ...searchRoutes(deps),
     ...typingRoutes(deps),
     ...dmRoutes(deps),

@@ -513,6 +513,8 @@ const fr: Messages = {
     CANNOT_SEND_MESSAGES_TO_THIS_USER: 'Cette personne n’accepte pas vos messages privés.',
     INVALID_RECIPIENTS: 'Seuls vos amis peuvent être ajoutés à une conversation de groupe.',
     MAX_SAVED_MESSAGES: 'Vous avez enregistré le nombre maximal de messages. Retirez-en d’abord.',
+    MAX_SCHEDULED_MESSAGES: 'Vous avez le nombre maximal de messages programmés. Envoyez-en ou annulez-en d’abord.',
+    UNKNOWN_SCHEDULED_MESSAGE: 'Ce message programmé n’existe plus : il a été envoyé ou annulé.',
     UNKNOWN_APPLICATION_COMMAND: 'Cette commande n’existe plus.',
     UNKNOWN_INTERACTION: 'L’application a mis trop de temps à répondre.',
     INTERACTION_ALREADY_ACKNOWLEDGED: 'L’application a déjà répondu.',
