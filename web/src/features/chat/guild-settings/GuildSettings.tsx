@@ -2,6 +2,7 @@ import { type ReactNode, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useApp } from '../../../app-context.tsx';
 import { channelPath, useChat } from '../context.ts';
+import { titleCount } from '../notifications.tsx';
 import { AuditLog } from './AuditLog.tsx';
 import { Bots } from './Bots.tsx';
 import { Channels } from './Channels.tsx';
@@ -25,9 +26,12 @@ export default function GuildSettings({ guildId, onOpenNav }: { guildId: string;
   const current = section && allowed.includes(section) ? section : (allowed[0] ?? null);
   const name = state?.guild.name ?? '';
   const title = t('guildSettings.title', { name });
+  // The unread count leads the title here too, as on every chat page: a mention does not wait for the settings
+  // to close.
+  const unread = titleCount(store);
   useEffect(() => {
-    document.title = `${title} · ${t('app.name')}`;
-  }, [title, t]);
+    document.title = `${unread ? `(${unread}) ` : ''}${title} · ${t('app.name')}`;
+  }, [title, unread, t]);
 
   const close = () => {
     const first = store.guildChannels(guildId).find((c) => c.type === 0 && store.canView(c));
