@@ -127,6 +127,8 @@ export const ERRORS = {
   UNKNOWN_STICKER: { status: 404, message: 'Unknown sticker' },
   MAX_STICKERS: { status: 400, message: 'Maximum number of stickers reached' },
   INVALID_STICKER_SENT: { status: 400, message: 'Invalid sticker sent' },
+  // Discord's 50021: forwarding a system message (a join, a pin notice, a call…).
+  CANNOT_EXECUTE_ACTION_ON_SYSTEM_MESSAGE: { status: 400, message: 'Cannot execute action on a system message' },
   CANNOT_EXECUTE_ACTION_ON_CHANNEL_TYPE: { status: 400, message: 'Cannot execute action on this channel type' },
   THREAD_ALREADY_CREATED_FOR_MESSAGE: { status: 400, message: 'A thread has already been created for this message' },
   THREAD_ARCHIVED: { status: 400, message: 'Thread is archived' },
@@ -185,6 +187,7 @@ export const FORM_ERRORS = [
   'UPLOADED_ATTACHMENT_NOT_FOUND',
   'BINARY_TYPE_MAX_SIZE',
   'FILE_NOT_FOUND',
+  'FORWARDED_MESSAGE_HAS_CONTENT',
   'INVALID_REDIRECT_URI',
   'INVALID_SCOPE',
   'UNKNOWN_ACL',

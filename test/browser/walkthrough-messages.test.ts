@@ -77,7 +77,8 @@ if (!CHROMIUM_PATH) {
       await page.goto(`${server.origin}/channels/${guildId}/${channelId}`);
       await page.getByRole('textbox', { name: 'Message #general' }).waitFor();
 
-      // Forward: the dialog lists where the person may write; the copy arrives there with its origin.
+      // Forward: the dialog lists where the person may write; the forward (a snapshot) arrives there, the words
+      // after it as a message of their own.
       const plan = row(page, bob.username, 'the original plan');
       await press(plan.getByRole('button', { name: 'Forward', exact: true }));
       const dialog = page.getByRole('dialog', { name: 'Forward message' });
@@ -89,16 +90,29 @@ if (!CHROMIUM_PATH) {
       await dialog.getByRole('status').filter({ hasText: 'Forwarded to #random.' }).waitFor();
       await page.keyboard.press('Escape');
       await dialog.waitFor({ state: 'detached' });
-      const forwarded = await request(server, 'GET', `/v1/channels/${random.body.id}/messages?limit=1`, {
+      const forwarded = await request(server, 'GET', `/v1/channels/${random.body.id}/messages?limit=2`, {
         auth: bob.token,
       });
       assert.equal(forwarded.status, 200);
+      const [words, forward] = forwarded.body;
+      assert.equal(words.content, 'have a look');
+      assert.deepEqual(forward.message_reference, {
+        type: 1,
+        message_id: original.body.id,
+        channel_id: channelId,
+        guild_id: guildId,
+      });
+      assert.equal(forward.content, '');
+      assert.equal(forward.message_snapshots[0].message.content, 'the original plan');
       const bobName = bob.username;
-      assert.equal(
-        forwarded.body[0].content,
-        `have a look\n> Forwarded from ${bobName} in #general:\n> the original plan\n` +
-          `${server.origin}/channels/${guildId}/${channelId}/${original.body.id}`,
-      );
+      // In #random the forward reads "Forwarded" over the original's words.
+      await page.goto(`${server.origin}/channels/${guildId}/${random.body.id}`);
+      const shown = page.locator(`#message-${forward.id}`);
+      await shown.locator('.forwarded-label').getByText('Forwarded').waitFor();
+      await shown.getByText('the original plan').waitFor();
+      assert.equal(await shown.getByRole('button', { name: 'Edit' }).count(), 0);
+      await page.goto(`${server.origin}/channels/${guildId}/${channelId}`);
+      await page.getByRole('textbox', { name: 'Message #general' }).waitFor();
 
       // Copy message link: said on screen, and the clipboard holds the message's address.
       await press(plan.getByRole('button', { name: 'Copy message link' }));

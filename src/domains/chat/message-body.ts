@@ -43,7 +43,11 @@ export const embedSchema = z
 
 export type Embed = z.infer<typeof embedSchema>;
 
+/** discord-api-types `MessageReferenceType`: 0 a reply, 1 a forward (the new message carries a snapshot). */
+export const MESSAGE_REFERENCE_TYPES = { DEFAULT: 0, FORWARD: 1 } as const;
+
 const messageReferenceSchema = z.object({
+  type: z.union([z.literal(MESSAGE_REFERENCE_TYPES.DEFAULT), z.literal(MESSAGE_REFERENCE_TYPES.FORWARD)]).optional(),
   message_id: snowflakeInput,
   channel_id: snowflakeInput.optional(),
   guild_id: snowflakeInput.optional(),

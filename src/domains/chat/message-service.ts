@@ -7,7 +7,7 @@ import type { Queryable } from '../../platform/db/database.ts';
 import type { AttachmentView } from '../attachments/attachment-view.ts';
 import type { ChatEvents } from './events.ts';
 import { type AllowedMentions, effectiveMentions, parseMentions, pingsRepliedUser } from './mentions.ts';
-import { CLIENT_MESSAGE_FLAGS, type Embed } from './message-body.ts';
+import { CLIENT_MESSAGE_FLAGS, type Embed, MESSAGE_REFERENCE_TYPES } from './message-body.ts';
 import {
   CHANNEL_TYPES,
   type ChannelRow,
@@ -80,6 +80,8 @@ export interface CreateMessageInput {
   extras?: Record<string, unknown> | undefined;
   /** Flags only the server sets (LOADING of a deferred interaction response), kept as given. */
   serverFlags?: number | undefined;
+  /** A forward: the source message and its snapshot (`snapshotOf`), instead of content of its own. */
+  forward?: { source: MessageRow; snapshot: Record<string, unknown> } | undefined;
 }
 
 export interface EditMessageInput {
@@ -112,6 +114,20 @@ const TEXT_TYPES: ReadonlySet<number> = new Set([
 
 /** Message flag HAS_THREAD: a thread was started from this message (the thread has the message's id). */
 export const HAS_THREAD_FLAG = 1 << 5;
+/** Message flag HAS_SNAPSHOT: the message is a forward and carries `message_snapshots`. */
+export const HAS_SNAPSHOT_FLAG = 1 << 14;
+
+/** Message types people write (an ordinary message, a reply, a command's answer): all others are system messages. */
+const NON_SYSTEM_TYPES: ReadonlySet<number> = new Set([0, 19, 20, 23]);
+
+export function isSystemMessage(row: Pick<MessageRow, 'type'>): boolean {
+  return !NON_SYSTEM_TYPES.has(row.type);
+}
+
+/** A forward keeps its snapshot in `extras.message_snapshots` (so it renders as the message object's member). */
+export function isForward(row: Pick<MessageRow, 'extras'>): boolean {
+  return Array.isArray(row.extras?.message_snapshots);
+}
 
 /** What the threads module does around messages (see thread-service.ts). */
 export interface ThreadHooks {
@@ -204,8 +220,10 @@ export class MessageService {
     const stickerIds = input.stickerIds ?? [];
     const type = input.type ?? MESSAGE_TYPES.DEFAULT;
     const hasComponents = Array.isArray(input.extras?.components) && input.extras.components.length > 0;
+    const forward = input.forward;
     if (
       type === MESSAGE_TYPES.DEFAULT &&
+      !forward &&
       content.trim() === '' &&
       embeds.length === 0 &&
       attachments.length === 0 &&
@@ -217,7 +235,7 @@ export class MessageService {
     const inThread = isThread(channel) ? this.threadHooks : undefined;
     await inThread?.beforeMessage(channel, input.author?.id ?? null);
     let referenced: MessageRow | undefined;
-    if (input.messageReference) {
+    if (input.messageReference && !forward) {
       referenced = await this.referencedMessage(channel, input.messageReference);
     }
     const mentions = await this.mentionsFor(
@@ -242,6 +260,15 @@ export class MessageService {
       input.author,
     );
     const id = input.id ?? this.ids.next();
+    // A forward points at its source (possibly in another channel or guild) and freezes it in the snapshot.
+    const extras = forward ? { ...input.extras, message_snapshots: [{ message: forward.snapshot }] } : input.extras;
+    const reference = forward
+      ? { message: forward.source.id, channel: forward.source.channel_id, guild: forward.source.guild_id }
+      : referenced
+        ? { message: referenced.id, channel: channel.id, guild: channel.guild_id }
+        : input.channelReference
+          ? { message: null, channel: input.channelReference, guild: channel.guild_id }
+          : { message: null, channel: null, guild: null };
     // One statement stores the message, moves the channel's last message and updates the read states: the
     // pinged viewers' mention counts (a row appears with the first mention) and the author's own ack.
     const [row] = await this.db.query<MessageRow>(
@@ -273,7 +300,7 @@ export class MessageService {
         input.webhook?.name ?? null,
         input.webhook?.avatar ?? null,
         referenced ? MESSAGE_TYPES.REPLY : type,
-        ((input.flags ?? 0) & CLIENT_MESSAGE_FLAGS) | (input.serverFlags ?? 0),
+        ((input.flags ?? 0) & CLIENT_MESSAGE_FLAGS) | (input.serverFlags ?? 0) | (forward ? HAS_SNAPSHOT_FLAG : 0),
         content,
         mentions.everyone,
         input.tts === true,
@@ -282,10 +309,10 @@ export class MessageService {
         JSON.stringify(embeds),
         JSON.stringify(attachments),
         stickerIds,
-        referenced?.id ?? null,
-        referenced ? channel.id : (input.channelReference ?? null),
-        referenced || input.channelReference ? channel.guild_id : null,
-        input.extras && Object.keys(input.extras).length > 0 ? JSON.stringify(input.extras) : null,
+        reference.message,
+        reference.channel,
+        reference.guild,
+        extras && Object.keys(extras).length > 0 ? JSON.stringify(extras) : null,
         reads.author ? [...reads.mentioned, reads.author] : reads.mentioned,
         reads.author,
         new Date(this.clock.now()),
@@ -317,6 +344,7 @@ export class MessageService {
     const extras = input.extras ? mergeExtras(existing.extras, input.extras) : existing.extras;
     const hasComponents = Array.isArray(extras?.components) && extras.components.length > 0;
     if (
+      !isForward(existing) &&
       content.trim() === '' &&
       embeds.length === 0 &&
       attachments.length === 0 &&
@@ -408,7 +436,10 @@ export class MessageService {
     options: { knownUsers?: readonly UserRecord[]; fresh?: boolean } = {},
   ): Promise<MessageView[]> {
     if (rows.length === 0) return [];
-    const referenceIds = [...new Set(rows.flatMap((r) => (r.reference_message_id ? [r.reference_message_id] : [])))];
+    // A forward's source is not rendered: its snapshot stands for it, and the viewer may not see its channel.
+    const referenceIds = [
+      ...new Set(rows.flatMap((r) => (r.reference_message_id && !isForward(r) ? [r.reference_message_id] : []))),
+    ];
     const referenced = referenceIds.length
       ? await this.db.query<MessageRow>(
           `SELECT ${MESSAGE_COLUMNS} FROM messages msg WHERE msg.id = ANY($1::bigint[])`,
@@ -482,7 +513,14 @@ export class MessageService {
           me: r.me,
         }));
       }
-      if (row.reference_message_id) {
+      if (row.reference_message_id && isForward(row)) {
+        view.message_reference = {
+          type: MESSAGE_REFERENCE_TYPES.FORWARD,
+          message_id: row.reference_message_id,
+          channel_id: row.reference_channel_id ?? row.channel_id,
+          ...(row.reference_guild_id ? { guild_id: row.reference_guild_id } : {}),
+        };
+      } else if (row.reference_message_id) {
         view.message_reference = {
           message_id: row.reference_message_id,
           channel_id: row.reference_channel_id ?? row.channel_id,
@@ -498,6 +536,31 @@ export class MessageService {
       }
       return view;
     });
+  }
+
+  /**
+   * What a forward freezes of its source (discord-api-types `APIMessageSnapshot.message`): the content and media,
+   * not the author, the reactions or the reference. A forward of a forward snapshots the original.
+   */
+  async snapshotOf(source: MessageRow): Promise<Record<string, unknown>> {
+    const inner = source.extras?.message_snapshots;
+    if (Array.isArray(inner) && inner.length > 0) return (inner[0] as { message: Record<string, unknown> }).message;
+    const [view] = await this.render([source], undefined, { fresh: true });
+    if (!view) throw new Error('snapshot render returned nothing');
+    return {
+      type: view.type,
+      content: view.content,
+      embeds: view.embeds,
+      attachments: view.attachments,
+      timestamp: view.timestamp,
+      edited_timestamp: view.edited_timestamp,
+      flags: view.flags & ~HAS_THREAD_FLAG,
+      mentions: view.mentions,
+      mention_roles: view.mention_roles,
+      ...(view.stickers.length > 0 ? { stickers: view.stickers } : {}),
+      ...(view.sticker_items ? { sticker_items: view.sticker_items } : {}),
+      ...(Array.isArray(view.components) && view.components.length > 0 ? { components: view.components } : {}),
+    };
   }
 
   /** MESSAGE_CREATE/UPDATE: guild messages also carry `member` (the author's, without `user`). */

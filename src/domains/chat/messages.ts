@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError, fieldError } from '../../http/errors.ts';
+import { ApiError, type FieldError, fieldError, formError } from '../../http/errors.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
 import type { AttachmentRef } from '../attachments/attachment-service.ts';
 import type { AttachmentView } from '../attachments/attachment-view.ts';
@@ -7,7 +7,8 @@ import type { StagedFile } from '../attachments/streamed-multipart.ts';
 import { type ChannelAccess, pathId, requireChannel } from './access.ts';
 import { type ChatDeps, limits, snowflake } from './deps.ts';
 import { AUDIT_LOG_EVENTS, auditReason } from './guild-audit.ts';
-import { readCreateMessageBody, readEditMessageBody } from './message-body.ts';
+import { MESSAGE_REFERENCE_TYPES, readCreateMessageBody, readEditMessageBody } from './message-body.ts';
+import { isForward, isSystemMessage } from './message-service.ts';
 import { has, PERMISSIONS } from './permissions.ts';
 import { CHANNEL_TYPES, MESSAGE_COLUMNS, type MessageRow } from './rows.ts';
 import { checkMessageStickers } from './sticker-store.ts';
@@ -61,6 +62,26 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
     const adds = list.some((r) => r.upload_filename !== undefined || files.has(r.id));
     if (adds || files.size > 0) requireChannel(channelAccess, PERMISSIONS.ATTACH_FILES);
     return services.attachments.resolve(userId, channelAccess.channel.id, list, files, existing);
+  }
+
+  /**
+   * The message a forward copies: the sender must read it where it is (the answers a read of it gets: unknown
+   * channel, missing access, missing READ_MESSAGE_HISTORY, unknown message), and it must not be a system message.
+   */
+  async function forwardSource(
+    ctx: { user: { id: string }; now: number },
+    here: string,
+    reference: { message_id: string; channel_id?: string | undefined },
+  ): Promise<{ source: MessageRow; snapshot: Record<string, unknown> }> {
+    const sourceAccess = await access.channelWith(
+      reference.channel_id ?? here,
+      ctx.user.id,
+      ctx.now,
+      PERMISSIONS.READ_MESSAGE_HISTORY,
+    );
+    const source = await messages.require(sourceAccess.channel.id, reference.message_id);
+    if (isSystemMessage(source)) throw new ApiError('CANNOT_EXECUTE_ACTION_ON_SYSTEM_MESSAGE');
+    return { source, snapshot: await messages.snapshotOf(source) };
   }
 
   /** A block on either side stops 1:1 DMs; the answer (Discord's 50007) does not say who blocked whom. */
@@ -154,7 +175,9 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
         if (body.embeds?.length) requireChannel(channelAccess, PERMISSIONS.EMBED_LINKS);
         const attachmentRefs = body.attachments ?? [];
         if (attachmentRefs.length > 0 || files.size > 0) requireChannel(channelAccess, PERMISSIONS.ATTACH_FILES);
-        if (body.message_reference) requireChannel(channelAccess, PERMISSIONS.READ_MESSAGE_HISTORY);
+        const forward = body.message_reference?.type === MESSAGE_REFERENCE_TYPES.FORWARD;
+        if (forward) refuseForwardContent(body, files.size);
+        else if (body.message_reference) requireChannel(channelAccess, PERMISSIONS.READ_MESSAGE_HISTORY);
         if (channel.type === CHANNEL_TYPES.DM) await refuseBlocked(channelAccess.recipients ?? [], ctx.user.id);
         if (
           channel.guild_id !== null &&
@@ -172,6 +195,8 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
               extra: { retry_after: Math.round(decision.retryAfterMs) / 1000 },
             });
         }
+        const forwarded =
+          forward && body.message_reference ? await forwardSource(ctx, channel.id, body.message_reference) : undefined;
         const stickerIds = await checkMessageStickers(db, channelAccess, ctx.user.id, body.sticker_ids ?? []);
         const stored =
           attachmentRefs.length > 0 || files.size > 0
@@ -193,6 +218,7 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
           canMentionEveryone: has(permissions, PERMISSIONS.MENTION_EVERYONE),
           authorMember: channelAccess.guild?.member,
           extras: componentsExtras(ctx.user, body.components),
+          forward: forwarded,
         });
       },
     }),
@@ -211,6 +237,7 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
         const row = await messages.require(channelAccess.channel.id, pathId(ctx.params.messageId, 'UNKNOWN_MESSAGE'));
         if (row.author_id !== ctx.user.id || row.webhook_id !== null)
           throw new ApiError('CANNOT_EDIT_OTHER_USER_MESSAGE');
+        if (isForward(row)) refuseForwardContent(body, files.size);
         if (body.embeds?.length) requireChannel(channelAccess, PERMISSIONS.EMBED_LINKS);
         const attachments = await editedAttachments(ctx.user.id, channelAccess, row, body.attachments, files);
         return messages.edit(
@@ -288,6 +315,27 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
       },
     }),
   ];
+}
+
+/** A forward carries only its snapshot: words or files of its own go in a message of their own. */
+function refuseForwardContent(
+  body: {
+    content?: string | null | undefined;
+    embeds?: readonly unknown[] | null | undefined;
+    attachments?: readonly unknown[] | null | undefined;
+    sticker_ids?: readonly unknown[] | null | undefined;
+    components?: readonly unknown[] | null | undefined;
+  },
+  fileCount: number,
+): void {
+  const errors: FieldError[] = [];
+  const message = 'A forwarded message cannot have content of its own';
+  if (body.content) errors.push({ path: 'content', code: 'FORWARDED_MESSAGE_HAS_CONTENT', message });
+  for (const key of ['embeds', 'attachments', 'sticker_ids', 'components'] as const)
+    if ((body[key]?.length ?? 0) > 0) errors.push({ path: key, code: 'FORWARDED_MESSAGE_HAS_CONTENT', message });
+  if (fileCount > 0 && !errors.some((e) => e.path === 'attachments'))
+    errors.push({ path: 'attachments', code: 'FORWARDED_MESSAGE_HAS_CONTENT', message });
+  if (errors.length > 0) throw formError(errors);
 }
 
 /** Components ride on messages of bots (and webhooks, elsewhere); a person sending them gets a 400. */

@@ -150,7 +150,7 @@ export type MessageView = {
   call?: { participants: string[]; ended_timestamp: string | null };
   thread?: ThreadView;
   reactions?: ReactionView[];
-  message_reference?: { message_id?: string; channel_id: string; guild_id?: string };
+  message_reference?: { type?: number; message_id?: string; channel_id: string; guild_id?: string };
   referenced_message?: MessageView | null;
   nonce?: string | number;
 };

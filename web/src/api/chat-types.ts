@@ -133,8 +133,11 @@ export interface Message {
   attachments: Attachment[];
   embeds: Embed[];
   reactions?: Reaction[];
-  message_reference?: { message_id?: Snowflake; channel_id?: Snowflake };
+  /** `type` 1: a forward, whose `message_snapshots` holds what it copied. */
+  message_reference?: { type?: 0 | 1; message_id?: Snowflake; channel_id?: Snowflake; guild_id?: Snowflake };
   referenced_message?: Message | null;
+  /** A forward's frozen copy of its source (Discord's APIMessageSnapshot): no author, no id. */
+  message_snapshots?: { message: MessageSnapshot }[];
   nonce?: string | number;
   webhook_id?: Snowflake;
 }
@@ -155,10 +158,23 @@ export interface Invite {
   expires_at?: string | null;
 }
 
+export type MessageSnapshot = Pick<
+  Message,
+  | 'type'
+  | 'content'
+  | 'embeds'
+  | 'attachments'
+  | 'timestamp'
+  | 'edited_timestamp'
+  | 'flags'
+  | 'mentions'
+  | 'mention_roles'
+>;
+
 export interface SendMessageBody {
   content?: string;
   nonce?: string;
-  message_reference?: { message_id: Snowflake };
+  message_reference?: { type?: 0 | 1; message_id: Snowflake; channel_id?: Snowflake; guild_id?: Snowflake };
   allowed_mentions?: { parse?: string[]; replied_user?: boolean };
 }
 

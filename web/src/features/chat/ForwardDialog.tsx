@@ -4,27 +4,22 @@ import type { Channel, Message } from '../../api/chat-types.ts';
 import { ChannelType } from '../../api/chat-types.ts';
 import { Button } from '../../components/Button.tsx';
 import { ErrorNotice, Notice } from '../../components/ErrorNotice.tsx';
-import { channelPath, useChatStore } from './context.ts';
+import { useChatStore } from './context.ts';
 import { Dialog } from './Dialog.tsx';
 import { has, P } from './permissions.ts';
 
-/** The server's bound on a message's content (the API's `content` ≤ 2000). */
-const CONTENT_MAX = 2000;
-
 /**
- * "Forward": a copy of a message sent to another conversation the person may write in. The server has no forward
- * of its own, so the copy is an ordinary message: the person's optional words, then the original quoted under
- * its author and channel, its files by link, and a link back to the original (which opens it where it was).
+ * "Forward": the server's forward (docs/chat.md, "Forwarding") to another conversation the person may write in: a
+ * message carrying a frozen snapshot of this one. The person's optional words follow it as a message of their own
+ * (a forward carries nothing but the snapshot).
  */
 export function ForwardDialog({
   message,
   channel,
-  author,
   onClose,
 }: {
   message: Message;
   channel: Channel;
-  author: string;
   onClose: () => void;
 }) {
   const { t } = useTranslation();
@@ -47,29 +42,23 @@ export function ForwardDialog({
     .filter((g) => g.channels.length > 0);
   const direct = store.privateChannels().filter(writable);
   const optionLabel = (c: Channel) => (c.guild_id ? `#${store.channelLabel(c)}` : store.channelLabel(c));
-  const where = channel.guild_id ? `#${store.channelLabel(channel)}` : store.channelLabel(channel);
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     const destination = store.channels.get(target);
     if (!destination) return;
-    const link = `${window.location.origin}${channelPath(channel)}/${message.id}`;
-    const quoted = [
-      t('chat.forwardedFrom', { name: author, channel: where }),
-      ...message.content.split('\n'),
-      ...message.attachments.map((a) => a.url),
-    ]
-      .filter((line, index) => index === 0 || line.trim() !== '')
-      .map((line) => `> ${line}`)
-      .join('\n');
-    const tail = `\n${link}`;
-    const head = comment.trim() ? `${comment.trim()}\n` : '';
-    const room = CONTENT_MAX - head.length - tail.length;
-    const body = quoted.length > room ? `${quoted.slice(0, Math.max(0, room - 1))}…` : quoted;
     setBusy(true);
     setError(null);
     try {
-      await store.send(destination.id, `${head}${body}${tail}`);
+      await store.api.send(destination.id, {
+        message_reference: {
+          type: 1,
+          message_id: message.id,
+          channel_id: channel.id,
+          ...(channel.guild_id ? { guild_id: channel.guild_id } : {}),
+        },
+      });
+      if (comment.trim()) await store.send(destination.id, comment.trim());
       setSentTo(optionLabel(destination));
       setComment('');
     } catch (caught) {
@@ -81,7 +70,9 @@ export function ForwardDialog({
   return (
     <Dialog title={t('chat.forwardTitle')} onClose={onClose}>
       <form onSubmit={submit}>
-        <blockquote className="quote-preview">{message.content.slice(0, 300)}</blockquote>
+        <blockquote className="quote-preview">
+          {(message.message_snapshots?.[0]?.message.content ?? message.content).slice(0, 300)}
+        </blockquote>
         <div className="field">
           <label htmlFor={selectId}>{t('chat.forwardTo')}</label>
           <select id={selectId} value={target} required onChange={(e) => setTarget(e.target.value)}>

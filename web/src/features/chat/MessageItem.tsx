@@ -55,6 +55,8 @@ export function messageSpeech(
   if (reply && replyAuthor !== undefined) {
     described.push(t('chat.inReplyTo', { name: replyAuthor, text: clip(plainText(reply.content, ctx), 60) }));
   }
+  const forwarded = message.message_snapshots?.[0]?.message;
+  if (forwarded) described.push(t('chat.forwardedSnapshot', { text: clip(plainText(forwarded.content, ctx), 120) }));
   if (message.attachments.length > 0) described.push(t('chat.attachmentCount', { count: message.attachments.length }));
   return { label, description: described.length > 0 ? described.join(', ') : undefined };
 }
@@ -259,6 +261,35 @@ function Item({
             </div>
           )
         )}
+        {message.message_snapshots?.map((snapshot, index) => (
+          // A forward shows what it copied, frozen, under a "Forwarded" mark (docs/chat.md, "Forwarding").
+          // biome-ignore lint/suspicious/noArrayIndexKey: snapshots have no id and never reorder
+          <div key={`${message.id}-s${index}`} className="forwarded">
+            <p className="forwarded-label">
+              <span aria-hidden="true">↪ </span>
+              {t('chat.forwarded')}
+            </p>
+            {snapshot.message.content && (
+              <div className="content">
+                <Markdown source={snapshot.message.content} ctx={ctx} />
+              </div>
+            )}
+            {snapshot.message.attachments.map((attachment) => (
+              <AttachmentView key={attachment.id} attachment={attachment} onOpen={() => setLightbox(attachment)} />
+            ))}
+            {snapshot.message.embeds.map((embed, embedIndex) => (
+              <div
+                // biome-ignore lint/suspicious/noArrayIndexKey: embeds have no id and never reorder
+                key={`${message.id}-s${index}-e${embedIndex}`}
+                className="embed"
+                style={{ borderColor: embed.color ? `#${embed.color.toString(16).padStart(6, '0')}` : undefined }}
+              >
+                {embed.title && <p className="embed-title">{embed.title}</p>}
+                {embed.description && <Markdown source={embed.description} ctx={ctx} />}
+              </div>
+            ))}
+          </div>
+        ))}
         {message.attachments.map((attachment) => (
           <AttachmentView key={attachment.id} attachment={attachment} onOpen={() => setLightbox(attachment)} />
         ))}
@@ -342,7 +373,7 @@ function Item({
           >
             ↩
           </button>
-          {mine && (
+          {mine && !message.message_snapshots && (
             <button
               type="button"
               className="ghost icon"
@@ -500,9 +531,7 @@ function Item({
           </div>
         </Dialog>
       )}
-      {forwarding && (
-        <ForwardDialog message={message} channel={channel} author={author} onClose={() => setForwarding(false)} />
-      )}
+      {forwarding && <ForwardDialog message={message} channel={channel} onClose={() => setForwarding(false)} />}
       {reporting && <ReportDialog message={message} author={author} onClose={() => setReporting(false)} />}
       {lightbox && (
         <Dialog title={lightbox.filename} onClose={() => setLightbox(null)}>

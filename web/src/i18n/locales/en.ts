@@ -444,6 +444,8 @@ const en = {
   errors: {
     NETWORK_ERROR: 'The server could not be reached. Check your connection and try again.',
     UNKNOWN_ERROR: 'Something went wrong. Please try again.',
+    CANNOT_EXECUTE_ACTION_ON_SYSTEM_MESSAGE: 'System messages cannot be forwarded.',
+    FORWARDED_MESSAGE_HAS_CONTENT: 'A forwarded message cannot carry its own text or files.',
     THREAD_ALREADY_CREATED_FOR_MESSAGE: 'A thread has already been started from this message.',
     THREAD_ARCHIVED: 'This thread is archived. Unarchive it first.',
     THREAD_LOCKED: 'This thread is locked. Only moderators can post in it or reopen it.',

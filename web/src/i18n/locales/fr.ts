@@ -451,6 +451,8 @@ const fr: Messages = {
   errors: {
     NETWORK_ERROR: 'Le serveur est injoignable. Vérifiez votre connexion et réessayez.',
     UNKNOWN_ERROR: 'Une erreur est survenue. Veuillez réessayer.',
+    CANNOT_EXECUTE_ACTION_ON_SYSTEM_MESSAGE: 'Les messages système ne peuvent pas être transférés.',
+    FORWARDED_MESSAGE_HAS_CONTENT: 'Un message transféré ne peut pas avoir son propre texte ni ses propres fichiers.',
     THREAD_ALREADY_CREATED_FOR_MESSAGE: 'Un fil a déjà été créé à partir de ce message.',
     THREAD_ARCHIVED: 'Ce fil est archivé. Désarchivez-le d’abord.',
     THREAD_LOCKED: 'Ce fil est verrouillé. Seuls les modérateurs peuvent y écrire ou le rouvrir.',
