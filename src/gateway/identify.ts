@@ -11,6 +11,7 @@ import type { CallCreateView } from '../domains/voice/voice-views.ts';
 import { parseAuthorization } from '../http/auth/authorization.ts';
 import { effectiveSuspiciousFlags } from '../identity/flags.ts';
 import type { Principal } from '../identity/principal.ts';
+import type { PartialUser } from '../identity/user-record.ts';
 import { randomBase62 } from '../platform/crypto/tokens.ts';
 import { isAfter } from '../platform/state/event-bus.ts';
 import type { Connection } from './connection.ts';
@@ -398,7 +399,7 @@ export class SessionStarter {
       private_channels: privateChannels,
       relationships,
       presences,
-      users: [],
+      users: readyUsers(relationships, privateChannels),
       sessions: [],
       read_state: readState,
       user_settings: settings,
@@ -440,4 +441,18 @@ function credentialOf(principal: GatewayPrincipal): SessionCredential {
   return principal.kind === 'session'
     ? { kind: 'session', sessionIdHash: principal.sessionIdHash }
     : { kind: 'bot', applicationId: principal.applicationId };
+}
+
+/**
+ * READY `users`: each user READY refers to outside guilds — relationships and DM recipients — once, as the
+ * platform's own clients read them into their user store.
+ */
+function readyUsers(
+  relationships: readonly { user: PartialUser | { id: string } }[],
+  privateChannels: readonly { recipients?: readonly PartialUser[] }[],
+): PartialUser[] {
+  const users = new Map<string, PartialUser>();
+  for (const { user } of relationships) if ('username' in user) users.set(user.id, user);
+  for (const channel of privateChannels) for (const user of channel.recipients ?? []) users.set(user.id, user);
+  return [...users.values()];
 }

@@ -129,6 +129,11 @@ describe('a user’s new name and avatar', () => {
     const daveReady = await daveGw.ready(dave.token);
     const relationship = daveReady.d.relationships.find((r: any) => r.id === alice.id);
     assert.equal(relationship.user.global_name, 'Alice Again');
+    // READY `users` lists each user READY refers to outside guilds once: Dave's friend Alice is there.
+    const listedOnce = daveReady.d.users.filter((u: any) => u.id === alice.id);
+    assert.equal(listedOnce.length, 1);
+    assert.equal(listedOnce[0].global_name, 'Alice Again');
+    assert.ok(!daveReady.d.users.some((u: any) => u.id === dave.id), 'not the user itself');
     // Op 8 (members as the gateway lists them).
     const bobGw = await connect(bob);
     bobGw.send({ op: 8, d: { guild_id: guild.id, user_ids: [alice.id] } });

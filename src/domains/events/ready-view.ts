@@ -1,4 +1,4 @@
-import type { PrivateUser } from '../../identity/user-record.ts';
+import type { PartialUser, PrivateUser } from '../../identity/user-record.ts';
 import type { GuildPayloadView, UnavailableGuild } from '../chat/guild-payload.ts';
 import type { ReadStatePayload } from '../chat/read-state-store.ts';
 import type { RelationshipView } from '../chat/relationships.ts';
@@ -28,7 +28,8 @@ export type ReadyView = {
   relationships: RelationshipView[];
   /** The friends who are online, without `guild_id`. */
   presences: PresenceView[];
-  users: [];
+  /** Users READY refers to outside guilds (relationships, DM recipients), once each. */
+  users: PartialUser[];
   sessions: [];
   read_state: ReadStatePayload;
   user_settings: UserSettingsView | NoSettings;
