@@ -181,6 +181,7 @@ export class Fanout {
       case 'RESUMED':
       case 'USER_UPDATE':
       case 'USER_SETTINGS_UPDATE':
+      case 'USER_GUILD_SETTINGS_UPDATE':
       case 'USER_NOTE_UPDATE':
       case 'RELATIONSHIP_ADD':
       case 'RELATIONSHIP_UPDATE':

@@ -1,5 +1,6 @@
 import type { AppServices } from '../app-services.ts';
 import type { GuildPayloadView, UnavailableGuild } from '../domains/chat/guild-payload.ts';
+import type { GuildSettingsPayload } from '../domains/chat/guild-settings-store.ts';
 import type { ChatReadModelPort, ReadyIndex } from '../domains/chat/read-model.ts';
 import type { ReadStatePayload } from '../domains/chat/read-state-store.ts';
 import { gatewayUrl } from '../domains/discovery/urls.ts';
@@ -369,26 +370,30 @@ export class SessionStarter {
     // The guild snapshots are cached and messages do not invalidate them: each channel's newest message id is
     // read now, in one query for every guild, so unread markers after a reload are right.
     const lastMessageIds = chat.lastMessageIds(index.guildIds);
-    const [user, guilds, privateChannels, notes, relationships, presences, readState] = await Promise.all([
-      privateUserView(this.deps, principal.user),
-      Promise.all(
-        index.guildIds.map(
-          async (id): Promise<GuildPayloadView | UnavailableGuild> =>
-            (await chat.guildPayload(id, session.userId, {
-              reducedMembers: true,
-              largeThreshold: session.largeThreshold,
-              lastMessageIds: await lastMessageIds,
-            })) ?? { id, unavailable: true },
+    const [user, guilds, privateChannels, notes, relationships, presences, readState, guildSettings] =
+      await Promise.all([
+        privateUserView(this.deps, principal.user),
+        Promise.all(
+          index.guildIds.map(
+            async (id): Promise<GuildPayloadView | UnavailableGuild> =>
+              (await chat.guildPayload(id, session.userId, {
+                reducedMembers: true,
+                largeThreshold: session.largeThreshold,
+                lastMessageIds: await lastMessageIds,
+              })) ?? { id, unavailable: true },
+          ),
         ),
-      ),
-      index.hasPrivateChannels ? chat.privateChannelsOf(session.userId) : [],
-      session.isBot ? {} : this.deps.userSettings.notes(session.userId),
-      session.isBot ? [] : chat.relationshipsOf(session.userId),
-      session.isBot ? [] : this.friendPresences(session.userId),
-      session.isBot
-        ? ({ version: 0, partial: false, entries: [] } satisfies ReadStatePayload)
-        : chat.readStateOf(session.userId),
-    ]);
+        index.hasPrivateChannels ? chat.privateChannelsOf(session.userId) : [],
+        session.isBot ? {} : this.deps.userSettings.notes(session.userId),
+        session.isBot ? [] : chat.relationshipsOf(session.userId),
+        session.isBot ? [] : this.friendPresences(session.userId),
+        session.isBot
+          ? ({ version: 0, partial: false, entries: [] } satisfies ReadStatePayload)
+          : chat.readStateOf(session.userId),
+        session.isBot
+          ? ({ version: 0, partial: false, entries: [] } satisfies GuildSettingsPayload)
+          : chat.guildSettingsOf(session.userId),
+      ]);
     const payload: ReadyView = {
       v: 1,
       version: 1,
@@ -403,7 +408,7 @@ export class SessionStarter {
       sessions: [],
       read_state: readState,
       user_settings: settings,
-      user_guild_settings: [],
+      user_guild_settings: guildSettings,
       notes,
       feature_flags: { disabled_gravity_surfaces: [], disabled_features: [] },
       pinned_dms: [],

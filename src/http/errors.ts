@@ -191,6 +191,7 @@ export const FORM_ERRORS = [
   'INVALID_REDIRECT_URI',
   'INVALID_SCOPE',
   'UNKNOWN_ACL',
+  'UNKNOWN_GUILD_CHANNEL',
 ] as const;
 
 export type FormErrorCode = (typeof FORM_ERRORS)[number];

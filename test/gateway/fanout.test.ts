@@ -29,6 +29,7 @@ function port(overrides: Partial<ChatReadModelPort> = {}): ChatReadModelPort {
     lastMessageIds: async () => new Map(),
     privateChannelsOf: async () => [],
     readStateOf: async () => ({ version: 0, partial: false, entries: [] }),
+    guildSettingsOf: async () => ({ version: 0, partial: false, entries: [] }),
     canViewChannel: async () => true,
     holdsGuildPermission: async () => true,
     searchMembers: async () => [],

@@ -7,6 +7,7 @@ import { subjectFor, toOverwrites } from './access.ts';
 import { type EmojiRow, guildEmojis } from './emoji-store.ts';
 import { CHAT_INVALIDATE_TOPIC, type ChatInvalidation } from './events.ts';
 import { type GuildPayloadView, renderGuildPayload } from './guild-payload.ts';
+import type { GuildSettingsPayload, GuildSettingsStore } from './guild-settings-store.ts';
 import {
   computeBasePermissions,
   computeChannelPermissions,
@@ -105,6 +106,7 @@ export class ChatReadModel implements ChatReadModelPort {
     bus: EventBus,
     private readonly clock: Clock,
     private readonly readStates: ReadStateStore,
+    private readonly guildSettings: GuildSettingsStore,
   ) {
     this.snapshots = new TtlCache(10_000, 30_000);
     this.memberMaps = new TtlCache(10_000, 30_000);
@@ -217,6 +219,10 @@ export class ChatReadModel implements ChatReadModelPort {
 
   readStateOf(userId: string): Promise<ReadStatePayload> {
     return this.readStates.readyState(userId);
+  }
+
+  guildSettingsOf(userId: string): Promise<GuildSettingsPayload> {
+    return this.guildSettings.readyState(userId, this.clock.now());
   }
 
   privateChannelsOf(userId: string): Promise<PrivateChannelView[]> {

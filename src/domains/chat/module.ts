@@ -11,6 +11,7 @@ import { ChatEvents } from './events.ts';
 import { GuildAuditLog } from './guild-audit.ts';
 import { GuildAuditStore } from './guild-audit-store.ts';
 import { GuildJoins } from './guild-joins.ts';
+import { GuildSettingsStore } from './guild-settings-store.ts';
 import { MessageService, type PingedMentions } from './message-service.ts';
 import { ReadStateStore } from './read-state-store.ts';
 import { CHANNEL_TYPES, type ChannelRow, isThread } from './rows.ts';
@@ -28,6 +29,8 @@ export interface ChatModule {
   botInstaller: ChatBotInstaller;
   threads: ThreadService;
   readStates: ReadStateStore;
+  /** Per-guild notification settings (`PATCH /users/@me/guilds/{id}/settings`, READY `user_guild_settings`). */
+  guildSettings: GuildSettingsStore;
   /** The guild audit log: recorder for the mutation routes, pages for its route. */
   audit: GuildAuditLog;
   /** Joining through invites (routes, register/login `invite_code`) and the end of temporary memberships. */
@@ -53,7 +56,8 @@ export function createChatModule(deps: {
   const audit = new GuildAuditLog(new GuildAuditStore(deps.db), store, threadStore, events, deps.ids);
   const threads = new ThreadService(store, threadStore, access, events, messages, deps.clock, audit);
   const readStates = new ReadStateStore(deps.db);
-  const readModel = new ChatReadModel(store, deps.bus, deps.clock, readStates);
+  const guildSettings = new GuildSettingsStore(deps.db);
+  const readModel = new ChatReadModel(store, deps.bus, deps.clock, readStates, guildSettings);
   // Mentions count for the pinged members who can view the channel (a thread: its parent; a private
   // thread: its members and moderators, plus those the message's mentions add to it), read from the
   // gateway's in-memory snapshots.
@@ -86,6 +90,7 @@ export function createChatModule(deps: {
     botInstaller: new ChatBotInstaller(store, events, deps.ids, deps.clock, audit),
     threads,
     readStates,
+    guildSettings,
     audit,
     joins: new GuildJoins(deps.db, store, events, messages),
     scheduled: new ScheduledMessageStore(deps.db),

@@ -1,5 +1,6 @@
 import type { VisibilityBefore } from '../events/dispatch.ts';
 import type { GuildPayloadView } from './guild-payload.ts';
+import type { GuildSettingsPayload } from './guild-settings-store.ts';
 import type { ReadStatePayload } from './read-state-store.ts';
 import type { RelationshipView } from './relationships.ts';
 import type { GuildChannelView, MemberView, PrivateChannelView } from './views.ts';
@@ -46,6 +47,8 @@ export interface ChatReadModelPort {
   memberCount(guildId: string): Promise<number>;
   /** READY `read_state`: `{version, partial: false, entries: [{id, last_message_id, mention_count, last_pin_timestamp, flags}]}`. */
   readStateOf(userId: string): Promise<ReadStatePayload>;
+  /** READY `user_guild_settings`: `{version, partial: false, entries: [the user's per-guild notification settings]}`. */
+  guildSettingsOf(userId: string): Promise<GuildSettingsPayload>;
   /** The viewer's DM and group-DM channels (READY `private_channels`). */
   privateChannelsOf(userId: string): Promise<PrivateChannelView[]>;
   /** True when the user is a member of the guild and may view the channel (membership + VIEW_CHANNEL). */

@@ -5,6 +5,7 @@ import { channelRoutes } from './channels.ts';
 import type { ChatDeps, ChatServices } from './deps.ts';
 import { dmRoutes } from './dms.ts';
 import { emojiRoutes } from './emojis.ts';
+import { guildSettingsRoutes } from './guild-settings.ts';
 import { guildRoutes } from './guilds.ts';
 import { inviteRoutes } from './invites.ts';
 import { memberRoutes } from './members.ts';
@@ -38,6 +39,7 @@ export function chatRoutes(services: ChatServices): AnyRoute[] {
     ...reactionRoutes(deps),
     ...pinRoutes(deps),
     ...readStateRoutes(deps, services.chatCore.readStates),
+    ...guildSettingsRoutes(deps, services.chatCore.guildSettings),
     ...savedMessageRoutes(deps),
     ...scheduledMessageRoutes(deps, services.chatCore.scheduled),
     ...searchRoutes(deps),

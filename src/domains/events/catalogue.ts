@@ -15,6 +15,7 @@ import type { PartialUser, PrivateUser } from '../../identity/user-record.ts';
 import type { EmojiView } from '../chat/emoji-store.ts';
 import type { AuditEntryView } from '../chat/guild-audit.ts';
 import type { GuildPayloadView, UnavailableGuild } from '../chat/guild-payload.ts';
+import type { GuildSettingsView } from '../chat/guild-settings-store.ts';
 import type { InviteView } from '../chat/invites.ts';
 import type { ReactionEmojiView } from '../chat/reactions.ts';
 import type { RelationshipView } from '../chat/relationships.ts';
@@ -51,6 +52,7 @@ export interface GatewayEvents {
   // The user
   USER_UPDATE: PrivateUser;
   USER_SETTINGS_UPDATE: UserSettingsUpdateView;
+  USER_GUILD_SETTINGS_UPDATE: GuildSettingsView;
   USER_NOTE_UPDATE: { id: string; note: string };
   RELATIONSHIP_ADD: RelationshipView;
   RELATIONSHIP_UPDATE: RelationshipView;

@@ -1,5 +1,6 @@
 import type { PartialUser, PrivateUser } from '../../identity/user-record.ts';
 import type { GuildPayloadView, UnavailableGuild } from '../chat/guild-payload.ts';
+import type { GuildSettingsPayload } from '../chat/guild-settings-store.ts';
 import type { ReadStatePayload } from '../chat/read-state-store.ts';
 import type { RelationshipView } from '../chat/relationships.ts';
 import type { PrivateChannelView } from '../chat/views.ts';
@@ -33,7 +34,8 @@ export type ReadyView = {
   sessions: [];
   read_state: ReadStatePayload;
   user_settings: UserSettingsView | NoSettings;
-  user_guild_settings: [];
+  /** Bots: `{version: 0, partial: false, entries: []}`. */
+  user_guild_settings: GuildSettingsPayload;
   /** The user's notes by the id of the user each is about: an open map, one member per note. */
   notes: Record<string, string>;
   feature_flags: { disabled_gravity_surfaces: []; disabled_features: [] };

@@ -561,6 +561,7 @@ const en = {
     REPORT_ALREADY_CLOSED: 'This report was already resolved or dismissed.',
     CANNOT_REPORT_YOURSELF: 'You cannot report yourself.',
     UNKNOWN_ACL: 'One of these administrative rights does not exist.',
+    UNKNOWN_GUILD_CHANNEL: 'That channel is not in this server.',
     HARVEST_COOLDOWN: 'You can request your data once every 24 hours.',
     HARVEST_REQUIRES_VERIFIED_EMAIL: 'Verify your email address first: the download link is sent there.',
     UNKNOWN_HARVEST: 'This download link is not valid.',

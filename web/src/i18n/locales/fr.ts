@@ -569,6 +569,7 @@ const fr: Messages = {
     REPORT_ALREADY_CLOSED: 'Ce signalement a déjà été traité ou classé.',
     CANNOT_REPORT_YOURSELF: 'Vous ne pouvez pas vous signaler vous-même.',
     UNKNOWN_ACL: 'L’un de ces droits d’administration n’existe pas.',
+    UNKNOWN_GUILD_CHANNEL: 'Ce salon n’est pas dans ce serveur.',
     HARVEST_COOLDOWN: 'Vous pouvez demander vos données une fois toutes les 24 heures.',
     HARVEST_REQUIRES_VERIFIED_EMAIL: 'Vérifiez d’abord votre adresse e-mail : le lien de téléchargement y est envoyé.',
     UNKNOWN_HARVEST: 'Ce lien de téléchargement n’est pas valide.',

@@ -1,0 +1,258 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { type GatewayClient, readyClient } from '../gateway/gateway-client.ts';
+import { createApplication } from '../support/applications.ts';
+import { as, assertOnlyFormError, guildWithMembers, join, newGuild, ok } from '../support/chat.ts';
+import { registerUser, type TestUser } from '../support/client.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+// docs/chat.md#notification-settings: PATCH /users/@me/guilds/{id}/settings, USER_GUILD_SETTINGS_UPDATE, READY.
+
+let server: TestServer;
+let owner: TestUser;
+let alice: TestUser;
+let bob: TestUser;
+let guild: any;
+let general: string;
+const sockets: GatewayClient[] = [];
+
+before(async () => {
+  server = await startTestServer();
+  const setup = await guildWithMembers(server, 2);
+  owner = setup.owner;
+  [alice, bob] = setup.members as [TestUser, TestUser];
+  guild = setup.guild;
+  general = setup.channelId;
+});
+after(async () => {
+  await Promise.all(sockets.map((s) => s.close()));
+  await server?.close();
+});
+
+async function connect(user: TestUser): Promise<{ client: GatewayClient; ready: any }> {
+  const { client, ready } = await readyClient(server, user.token);
+  sockets.push(client);
+  return { client, ready: ready.d };
+}
+
+/** The user's READY `user_guild_settings`, from a fresh session. */
+async function readySettings(user: TestUser): Promise<any> {
+  const { client, ready } = await readyClient(server, user.token);
+  await client.close();
+  return ready.d.user_guild_settings;
+}
+
+const patch = (user: TestUser | { auth: string }, guildId: string, body: unknown) =>
+  as(server, user, 'PATCH', `/users/@me/guilds/${guildId}/settings`, body);
+
+const DEFAULTS = {
+  muted: false,
+  mute_config: null,
+  message_notifications: 3,
+  suppress_everyone: false,
+  suppress_roles: false,
+  mobile_push: true,
+  hide_muted_channels: false,
+  notify_highlights: 0,
+  flags: 0,
+  channel_overrides: [],
+};
+
+describe('PATCH /users/@me/guilds/{id}/settings', () => {
+  it('answers the whole object, merges what is left out and keeps the version growing', async () => {
+    const user = (await guildWithMembers(server, 1)).members[0] as TestUser;
+    const own = await newGuild(server, user, 'Own');
+    const first = await ok(patch(user, own.id, { muted: true }));
+    assert.deepEqual(first, { guild_id: own.id, ...DEFAULTS, muted: true, version: 1 });
+
+    const channel = own.system_channel_id as string;
+    const second = await ok(
+      patch(user, own.id, {
+        message_notifications: 1,
+        suppress_everyone: true,
+        mute_config: { end_time: null, selected_time_window: -1 },
+        channel_overrides: { [channel]: { message_notifications: 0, collapsed: true } },
+      }),
+    );
+    assert.deepEqual(second, {
+      guild_id: own.id,
+      ...DEFAULTS,
+      muted: true,
+      mute_config: { end_time: null, selected_time_window: -1 },
+      message_notifications: 1,
+      suppress_everyone: true,
+      channel_overrides: [
+        { channel_id: channel, muted: false, mute_config: null, message_notifications: 0, collapsed: true },
+      ],
+      version: 2,
+    });
+
+    // A channel's members left out keep their value; back at every default, the override goes.
+    const third = await ok(patch(user, own.id, { muted: false, channel_overrides: { [channel]: { muted: true } } }));
+    assert.equal(third.muted, false);
+    assert.deepEqual(third.channel_overrides, [
+      { channel_id: channel, muted: true, mute_config: null, message_notifications: 0, collapsed: true },
+    ]);
+    assert.equal(third.version, 3);
+    const fourth = await ok(
+      patch(user, own.id, {
+        channel_overrides: { [channel]: { muted: false, message_notifications: 3, collapsed: false } },
+      }),
+    );
+    assert.deepEqual(fourth.channel_overrides, []);
+    assert.equal(fourth.message_notifications, 1);
+    assert.equal(fourth.version, 4);
+  });
+
+  it('a mute whose end has passed reads as no mute; one in the future stays', async () => {
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    const timed = await ok(
+      patch(alice, guild.id, { muted: true, mute_config: { end_time: future, selected_time_window: 3600 } }),
+    );
+    assert.equal(timed.muted, true);
+    assert.deepEqual(timed.mute_config, { end_time: future, selected_time_window: 3600 });
+    const past = new Date(Date.now() - 1000).toISOString();
+    const ended = await ok(patch(alice, guild.id, { mute_config: { end_time: past, selected_time_window: 900 } }));
+    assert.equal(ended.muted, false);
+    assert.equal(ended.mute_config, null);
+    const cleared = await ok(patch(alice, guild.id, { muted: false, mute_config: null }));
+    assert.equal(cleared.mute_config, null);
+  });
+
+  it('refuses bad bodies with 400 and the field errors of the catalogue', async () => {
+    assertOnlyFormError(await patch(alice, guild.id, { muted: 'yes' }), 'muted', 'BASE_TYPE_REQUIRED');
+    assertOnlyFormError(
+      await patch(alice, guild.id, { message_notifications: 4 }),
+      'message_notifications',
+      'CONTENT_EXCEEDS_MAX_LENGTH',
+    );
+    assertOnlyFormError(
+      await patch(alice, guild.id, { message_notifications: 1.5 }),
+      'message_notifications',
+      'BASE_TYPE_REQUIRED',
+    );
+    assertOnlyFormError(
+      await patch(alice, guild.id, { mute_config: { end_time: 'tomorrow', selected_time_window: 60 } }),
+      'mute_config.end_time',
+      'INVALID_FORMAT',
+    );
+    assertOnlyFormError(
+      await patch(alice, guild.id, { mute_config: { end_time: null } }),
+      'mute_config.selected_time_window',
+      'BASE_TYPE_REQUIRED',
+    );
+    assertOnlyFormError(
+      await patch(alice, guild.id, { channel_overrides: { [general]: { collapsed: 1 } } }),
+      `channel_overrides.${general}.collapsed`,
+      'BASE_TYPE_REQUIRED',
+    );
+    assertOnlyFormError(
+      await patch(alice, guild.id, { channel_overrides: { 'not-an-id': { muted: true } } }),
+      'channel_overrides.not-an-id',
+      'INVALID_SNOWFLAKE_FORMAT',
+    );
+    assertOnlyFormError(
+      await patch(alice, guild.id, { channel_overrides: { '18446744073709551616': { muted: true } } }),
+      'channel_overrides.18446744073709551616',
+      'SNOWFLAKE_OUT_OF_RANGE',
+    );
+    // A channel of another guild is not one of this guild's.
+    const other = await newGuild(server, owner, 'Other');
+    assertOnlyFormError(
+      await patch(alice, guild.id, { channel_overrides: { [other.system_channel_id]: { muted: true } } }),
+      `channel_overrides.${other.system_channel_id}`,
+      'UNKNOWN_GUILD_CHANNEL',
+    );
+    const many = Object.fromEntries(Array.from({ length: 501 }, (_, i) => [String(1000 + i), { muted: true }]));
+    assertOnlyFormError(
+      await patch(alice, guild.id, { channel_overrides: many }),
+      'channel_overrides',
+      'CONTENT_EXCEEDS_MAX_LENGTH',
+    );
+    assertOnlyFormError(await patch(alice, guild.id, ['muted']), 'root', 'BASE_TYPE_REQUIRED');
+    // Nothing refused was stored.
+    const { entries } = await readySettings(alice);
+    assert.equal(entries.find((e: any) => e.guild_id === guild.id)?.channel_overrides.length ?? 0, 0);
+  });
+
+  it('a guild the caller is not in, an unknown guild and a malformed id are 404 UNKNOWN_GUILD', async () => {
+    const other = await newGuild(server, owner, 'Not hers');
+    for (const id of [other.id, '123456789012345678', 'nope', '99999999999999999999999']) {
+      const res = await patch(alice, id, { muted: true });
+      assert.equal(res.status, 404, id);
+      assert.deepEqual(res.body, { code: 'UNKNOWN_GUILD', message: 'Unknown guild' }, id);
+    }
+  });
+
+  it('is for people: a bot member gets 403 ACCESS_DENIED', async () => {
+    const app = await createApplication(server, owner);
+    const res = await patch({ auth: `Bot ${app.botToken}` }, guild.id, { muted: true });
+    assert.equal(res.status, 403);
+    assert.equal(res.body.code, 'ACCESS_DENIED');
+  });
+});
+
+describe('USER_GUILD_SETTINGS_UPDATE and READY', () => {
+  it('reaches both sessions of the user and no other member, and READY carries the entries', async () => {
+    const first = await connect(bob);
+    const second = await connect(bob);
+    const other = await connect(alice);
+    const body = await ok(
+      patch(bob, guild.id, { muted: true, channel_overrides: { [general]: { message_notifications: 2 } } }),
+    );
+    const [a, b] = await Promise.all([
+      first.client.dispatch('USER_GUILD_SETTINGS_UPDATE'),
+      second.client.dispatch('USER_GUILD_SETTINGS_UPDATE'),
+    ]);
+    assert.deepEqual(a.d, body);
+    assert.deepEqual(b.d, body);
+    assert.equal(body.muted, true);
+    assert.ok(await other.client.nothing((f) => f.t === 'USER_GUILD_SETTINGS_UPDATE', 500));
+
+    const settings = await readySettings(bob);
+    assert.deepEqual(settings, { version: body.version, partial: false, entries: [body] });
+  });
+
+  it('an override of a deleted channel is left out of READY', async () => {
+    const user = await registerUser(server);
+    await join(server, owner, user, guild);
+    const scratch = await ok(as(server, owner, 'POST', `/guilds/${guild.id}/channels`, { name: 'scratch' }));
+    const body = await ok(
+      patch(user, guild.id, {
+        channel_overrides: { [scratch.id]: { muted: true }, [general]: { collapsed: true } },
+      }),
+    );
+    assert.deepEqual(
+      body.channel_overrides.map((o: any) => o.channel_id),
+      [general, scratch.id].sort((x, y) => (BigInt(x) < BigInt(y) ? -1 : 1)),
+    );
+    await ok(as(server, owner, 'DELETE', `/channels/${scratch.id}`), 204);
+    const [entry] = (await readySettings(user)).entries;
+    assert.deepEqual(
+      entry.channel_overrides.map((o: any) => o.channel_id),
+      [general],
+    );
+  });
+
+  it('leaving the guild removes the settings: READY drops them and a rejoin starts from the defaults', async () => {
+    const user = await registerUser(server);
+    await join(server, owner, user, guild);
+    await ok(patch(user, guild.id, { muted: true }));
+    assert.equal((await readySettings(user)).entries.length, 1);
+    await ok(as(server, user, 'DELETE', `/users/@me/guilds/${guild.id}`), 204);
+    assert.deepEqual(await readySettings(user), { version: 0, partial: false, entries: [] });
+    await join(server, owner, user, guild);
+    assert.deepEqual(await readySettings(user), { version: 0, partial: false, entries: [] });
+    const fresh = await ok(patch(user, guild.id, {}));
+    assert.deepEqual(fresh, { guild_id: guild.id, ...DEFAULTS, version: 1 });
+  });
+
+  it('a new account and a bot get the empty envelope', async () => {
+    const user = await registerUser(server);
+    assert.deepEqual(await readySettings(user), { version: 0, partial: false, entries: [] });
+    const app = await createApplication(server, owner);
+    const { client, ready } = await readyClient(server, `Bot ${app.botToken}`);
+    await client.close();
+    assert.deepEqual(ready.d.user_guild_settings, { version: 0, partial: false, entries: [] });
+  });
+});
