@@ -118,6 +118,7 @@ export const ERRORS = {
   CANNOT_EDIT_OTHER_USER_MESSAGE: { status: 403, message: "Cannot edit another user's message" },
   USER_BANNED_FROM_GUILD: { status: 403, message: 'You are banned from this guild' },
   MAX_PINS: { status: 400, message: 'Maximum number of pinned messages reached' },
+  COMMUNICATION_DISABLED: { status: 403, message: 'You are timed out in this guild' },
   MAX_SCHEDULED_MESSAGES: { status: 400, message: 'Maximum number of scheduled messages reached' },
   MAX_SAVED_MESSAGES: { status: 400, message: 'Maximum number of saved messages reached' },
   CANNOT_REPORT_YOURSELF: { status: 400, message: 'You cannot report yourself' },

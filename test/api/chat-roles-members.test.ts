@@ -241,6 +241,14 @@ describe('members', () => {
     assert.equal(post.status, 403);
     assert.equal(post.body.code, 'MISSING_PERMISSIONS');
     assert.equal((await as(server, user, 'GET', `/channels/${guild.system_channel_id}/messages`)).status, 200);
+    // Reacting, even joining a reaction someone else started, is refused with the timeout's own code.
+    const [latest] = await ok(as(server, mod, 'GET', `/channels/${guild.system_channel_id}/messages?limit=1`));
+    const thumbs = encodeURIComponent('👍');
+    const reactionPath = `/channels/${guild.system_channel_id}/messages/${latest.id}/reactions/${thumbs}/@me`;
+    await ok(as(server, mod, 'PUT', reactionPath), 204);
+    const react = await as(server, user, 'PUT', reactionPath);
+    assert.equal(react.status, 403);
+    assert.deepEqual(react.body, { code: 'COMMUNICATION_DISABLED', message: 'You are timed out in this guild' });
     const self = await as(server, user, 'PATCH', `/guilds/${guild.id}/members/@me`, {
       communication_disabled_until: null,
     });
@@ -252,6 +260,7 @@ describe('members', () => {
       (await as(server, user, 'POST', `/channels/${guild.system_channel_id}/messages`, { content: 'free' })).status,
       200,
     );
+    assert.equal((await as(server, user, 'PUT', reactionPath)).status, 204, 'reacts again once the timeout is lifted');
   });
 
   it('kicks with KICK_MEMBERS below the caller, dispatching GUILD_MEMBER_REMOVE and GUILD_DELETE', async () => {

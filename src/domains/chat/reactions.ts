@@ -6,7 +6,7 @@ import { isSnowflake } from '../../platform/crypto/snowflake.ts';
 import { type ChannelAccess, pathId, requireChannel } from './access.ts';
 import { type ChatDeps, limits, snowflake } from './deps.ts';
 import { emojiById } from './emoji-store.ts';
-import { PERMISSIONS } from './permissions.ts';
+import { has, PERMISSIONS } from './permissions.ts';
 import type { MessageRow } from './rows.ts';
 import { memberView } from './views.ts';
 
@@ -107,6 +107,8 @@ export function reactionRoutes(deps: ChatDeps): AnyRoute[] {
       rateLimit: limits.reactions,
       async handler(ctx) {
         const { channelAccess, message } = await target(ctx);
+        // A timed-out member cannot react, not even join a reaction (which needs only sight of the message).
+        if (timedOut(channelAccess, ctx.now)) throw new ApiError('COMMUNICATION_DISABLED');
         const emoji = await usable(channelAccess, parseEmoji(ctx.params.emoji), ctx.user.id);
         const inserted = await db.transaction(async (tx) => {
           const [state] = await tx.query<{ exists: boolean; kinds: number }>(
@@ -228,4 +230,10 @@ export function reactionRoutes(deps: ChatDeps): AnyRoute[] {
       },
     }),
   ];
+}
+
+/** A member whose timeout runs now; administrators and the owner are never timed out (docs/chat.md#permissions). */
+function timedOut(channelAccess: ChannelAccess, now: number): boolean {
+  const until = channelAccess.guild?.member.communication_disabled_until;
+  return !!until && new Date(until).getTime() > now && !has(channelAccess.permissions, PERMISSIONS.ADMINISTRATOR);
 }
