@@ -5,6 +5,7 @@ import type { Clock } from '../../platform/clock.ts';
 import type { SnowflakeGenerator } from '../../platform/crypto/snowflake.ts';
 import type { Queryable } from '../../platform/db/database.ts';
 import type { AttachmentView } from '../attachments/attachment-view.ts';
+import { resolveEmbedAttachments } from './embed-attachments.ts';
 import type { ChatEvents } from './events.ts';
 import { type AllowedMentions, effectiveMentions, parseMentions, pingsRepliedUser } from './mentions.ts';
 import { CLIENT_MESSAGE_FLAGS, type Embed, MESSAGE_REFERENCE_TYPES } from './message-body.ts';
@@ -215,8 +216,8 @@ export class MessageService {
     const { channel } = input;
     if (!TEXT_TYPES.has(channel.type)) throw new ApiError('CANNOT_SEND_MESSAGES_IN_NON_TEXT_CHANNEL');
     const content = input.content ?? '';
-    const embeds = input.embeds ?? [];
     const attachments = input.attachments ?? [];
+    const embeds = resolveEmbedAttachments(input.embeds ?? [], attachments);
     const stickerIds = input.stickerIds ?? [];
     const type = input.type ?? MESSAGE_TYPES.DEFAULT;
     const hasComponents = Array.isArray(input.extras?.components) && input.extras.components.length > 0;
@@ -339,8 +340,9 @@ export class MessageService {
 
   async edit(channel: ChannelRow, existing: MessageRow, input: EditMessageInput, recipients?: string[]) {
     const content = input.content === undefined ? existing.content : (input.content ?? '');
-    const embeds = input.embeds === undefined ? existing.embeds : (input.embeds ?? []);
     const attachments = input.attachments === undefined ? existing.attachments : input.attachments;
+    const embeds =
+      input.embeds === undefined ? existing.embeds : resolveEmbedAttachments(input.embeds ?? [], attachments);
     const extras = input.extras ? mergeExtras(existing.extras, input.extras) : existing.extras;
     const hasComponents = Array.isArray(extras?.components) && extras.components.length > 0;
     if (
