@@ -115,6 +115,7 @@ export const ERRORS = {
   SLOWMODE_RATE_LIMITED: { status: 400, message: 'Slowmode rate limit' },
   CANNOT_SEND_EMPTY_MESSAGE: { status: 400, message: 'Cannot send an empty message' },
   CANNOT_SEND_MESSAGES_IN_NON_TEXT_CHANNEL: { status: 400, message: 'Cannot send messages in a non-text channel' },
+  MESSAGE_EDIT_CHANGES_NOTHING: { status: 400, message: 'The edit changes nothing' },
   CANNOT_EDIT_OTHER_USER_MESSAGE: { status: 403, message: "Cannot edit another user's message" },
   USER_BANNED_FROM_GUILD: { status: 403, message: 'You are banned from this guild' },
   MAX_PINS: { status: 400, message: 'Maximum number of pinned messages reached' },

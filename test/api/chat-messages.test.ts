@@ -301,6 +301,16 @@ describe('editing and deleting', () => {
     assert.deepEqual(update.audience, { kind: 'channel', guildId: guild.id, channelId });
     const empty = await as(server, alice, 'PATCH', `/channels/${channelId}/messages/${m.id}`, { content: '' });
     assert.equal(empty.body.code, 'CANNOT_SEND_EMPTY_MESSAGE');
+    // An edit that changes nothing is refused and sends nothing; a flags-only edit (suppress embeds) goes through.
+    events.clear();
+    for (const body of [{}, { content: `final <@${bob.id}>` }]) {
+      const same = await as(server, alice, 'PATCH', `/channels/${channelId}/messages/${m.id}`, body);
+      assert.equal(same.status, 400, JSON.stringify(body));
+      assert.deepEqual(same.body, { code: 'MESSAGE_EDIT_CHANGES_NOTHING', message: 'The edit changes nothing' });
+    }
+    assert.equal(events.seen.length, 0);
+    const suppressed = await ok(as(server, alice, 'PATCH', `/channels/${channelId}/messages/${m.id}`, { flags: 4 }));
+    assert.equal(suppressed.flags & 4, 4);
   });
 
   it('lets the author or MANAGE_MESSAGES delete, dispatching MESSAGE_DELETE', async () => {

@@ -238,6 +238,18 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
         if (row.author_id !== ctx.user.id || row.webhook_id !== null)
           throw new ApiError('CANNOT_EDIT_OTHER_USER_MESSAGE');
         if (isForward(row)) refuseForwardContent(body, files.size);
+        // An edit that changes nothing (an empty body, or the same text and nothing else) is refused rather than
+        // marking the message edited; a flags-only edit (discord.js's suppressEmbeds) is a change.
+        if (
+          (body.content === undefined || body.content === row.content) &&
+          body.embeds === undefined &&
+          (body.attachments === undefined || body.attachments === null) &&
+          files.size === 0 &&
+          (body.flags === undefined || body.flags === null) &&
+          body.allowed_mentions === undefined &&
+          body.components === undefined
+        )
+          throw new ApiError('MESSAGE_EDIT_CHANGES_NOTHING');
         if (body.embeds?.length) requireChannel(channelAccess, PERMISSIONS.EMBED_LINKS);
         const attachments = await editedAttachments(ctx.user.id, channelAccess, row, body.attachments, files);
         return messages.edit(

@@ -507,6 +507,7 @@ const en = {
     CANNOT_SEND_MESSAGES_TO_THIS_USER: 'This person does not take direct messages from you.',
     INVALID_RECIPIENTS: 'Only your friends can be added to a group conversation.',
     MAX_SAVED_MESSAGES: 'You have saved the maximum number of messages. Remove some first.',
+    MESSAGE_EDIT_CHANGES_NOTHING: 'Nothing to save: the message is unchanged.',
     COMMUNICATION_DISABLED: 'You are timed out in this server and cannot react for now.',
     MAX_SCHEDULED_MESSAGES: 'You have the maximum number of scheduled messages. Send or cancel some first.',
     UNKNOWN_SCHEDULED_MESSAGE: 'This scheduled message no longer exists: it was sent or cancelled.',

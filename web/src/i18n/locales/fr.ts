@@ -515,6 +515,7 @@ const fr: Messages = {
     CANNOT_SEND_MESSAGES_TO_THIS_USER: 'Cette personne n’accepte pas vos messages privés.',
     INVALID_RECIPIENTS: 'Seuls vos amis peuvent être ajoutés à une conversation de groupe.',
     MAX_SAVED_MESSAGES: 'Vous avez enregistré le nombre maximal de messages. Retirez-en d’abord.',
+    MESSAGE_EDIT_CHANGES_NOTHING: 'Rien à enregistrer : le message est inchangé.',
     COMMUNICATION_DISABLED: 'Vous êtes exclu temporairement de ce serveur et ne pouvez pas réagir pour l’instant.',
     MAX_SCHEDULED_MESSAGES: 'Vous avez le nombre maximal de messages programmés. Envoyez-en ou annulez-en d’abord.',
     UNKNOWN_SCHEDULED_MESSAGE: 'Ce message programmé n’existe plus : il a été envoyé ou annulé.',
