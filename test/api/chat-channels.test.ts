@@ -115,6 +115,39 @@ describe('guild channels', () => {
     const denied = await as(server, member, 'PATCH', `/guilds/${guild.id}/channels`, [{ id: a.id, position: 1 }]);
     assert.equal(denied.body.code, 'MISSING_PERMISSIONS');
   });
+
+  it('a mover with MANAGE_CHANNELS cannot move a channel into, or move, what they cannot see', async () => {
+    const movers = await ok(
+      as(server, owner, 'POST', `/guilds/${guild.id}/roles`, { name: 'movers', permissions: bits(P.MANAGE_CHANNELS) }),
+    );
+    await ok(as(server, owner, 'PUT', `/guilds/${guild.id}/members/${member.id}/roles/${movers.id}`), 204);
+    const hidden = [{ id: member.id, type: 1, deny: bits(P.VIEW_CHANNEL) }];
+    const open = await ok(as(server, owner, 'POST', `/guilds/${guild.id}/channels`, { name: 'open' }));
+    const secretCategory = await ok(
+      as(server, owner, 'POST', `/guilds/${guild.id}/channels`, {
+        name: 'staff',
+        type: 4,
+        permission_overwrites: hidden,
+      }),
+    );
+    const secretChannel = await ok(
+      as(server, owner, 'POST', `/guilds/${guild.id}/channels`, { name: 'plans', permission_overwrites: hidden }),
+    );
+    const into = await as(server, member, 'PATCH', `/guilds/${guild.id}/channels`, [
+      { id: open.id, parent_id: secretCategory.id },
+    ]);
+    assert.equal(into.status, 403);
+    assert.equal(into.body.code, 'MISSING_PERMISSIONS');
+    const moveHidden = await as(server, member, 'PATCH', `/guilds/${guild.id}/channels`, [
+      { id: secretChannel.id, position: 7 },
+    ]);
+    assert.equal(moveHidden.status, 403);
+    assert.equal(moveHidden.body.code, 'MISSING_PERMISSIONS');
+    assert.equal((await ok(as(server, owner, 'GET', `/channels/${open.id}`))).parent_id, null, 'nothing moved');
+    // What they can see, they move.
+    const visible = await as(server, member, 'PATCH', `/guilds/${guild.id}/channels`, [{ id: open.id, position: 3 }]);
+    assert.equal(visible.status, 204);
+  });
 });
 
 describe('permission overwrites', () => {

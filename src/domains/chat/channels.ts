@@ -314,14 +314,20 @@ export function channelRoutes(deps: ChatDeps): AnyRoute[] {
       body: positionsBody,
       async handler(ctx) {
         const guildId = pathId(ctx.params.guildId, 'UNKNOWN_GUILD');
-        await access.guildWith(guildId, ctx.user.id, ctx.now, PERMISSIONS.MANAGE_CHANNELS);
+        const guildAccess = await access.guildWith(guildId, ctx.user.id, ctx.now, PERMISSIONS.MANAGE_CHANNELS);
         const channels = new Map((await store.guildChannels(guildId)).map((c) => [c.id, c]));
+        // Moving a channel, or moving one into a category, needs sight of both: what the mover cannot see stays
+        // where it is (403), as on the platform's own servers.
+        const sees = (channel: ChannelRow) => has(guildAccess.channelPermissions(channel), PERMISSIONS.VIEW_CHANNEL);
         for (const entry of ctx.body) {
-          if (!channels.has(entry.id)) throw new ApiError('UNKNOWN_CHANNEL');
+          const channel = channels.get(entry.id);
+          if (!channel) throw new ApiError('UNKNOWN_CHANNEL');
+          if (!sees(channel)) throw new ApiError('MISSING_PERMISSIONS');
           if (entry.parent_id) {
             const parent = channels.get(entry.parent_id);
             if (!parent || parent.type !== CHANNEL_TYPES.GUILD_CATEGORY)
               throw fieldError('parent_id', 'INVALID_FORMAT', 'Not a category of this guild');
+            if (!sees(parent)) throw new ApiError('MISSING_PERMISSIONS');
           }
         }
         const changed = await db.transaction(async (tx) => {
