@@ -22,8 +22,8 @@ function levels(): Record<string, NotifyLevel> {
 }
 
 /**
- * The level chosen for a guild or a channel, kept in this browser like muting (the server keeps no per-person
- * notification settings: READY's `user_guild_settings` is always empty); undefined: none chosen.
+ * The level chosen for a guild or a channel, kept in this browser like muting (the account's settings,
+ * docs/chat.md#notification-settings, are not wired to the client yet); undefined: none chosen.
  */
 export function chosenLevel(id: string): NotifyLevel | undefined {
   const level = levels()[id];
