@@ -217,6 +217,18 @@ export class AttachmentService {
     return out;
   }
 
+  /**
+   * Deletes the files of attachments a message no longer has (an edit dropped them): their URLs answer 404 from
+   * then on. The edit is already stored, so a store failure leaves an unreferenced object, not a broken message.
+   */
+  async discard(channelId: string, removed: readonly AttachmentView[]): Promise<void> {
+    await Promise.all(
+      removed.map((a) =>
+        this.deps.objects.delete(`attachments/${channelId}/${a.id}/${a.filename}`).catch(() => undefined),
+      ),
+    );
+  }
+
   private async claim(userId: string, channelId: string, ref: AttachmentRef, index: number): Promise<AttachmentView> {
     const [row] = await this.deps.db.query<{ filename: string; content_type: string | null; file_size: string }>(
       `UPDATE pending_uploads SET claimed_at = $4

@@ -413,6 +413,21 @@ export class MessageService {
     await this.dispatchWithMember('MESSAGE_UPDATE', channel, undefined, view as MessageView, row.author_id);
   }
 
+  /**
+   * Attachments `before` had that `after` lacks, whose files may go: none while a forward of the message exists
+   * (its snapshot links to the same files).
+   */
+  async droppedAttachments(before: MessageRow, after: MessageView): Promise<AttachmentView[]> {
+    const kept = new Set(after.attachments.map((a) => a.id));
+    const dropped = before.attachments.filter((a) => !kept.has(a.id));
+    if (dropped.length === 0) return [];
+    const forwards = await this.db.query(
+      `SELECT 1 FROM messages WHERE reference_message_id = $1 AND extras -> 'message_snapshots' IS NOT NULL LIMIT 1`,
+      [before.id],
+    );
+    return forwards.length > 0 ? [] : dropped;
+  }
+
   async find(channelId: string, messageId: string, db: Queryable = this.db): Promise<MessageRow | undefined> {
     const [row] = await db.query<MessageRow>(
       `SELECT ${MESSAGE_COLUMNS} FROM messages msg WHERE msg.id = $1 AND msg.channel_id = $2`,

@@ -252,7 +252,7 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
           throw new ApiError('MESSAGE_EDIT_CHANGES_NOTHING');
         if (body.embeds?.length) requireChannel(channelAccess, PERMISSIONS.EMBED_LINKS);
         const attachments = await editedAttachments(ctx.user.id, channelAccess, row, body.attachments, files);
-        return messages.edit(
+        const edited = await messages.edit(
           channelAccess.channel,
           row,
           {
@@ -266,6 +266,8 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
           },
           channelAccess.recipients,
         );
+        await services.attachments.discard(row.channel_id, await messages.droppedAttachments(row, edited));
+        return edited;
       },
     }),
 

@@ -413,7 +413,7 @@ export function webhookRoutes(services: WebhookRoutesDeps): AnyRoute[] {
                 message.attachments,
               )
             : undefined;
-        return messages.edit(channel, message, {
+        const edited = await messages.edit(channel, message, {
           content: body.content,
           embeds: body.embeds,
           flags: body.flags,
@@ -422,6 +422,8 @@ export function webhookRoutes(services: WebhookRoutesDeps): AnyRoute[] {
           ...(body.components ? { extras: { components: body.components } } : {}),
           ...(kept ? { attachments: kept } : {}),
         });
+        await attachments.discard(message.channel_id, await messages.droppedAttachments(message, edited));
+        return edited;
       },
     }),
     route({
