@@ -81,6 +81,12 @@ export class ChatApi {
   edit(channelId: Snowflake, messageId: Snowflake, content: string): Promise<Message> {
     return this.http.request('PATCH', `/channels/${channelId}/messages/${messageId}`, { body: { content } });
   }
+  /** Keeps only these attachments (by id): removing one is an edit listing the others (docs/media.md). */
+  keepAttachments(channelId: Snowflake, messageId: Snowflake, ids: Snowflake[]): Promise<Message> {
+    return this.http.request('PATCH', `/channels/${channelId}/messages/${messageId}`, {
+      body: { attachments: ids.map((id) => ({ id })) },
+    });
+  }
   remove(channelId: Snowflake, messageId: Snowflake): Promise<void> {
     return this.http.request('DELETE', `/channels/${channelId}/messages/${messageId}`);
   }

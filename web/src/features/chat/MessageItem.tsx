@@ -113,6 +113,7 @@ function Item({
   }, []);
   const [popout, setPopout] = useState(false);
   const [lightbox, setLightbox] = useState<Attachment | null>(null);
+  const [removing, setRemoving] = useState<Attachment | null>(null);
   const [forwarding, setForwarding] = useState(false);
   const [copied, setCopied] = useState(false);
   const ephemeral = ((message.flags ?? 0) & 64) !== 0;
@@ -291,7 +292,21 @@ function Item({
           </div>
         ))}
         {message.attachments.map((attachment) => (
-          <AttachmentView key={attachment.id} attachment={attachment} onOpen={() => setLightbox(attachment)} />
+          <div key={attachment.id} className="attachment-item">
+            <AttachmentView attachment={attachment} onOpen={() => setLightbox(attachment)} />
+            {/* One's own file can go (after a confirmation); not the last thing a message holds: delete it instead. */}
+            {mine && !ephemeral && (message.content.trim() !== '' || message.attachments.length > 1) && (
+              <button
+                type="button"
+                className="ghost icon attachment-remove"
+                aria-label={t('chat.removeAttachment', { name: attachment.filename })}
+                title={t('chat.removeAttachment', { name: attachment.filename })}
+                onClick={() => setRemoving(attachment)}
+              >
+                ✕
+              </button>
+            )}
+          </div>
         ))}
         {message.embeds.map((embed, index) => (
           <div
@@ -527,6 +542,27 @@ function Item({
               }}
             >
               {t('chat.delete')}
+            </button>
+          </div>
+        </Dialog>
+      )}
+      {removing && (
+        <Dialog title={t('chat.removeAttachmentTitle')} onClose={() => setRemoving(null)}>
+          <p>{t('chat.removeAttachmentConfirm', { name: removing.filename })}</p>
+          <div className="dialog-actions">
+            <button type="button" className="secondary" onClick={() => setRemoving(null)}>
+              {t('common.cancel')}
+            </button>
+            <button
+              type="button"
+              className="danger"
+              onClick={() => {
+                const kept = message.attachments.filter((a) => a.id !== removing.id).map((a) => a.id);
+                setRemoving(null);
+                void run(() => store.api.keepAttachments(channel.id, message.id, kept));
+              }}
+            >
+              {t('chat.removeAttachmentAction')}
             </button>
           </div>
         </Dialog>
