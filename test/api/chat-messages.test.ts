@@ -501,6 +501,21 @@ describe('pins, typing and acks', () => {
       left.items.map((i: any) => i.message.id),
       [b.id],
     );
+    // Without READ_MESSAGE_HISTORY the pins are not refused but empty, on both routes.
+    await ok(
+      as(server, owner, 'PUT', `/channels/${channelId}/permissions/${bob.id}`, {
+        type: 1,
+        allow: '0',
+        deny: bits(P.READ_MESSAGE_HISTORY),
+      }),
+      204,
+    );
+    assert.deepEqual(await ok(as(server, bob, 'GET', `/channels/${channelId}/messages/pins`)), {
+      items: [],
+      has_more: false,
+    });
+    assert.deepEqual(await ok(as(server, bob, 'GET', `/channels/${channelId}/pins`)), []);
+    await ok(as(server, owner, 'DELETE', `/channels/${channelId}/permissions/${bob.id}`), 204);
   });
 
   it('dispatches TYPING_START with Unix seconds', async () => {

@@ -4,7 +4,7 @@ import { type AnyRoute, route } from '../../http/route.ts';
 import { type ChannelAccess, pathId } from './access.ts';
 import { type ChatDeps, limits } from './deps.ts';
 import { AUDIT_LOG_EVENTS, auditReason } from './guild-audit.ts';
-import { PERMISSIONS } from './permissions.ts';
+import { has, PERMISSIONS } from './permissions.ts';
 import { CHANNEL_TYPES, iso, MESSAGE_COLUMNS, type MessageRow } from './rows.ts';
 
 /** Pinned messages per channel (Discord's limit). */
@@ -123,7 +123,9 @@ export function pinRoutes(deps: ChatDeps): AnyRoute[] {
       rateLimit: limits.read('channels:pins'),
       query: pinsQuery,
       async handler(ctx) {
-        const channelAccess = await access.channelOf(ctx, PERMISSIONS.READ_MESSAGE_HISTORY);
+        const channelAccess = await access.channelOf(ctx);
+        // Without READ_MESSAGE_HISTORY the pins are there but not for this reader: an empty page, not a refusal.
+        if (!has(channelAccess.permissions, PERMISSIONS.READ_MESSAGE_HISTORY)) return { items: [], has_more: false };
         const rows = await pinned(channelAccess.channel.id, ctx.query.before, ctx.query.limit + 1);
         const page = rows.slice(0, ctx.query.limit);
         const views = await messages.render(page, ctx.user.id);
@@ -141,7 +143,8 @@ export function pinRoutes(deps: ChatDeps): AnyRoute[] {
       policy: 'user',
       rateLimit: limits.read('channels:pins'),
       async handler(ctx) {
-        const channelAccess = await access.channelOf(ctx, PERMISSIONS.READ_MESSAGE_HISTORY);
+        const channelAccess = await access.channelOf(ctx);
+        if (!has(channelAccess.permissions, PERMISSIONS.READ_MESSAGE_HISTORY)) return [];
         return messages.render(await pinned(channelAccess.channel.id, undefined, MAX_PINS), ctx.user.id);
       },
     }),
