@@ -15,7 +15,10 @@ let png: Buffer;
 
 async function postFiles(user: TestUser, content: string, names: string[]) {
   const body = new FormData();
-  body.append('payload_json', JSON.stringify({ content, attachments: names.map((filename, id) => ({ id, filename })) }));
+  body.append(
+    'payload_json',
+    JSON.stringify({ content, attachments: names.map((filename, id) => ({ id, filename })) }),
+  );
   names.forEach((name, index) => {
     const bytes = name.endsWith('.png') ? png : Buffer.from(`text of ${name}\n`);
     const type = name.endsWith('.png') ? 'image/png' : 'text/plain';
