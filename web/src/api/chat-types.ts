@@ -48,6 +48,43 @@ export interface Member {
   communication_disabled_until?: string | null;
 }
 
+/** A timed mute: `end_time` null mutes until unmuted. */
+export interface MuteConfig {
+  end_time: string | null;
+  selected_time_window: number;
+}
+
+/** One guild's notification settings of the person (READY `user_guild_settings`, USER_GUILD_SETTINGS_UPDATE). */
+export interface GuildNotificationSettings {
+  guild_id: Snowflake;
+  muted: boolean;
+  mute_config: MuteConfig | null;
+  /** 0 all messages, 1 only mentions, 2 nothing, 3 the guild's default. */
+  message_notifications: number;
+  suppress_everyone: boolean;
+  suppress_roles: boolean;
+  channel_overrides: {
+    channel_id: Snowflake;
+    muted: boolean;
+    mute_config: MuteConfig | null;
+    /** 3: the guild's level. */
+    message_notifications: number;
+    collapsed: boolean;
+  }[];
+  version: number;
+}
+
+/** What `PATCH /users/@me/guilds/{id}/settings` changes: members left out (a channel's too) keep their value. */
+export interface GuildSettingsChanges {
+  muted?: boolean;
+  mute_config?: MuteConfig | null;
+  message_notifications?: number;
+  channel_overrides?: Record<
+    Snowflake,
+    { muted?: boolean; mute_config?: MuteConfig | null; message_notifications?: number }
+  >;
+}
+
 export interface Guild {
   id: Snowflake;
   name: string;

@@ -2,6 +2,8 @@ import type {
   Channel,
   CommandIndex,
   Guild,
+  GuildNotificationSettings,
+  GuildSettingsChanges,
   Invite,
   Member,
   Message,
@@ -24,6 +26,10 @@ export class ChatApi {
   /** `PATCH /users/@me/settings` (docs/accounts.md for the members). */
   updateSettings(changes: Record<string, unknown>): Promise<Record<string, unknown>> {
     return this.http.request('PATCH', '/users/@me/settings', { body: changes });
+  }
+  /** `PATCH /users/@me/guilds/{id}/settings` (docs/chat.md#notification-settings): the whole object back. */
+  updateGuildSettings(guildId: Snowflake, changes: GuildSettingsChanges): Promise<GuildNotificationSettings> {
+    return this.http.request('PATCH', `/users/@me/guilds/${enc(guildId)}/settings`, { body: changes });
   }
   createGuild(name: string): Promise<Guild> {
     return this.http.request('POST', '/guilds', { body: { name } });

@@ -39,7 +39,7 @@ export function ChannelSidebar({ guildId, channelId }: { guildId: string | null;
  */
 function ChannelLink({ channel, active }: { channel: Channel; active: boolean }) {
   const store = useChatStore();
-  const muted = isMuted(channel.id);
+  const muted = isMuted(store, channel.id);
   // A one-to-one conversation shows the other person's picture; a group its icon, else its initials.
   const otherUser = store.dmPartner(channel);
   return (
@@ -186,7 +186,7 @@ function GuildChannels({ guildId, channelId }: { guildId: string; channelId: str
         )}
         <button type="button" className="ghost small" aria-haspopup="dialog" onClick={() => setDialog('notifications')}>
           {t('chat.serverNotifications')}
-          {isMuted(guildId) && `, ${t('chat.muted')}`}
+          {isMuted(store, guildId) && `, ${t('chat.muted')}`}
         </button>
         {canManage && (
           <button type="button" className="ghost small" onClick={() => setDialog('channel')}>

@@ -44,7 +44,7 @@ export function ChannelView({
   const perms = store.permissions(channel);
   const voice = channel.type === ChannelType.Voice;
   const unread = titleCount(store);
-  const muted = isMuted(channel.id);
+  const muted = isMuted(store, channel.id);
 
   useEffect(() => {
     document.title = `${unread ? `(${unread}) ` : ''}${title} · ${t('app.name')}`;

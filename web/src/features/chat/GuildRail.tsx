@@ -61,8 +61,6 @@ export function GuildRail({ activeGuildId }: { activeGuildId: string | null }) {
   const [menu, setMenu] = useState<{ thing: RailThing; key: string; place: MenuPlace } | null>(null);
   const [inviting, setInviting] = useState<string | null>(null);
   const [leaving, setLeaving] = useState<string | null>(null);
-  // Muting is kept in this browser's storage (notifications.tsx), not in the store: a change re-renders from here.
-  const [, setMutes] = useState(0);
   const focusAfterMove = useRef<string | null>(null);
   /** The rail item a dialog was opened from (its menu): the focus goes back to it when the dialog closes. */
   const dialogFrom = useRef<string | null>(null);
@@ -78,12 +76,13 @@ export function GuildRail({ activeGuildId }: { activeGuildId: string | null }) {
   });
   const dmMentions = store
     .privateChannels()
-    .reduce((sum, channel) => sum + (isMuted(channel.id) ? 0 : (store.mentions.get(channel.id) ?? 0)), 0);
+    .reduce((sum, channel) => sum + (isMuted(store, channel.id) ? 0 : (store.mentions.get(channel.id) ?? 0)), 0);
   const go = (to: string) => (event: React.MouseEvent) => {
     event.preventDefault();
     navigate(to);
   };
-  const badgeOf = (guildId: string) => (isMuted(guildId) ? { unread: false, mentions: 0 } : store.guildUnread(guildId));
+  const badgeOf = (guildId: string) =>
+    isMuted(store, guildId) ? { unread: false, mentions: 0 } : store.guildUnread(guildId);
   const nameOf = (thing: RailThing) => {
     if ('guildId' in thing) return store.guilds.get(thing.guildId)?.guild.name ?? '';
     const folder = items.find((item) => item.kind === 'folder' && item.id === thing.folderId);
@@ -182,7 +181,7 @@ export function GuildRail({ activeGuildId }: { activeGuildId: string | null }) {
   const guildItem = (state: GuildState, inFolder: boolean) => {
     const { guild } = state;
     const { unread, mentions } = badgeOf(guild.id);
-    const muted = isMuted(guild.id);
+    const muted = isMuted(store, guild.id);
     const label = [
       guild.name,
       mentions ? t('chat.mentionCount', { count: mentions }) : unread ? t('chat.unread') : '',
@@ -335,16 +334,13 @@ export function GuildRail({ activeGuildId }: { activeGuildId: string | null }) {
   const guildEntries = (guildId: string): MenuEntry[] => {
     const state = store.guilds.get(guildId);
     if (!state) return [];
-    const muted = isMuted(guildId);
+    const muted = isMuted(store, guildId);
     const invite = inviteChannelOf(guildId);
     const entries: (MenuEntry | false)[] = [
       { label: t('chat.markAsRead'), run: () => void store.markGuildsRead([guildId]).catch(setError) },
       {
         label: muted ? t('chat.unmuteServer') : t('chat.muteServer'),
-        run: () => {
-          setMuted(guildId, !muted);
-          setMutes((n) => n + 1);
-        },
+        run: () => void setMuted(store, guildId, !muted).catch(setError),
       },
       !!invite && { label: t('chat.invitePeople'), run: () => setInviting(invite) },
       allowedSections(store.permissions(undefined, guildId)).length > 0 && {

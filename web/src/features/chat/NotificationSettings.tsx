@@ -1,5 +1,6 @@
 import { useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { useChat } from './context.ts';
 import { Dialog } from './Dialog.tsx';
 import {
@@ -14,8 +15,8 @@ import {
 
 /**
  * A guild's or a channel's notification settings: mute (no unread badge, no notification, no count in the tab's
- * title) and what notifies. A channel may follow its guild's level. Each change applies at once; the dialog has
- * no save step to forget.
+ * title) and what notifies. A channel may follow its guild's level. Each change applies at once and is kept on the
+ * server (a direct conversation's mute in this browser); the dialog has no save step to forget.
  */
 export function NotificationSettings({
   id,
@@ -34,15 +35,16 @@ export function NotificationSettings({
   const { t } = useTranslation();
   const store = useChat();
   const followHint = useId();
-  const [muted, setMutedState] = useState(() => isMuted(id));
-  const [level, setLevelState] = useState<NotifyLevel | undefined>(() => chosenLevel(id));
+  const [error, setError] = useState<unknown>(null);
+  // From the store: a change made in another tab shows here too (USER_GUILD_SETTINGS_UPDATE).
+  const muted = isMuted(store, id);
+  const level = chosenLevel(store, id);
   const isGuild = store.guilds.has(id);
   const dm = !isGuild && !guildId;
   const shown: NotifyLevel | 'follow' = level ?? (isGuild ? guildLevel(store, id) : 'follow');
   const choose = (next: NotifyLevel | undefined) => {
-    setLevel(id, next);
-    setLevelState(next);
-    store.changed();
+    setError(null);
+    void setLevel(store, id, next).catch(setError);
   };
   const labels: Record<NotifyLevel, string> = {
     all: t('chat.notifyAll'),
@@ -56,9 +58,8 @@ export function NotificationSettings({
           type="checkbox"
           checked={muted}
           onChange={(event) => {
-            setMuted(id, event.target.checked);
-            setMutedState(event.target.checked);
-            store.changed();
+            setError(null);
+            void setMuted(store, id, event.target.checked).catch(setError);
           }}
         />{' '}
         {t('chat.muteNamed', { name })}
@@ -93,6 +94,7 @@ export function NotificationSettings({
           ))}
         </fieldset>
       )}
+      <ErrorNotice error={error} />
       <div className="dialog-actions">
         <button type="button" className="primary" onClick={onClose}>
           {t('chat.done')}

@@ -1,11 +1,13 @@
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { Channel, Message } from '../../api/chat-types.ts';
+import type { Channel, GuildSettingsChanges, Message, MuteConfig } from '../../api/chat-types.ts';
 import { useApp } from '../../app-context.tsx';
 import { channelPath } from './context.ts';
 import type { ChatStore } from './store.ts';
 
+/** Muted direct conversations, kept in this browser: the server's settings are per guild. */
 const MUTE_KEY = 'hearth.muted';
+/** Levels chosen before they were kept on the server: uploaded once, then removed. */
 const LEVEL_KEY = 'hearth.notify';
 const PROMPT_KEY = 'hearth.notifications.asked';
 
@@ -13,46 +15,63 @@ const PROMPT_KEY = 'hearth.notifications.asked';
 export type NotifyLevel = 'all' | 'mentions' | 'nothing';
 export const NOTIFY_LEVELS: NotifyLevel[] = ['all', 'mentions', 'nothing'];
 
-function levels(): Record<string, NotifyLevel> {
-  try {
-    return JSON.parse(window.localStorage.getItem(LEVEL_KEY) ?? '{}') as Record<string, NotifyLevel>;
-  } catch {
-    return {};
-  }
+/** The server's `message_notifications` of each level (3, absent here, follows the guild). */
+const LEVEL_NUMBERS: Record<NotifyLevel, number> = { all: 0, mentions: 1, nothing: 2 };
+const FOLLOW = 3;
+
+function levelOf(value: number | undefined): NotifyLevel | undefined {
+  return NOTIFY_LEVELS.find((level) => LEVEL_NUMBERS[level] === value);
+}
+
+/** A mute that is on: muted, and its end (if any) not passed yet. */
+function mutedNow(entry: { muted: boolean; mute_config: MuteConfig | null } | undefined): boolean {
+  if (!entry?.muted) return false;
+  const end = entry.mute_config?.end_time;
+  return !end || Date.parse(end) > Date.now();
+}
+
+/** The guild channel `id`'s override in the person's settings, with its guild's id. */
+function overrideOf(store: ChatStore, id: string) {
+  const guildId = store.channels.get(id)?.guild_id;
+  if (!guildId) return undefined;
+  return { guildId, override: store.guildSettings.get(guildId)?.channel_overrides.find((o) => o.channel_id === id) };
 }
 
 /**
- * The level chosen for a guild or a channel, kept in this browser like muting (the account's settings,
- * docs/chat.md#notification-settings, are not wired to the client yet); undefined: none chosen.
+ * The level chosen for a guild or a channel, from the person's settings on the server (READY
+ * `user_guild_settings`); undefined: none chosen (the guild's default, or for a channel its guild's level).
  */
-export function chosenLevel(id: string): NotifyLevel | undefined {
-  const level = levels()[id];
-  return level && NOTIFY_LEVELS.includes(level) ? level : undefined;
+export function chosenLevel(store: ChatStore, id: string): NotifyLevel | undefined {
+  if (store.guilds.has(id)) return levelOf(store.guildSettings.get(id)?.message_notifications);
+  return levelOf(overrideOf(store, id)?.override?.message_notifications);
 }
 
-export function setLevel(id: string, level: NotifyLevel | undefined): void {
-  const all = levels();
-  if (level) all[id] = level;
-  else delete all[id];
-  window.localStorage.setItem(LEVEL_KEY, JSON.stringify(all));
+/** Chooses a guild's or a guild channel's level (undefined: follow the guild, or the guild's default). */
+export function setLevel(store: ChatStore, id: string, level: NotifyLevel | undefined): Promise<void> {
+  const value = level ? LEVEL_NUMBERS[level] : FOLLOW;
+  if (store.guilds.has(id)) return store.saveGuildSettings(id, { message_notifications: value });
+  const place = overrideOf(store, id);
+  if (!place) return Promise.resolve();
+  return store.saveGuildSettings(place.guildId, { channel_overrides: { [id]: { message_notifications: value } } });
 }
 
 /** A guild's level: the person's choice, else the guild's default notifications (0 all messages, 1 mentions). */
 export function guildLevel(store: ChatStore, guildId: string): NotifyLevel {
   return (
-    chosenLevel(guildId) ?? (store.guilds.get(guildId)?.guild.default_message_notifications === 1 ? 'mentions' : 'all')
+    chosenLevel(store, guildId) ??
+    (store.guilds.get(guildId)?.guild.default_message_notifications === 1 ? 'mentions' : 'all')
   );
 }
 
 /** A channel's level: its own choice, else its guild's; a direct conversation notifies every message. */
 export function channelLevel(store: ChatStore, channel: Channel): NotifyLevel {
   if (!channel.guild_id) return 'all';
-  return chosenLevel(channel.id) ?? guildLevel(store, channel.guild_id);
+  return chosenLevel(store, channel.id) ?? guildLevel(store, channel.guild_id);
 }
 
 /** Whether a channel is silenced: muted itself, or in a muted guild. */
-export function isSilenced(channel: Channel): boolean {
-  return isMuted(channel.id) || (!!channel.guild_id && isMuted(channel.guild_id));
+export function isSilenced(store: ChatStore, channel: Channel): boolean {
+  return isMuted(store, channel.id) || (!!channel.guild_id && isMuted(store, channel.guild_id));
 }
 
 /**
@@ -63,13 +82,13 @@ export function titleCount(store: ChatStore): number {
   let total = 0;
   for (const [channelId, count] of store.mentions) {
     const channel = store.channels.get(channelId);
-    if (channel && isSilenced(channel)) continue;
+    if (channel && isSilenced(store, channel)) continue;
     total += count;
   }
   return total;
 }
 
-function mutedSet(): Set<string> {
+function localMutes(): Set<string> {
   try {
     return new Set(JSON.parse(window.localStorage.getItem(MUTE_KEY) ?? '[]') as string[]);
   } catch {
@@ -77,16 +96,65 @@ function mutedSet(): Set<string> {
   }
 }
 
-/** Muted guilds and channels, kept in this browser (no unread badge, no notification). */
-export function isMuted(id: string): boolean {
-  return mutedSet().has(id);
+/**
+ * Muted guilds and guild channels (no unread badge, no notification), from the person's settings on the server, so
+ * a mute follows the account to every tab and device; a direct conversation's mute is kept in this browser.
+ */
+export function isMuted(store: ChatStore, id: string): boolean {
+  if (store.guilds.has(id)) return mutedNow(store.guildSettings.get(id));
+  const place = overrideOf(store, id);
+  if (place) return mutedNow(place.override);
+  return localMutes().has(id);
 }
 
-export function setMuted(id: string, muted: boolean): void {
-  const set = mutedSet();
+export function setMuted(store: ChatStore, id: string, muted: boolean): Promise<void> {
+  // An unmute clears a timed mute's end too; a mute from here lasts until unmuted.
+  const change = { muted, mute_config: null };
+  if (store.guilds.has(id)) return store.saveGuildSettings(id, change);
+  const place = overrideOf(store, id);
+  if (place) return store.saveGuildSettings(place.guildId, { channel_overrides: { [id]: change } });
+  const set = localMutes();
   if (muted) set.add(id);
   else set.delete(id);
   window.localStorage.setItem(MUTE_KEY, JSON.stringify([...set]));
+  store.changed();
+  return Promise.resolve();
+}
+
+/**
+ * Mutes and levels chosen in this browser before the server kept them are sent to it once, after READY, then
+ * forgotten here (but a direct conversation's mute, which stays in this browser).
+ */
+export async function uploadLocalChoices(store: ChatStore): Promise<void> {
+  const muted = localMutes();
+  let levels: Record<string, NotifyLevel> = {};
+  try {
+    levels = JSON.parse(window.localStorage.getItem(LEVEL_KEY) ?? '{}') as Record<string, NotifyLevel>;
+  } catch {
+    // Unreadable: nothing to carry over.
+  }
+  const ids = new Set([...muted, ...Object.keys(levels)]);
+  const changes = new Map<string, GuildSettingsChanges>();
+  const keptHere: string[] = [];
+  for (const id of ids) {
+    const guildId = store.guilds.has(id) ? id : store.channels.get(id)?.guild_id;
+    if (!guildId) {
+      if (muted.has(id) && store.channels.has(id)) keptHere.push(id);
+      continue;
+    }
+    const change: { muted?: boolean; message_notifications?: number } = {};
+    if (muted.has(id)) change.muted = true;
+    const level = levels[id];
+    if (level && NOTIFY_LEVELS.includes(level)) change.message_notifications = LEVEL_NUMBERS[level];
+    const entry = changes.get(guildId) ?? {};
+    if (id === guildId) Object.assign(entry, change);
+    else entry.channel_overrides = { ...entry.channel_overrides, [id]: change };
+    changes.set(guildId, entry);
+  }
+  if (ids.size === 0) return;
+  window.localStorage.setItem(MUTE_KEY, JSON.stringify(keptHere));
+  window.localStorage.removeItem(LEVEL_KEY);
+  await Promise.all([...changes].map(([guildId, change]) => store.saveGuildSettings(guildId, change)));
 }
 
 /**
@@ -96,12 +164,16 @@ export function setMuted(id: string, muted: boolean): void {
  */
 export function useNotifications(store: ChatStore, activeChannelId: string | null): void {
   const { navigate } = useApp();
+  const ready = store.ready;
+  useEffect(() => {
+    if (ready) void uploadLocalChoices(store).catch(() => undefined);
+  }, [store, ready]);
   useEffect(() => {
     store.onIncoming = (message: Message) => {
       if (typeof Notification === 'undefined' || Notification.permission !== 'granted') return;
       const channel = store.channels.get(message.channel_id);
       if (!channel) return;
-      if (isSilenced(channel)) return;
+      if (isSilenced(store, channel)) return;
       const onScreen = document.visibilityState === 'visible' && activeChannelId === channel.id;
       if (onScreen) return;
       const direct = !channel.guild_id;

@@ -5,6 +5,8 @@ import type {
   Component,
   Emoji,
   Guild,
+  GuildNotificationSettings,
+  GuildSettingsChanges,
   Member,
   Message,
   Reaction,
@@ -109,6 +111,7 @@ interface ReadyPayload {
     entries: { id: string; last_message_id: string | null; mention_count?: number }[];
   };
   relationships?: Relationship[];
+  user_guild_settings?: { version: number; partial: boolean; entries: GuildNotificationSettings[] };
 }
 
 /**
@@ -139,6 +142,11 @@ export class ChatStore {
   readonly presences = new Map<string, string>();
   /** Private notes about people (READY `notes`, USER_NOTE_UPDATE). */
   readonly notes = new Map<string, string>();
+  /**
+   * The person's notification settings by guild (READY `user_guild_settings`, USER_GUILD_SETTINGS_UPDATE): kept on
+   * the server, so a mute follows the account to every tab and device.
+   */
+  readonly guildSettings = new Map<string, GuildNotificationSettings>();
   /** The person's own order of guilds (READY `user_settings.guild_positions`, USER_SETTINGS_UPDATE). */
   guildPositions: string[] = [];
   /** The person's folders of guilds (READY `user_settings.guild_folders`, USER_SETTINGS_UPDATE). */
@@ -304,6 +312,35 @@ export class ChatStore {
       }
       throw error;
     }
+  }
+
+  /**
+   * Changes the person's notification settings of a guild: shown at once, then as the server answers; the other
+   * sessions follow through USER_GUILD_SETTINGS_UPDATE. Refused, they go back as they were.
+   */
+  async saveGuildSettings(guildId: string, changes: GuildSettingsChanges): Promise<void> {
+    const before = this.guildSettings.get(guildId);
+    const shown = mergeGuildSettings(before ?? defaultGuildSettings(guildId), changes);
+    this.guildSettings.set(guildId, shown);
+    this.changed();
+    try {
+      this.putGuildSettings(await this.api.updateGuildSettings(guildId, changes));
+    } catch (error) {
+      if (this.guildSettings.get(guildId) === shown) {
+        if (before) this.guildSettings.set(guildId, before);
+        else this.guildSettings.delete(guildId);
+        this.changed();
+      }
+      throw error;
+    }
+    this.changed();
+  }
+
+  /** Keeps the newer of two versions (an answer and its event can come in either order). */
+  private putGuildSettings(settings: GuildNotificationSettings): void {
+    const known = this.guildSettings.get(settings.guild_id);
+    if (known && known.version > settings.version) return;
+    this.guildSettings.set(settings.guild_id, settings);
   }
 
   privateChannels(): Channel[] {
@@ -880,6 +917,9 @@ export class ChatStore {
       if (state.last_message_id && state.last_message_id !== '0') this.readStates.set(state.id, state.last_message_id);
       if (state.mention_count) this.mentions.set(state.id, state.mention_count);
     }
+    this.guildSettings.clear();
+    for (const settings of ready.user_guild_settings?.entries ?? [])
+      this.guildSettings.set(settings.guild_id, settings);
     for (const presence of ready.presences ?? []) this.setPresence(presence);
     for (const [id, note] of Object.entries(ready.notes ?? {})) this.notes.set(id, note);
     this.guildPositions = ready.user_settings?.guild_positions ?? [];
@@ -1044,6 +1084,8 @@ export class ChatStore {
         const state = this.guilds.get(d.id as string);
         for (const id of state?.channelIds ?? []) this.channels.delete(id);
         this.guilds.delete(d.id as string);
+        // Left (or gone): the server dropped the settings with the membership; a rejoin starts from the defaults.
+        if (!d.unavailable) this.guildSettings.delete(d.id as string);
         break;
       }
       case 'GUILD_ROLE_CREATE':
@@ -1197,6 +1239,9 @@ export class ChatStore {
         if (d.note) this.notes.set(d.id as string, d.note as string);
         else this.notes.delete(d.id as string);
         break;
+      case 'USER_GUILD_SETTINGS_UPDATE':
+        this.putGuildSettings(data as GuildNotificationSettings);
+        break;
       case 'USER_SETTINGS_UPDATE':
         if (Array.isArray(d.guild_positions)) this.guildPositions = d.guild_positions as string[];
         if (Array.isArray(d.guild_folders)) this.guildFolders = d.guild_folders as GuildFolder[];
@@ -1280,4 +1325,38 @@ function keepRecent<V>(map: Map<string, V>, key: string, value: V): void {
     if (map.size <= 50) break;
     map.delete(old);
   }
+}
+
+/** A guild's settings before the person changed any (the server's defaults). */
+export function defaultGuildSettings(guildId: string): GuildNotificationSettings {
+  return {
+    guild_id: guildId,
+    muted: false,
+    mute_config: null,
+    message_notifications: 3,
+    suppress_everyone: false,
+    suppress_roles: false,
+    channel_overrides: [],
+    version: 0,
+  };
+}
+
+/** `changes` applied as the server applies them, to show a change before its answer comes. */
+function mergeGuildSettings(
+  settings: GuildNotificationSettings,
+  changes: GuildSettingsChanges,
+): GuildNotificationSettings {
+  const overrides = new Map(settings.channel_overrides.map((o) => [o.channel_id, o]));
+  for (const [channelId, change] of Object.entries(changes.channel_overrides ?? {})) {
+    const known = overrides.get(channelId) ?? {
+      channel_id: channelId,
+      muted: false,
+      mute_config: null,
+      message_notifications: 3,
+      collapsed: false,
+    };
+    overrides.set(channelId, { ...known, ...change });
+  }
+  const { channel_overrides: _, ...rest } = changes;
+  return { ...settings, ...rest, channel_overrides: [...overrides.values()] };
 }
