@@ -105,7 +105,6 @@ describe('identify', () => {
       'presences',
       'users',
       'sessions',
-      'user_guild_settings',
       'pinned_dms',
       'favorite_memes',
       'webauthn_credentials',
@@ -114,6 +113,7 @@ describe('identify', () => {
       assert.deepEqual(d[key], [], key);
     assert.deepEqual(d.notes, {});
     assert.deepEqual(d.read_state, { version: 0, partial: false, entries: [] });
+    assert.deepEqual(d.user_guild_settings, { version: 0, partial: false, entries: [] });
     assert.equal(typeof d.user_settings, 'object');
     assert.equal(typeof d.country_code, 'string');
     assert.equal(typeof d.auth_session_id_hash, 'string');
