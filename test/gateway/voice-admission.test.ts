@@ -4,8 +4,9 @@ import { HANDSHAKE_LIMIT } from '../../src/domains/voice/sfu/handshake-gate.ts';
 import { as, join, newGuild, ok } from '../support/chat.ts';
 import { registerUser, type TestUser } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { VoiceTestClient } from '../support/voice-client.ts';
-import { type Frame, type GatewayClient, readyClient } from './gateway-client.ts';
+import type { VoiceTestClient } from '../support/voice-client.ts';
+import { closeVoice, joinVoiceChannel } from '../support/voice-join.ts';
+import type { GatewayClient } from './gateway-client.ts';
 
 let server: TestServer;
 let owner: TestUser;
@@ -15,12 +16,7 @@ const gateways: GatewayClient[] = [];
 const voices: VoiceTestClient[] = [];
 
 async function joinVoice(user: TestUser): Promise<VoiceTestClient> {
-  const { client: gw } = await readyClient(server, user.token);
-  gateways.push(gw);
-  gw.send({ op: 4, d: { guild_id: guild.id, channel_id: room, self_mute: false, self_deaf: false } });
-  const update = (await gw.dispatch('VOICE_SERVER_UPDATE')) as Frame & { d: { token: string; endpoint: string } };
-  const voice = new VoiceTestClient(update.d.endpoint, update.d.token);
-  voices.push(voice);
+  const voice = await joinVoiceChannel(server, user, { guildId: guild.id, channelId: room }, { gateways, voices });
   await voice.negotiations(1);
   return voice;
 }
@@ -33,8 +29,7 @@ before(async () => {
 });
 
 after(async () => {
-  await Promise.all(voices.map((v) => v.close().catch(() => {})));
-  await Promise.all(gateways.map((g) => g.close()));
+  await closeVoice({ gateways, voices });
   await server.close();
 });
 

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CipherContext, DtlsClient, type RTCDtlsTransport, type RTCPeerConnection } from 'werift';
-import { type Frame, type GatewayClient, readyClient } from '../gateway/gateway-client.ts';
+import type { GatewayClient } from '../gateway/gateway-client.ts';
 import { as, join, newGuild, ok } from '../support/chat.ts';
 import { registerUser, type TestUser } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { VoiceTestClient } from '../support/voice-client.ts';
+import type { VoiceTestClient } from '../support/voice-client.ts';
+import { closeVoice, joinVoiceChannel } from '../support/voice-join.ts';
 
 let server: TestServer;
 let owner: TestUser;
@@ -48,13 +49,7 @@ function corruptCertificateVerify(pc: RTCPeerConnection): { signed: number; dtls
 
 async function joinVoice(user: TestUser): Promise<VoiceTestClient> {
   await join(server, owner, user, guild);
-  const { client: gw } = await readyClient(server, user.token);
-  gateways.push(gw);
-  gw.send({ op: 4, d: { guild_id: guild.id, channel_id: room, self_mute: false, self_deaf: false } });
-  const update = (await gw.dispatch('VOICE_SERVER_UPDATE')) as Frame & { d: { token: string; endpoint: string } };
-  const voice = new VoiceTestClient(update.d.endpoint, update.d.token);
-  voices.push(voice);
-  return voice;
+  return joinVoiceChannel(server, user, { guildId: guild.id, channelId: room }, { gateways, voices });
 }
 
 function connected(voice: VoiceTestClient): Promise<void> {
@@ -73,8 +68,7 @@ before(async () => {
 });
 
 after(async () => {
-  await Promise.all(voices.map((v) => v.close().catch(() => {})));
-  await Promise.all(gateways.map((g) => g.close()));
+  await closeVoice({ gateways, voices });
   await server.close();
 });
 

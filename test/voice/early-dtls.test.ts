@@ -7,6 +7,7 @@ import { registerUser, type TestUser } from '../support/client.ts';
 import { startDtlsAtOnce } from '../support/dtls-at-once.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { VoiceTestClient } from '../support/voice-client.ts';
+import { closeVoice, joinVoiceChannel } from '../support/voice-join.ts';
 
 let server: TestServer;
 let owner: TestUser;
@@ -66,14 +67,8 @@ function replayFirstClientHelloAfterServerHello(pc: RTCPeerConnection): Promise<
   });
 }
 
-async function joinVoice(user: TestUser): Promise<VoiceTestClient> {
-  const { client: gw } = await readyClient(server, user.token);
-  gateways.push(gw);
-  gw.send({ op: 4, d: { guild_id: guild.id, channel_id: room, self_mute: false, self_deaf: false } });
-  const update = (await gw.dispatch('VOICE_SERVER_UPDATE')) as Frame & { d: { token: string; endpoint: string } };
-  const voice = new VoiceTestClient(update.d.endpoint, update.d.token);
-  voices.push(voice);
-  return voice;
+function joinVoice(user: TestUser): Promise<VoiceTestClient> {
+  return joinVoiceChannel(server, user, { guildId: guild.id, channelId: room }, { gateways, voices });
 }
 
 before(async () => {
@@ -84,8 +79,7 @@ before(async () => {
 });
 
 after(async () => {
-  await Promise.all(voices.map((v) => v.close().catch(() => {})));
-  await Promise.all(gateways.map((g) => g.close()));
+  await closeVoice({ gateways, voices });
   await server.close();
 });
 

@@ -6,11 +6,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join as joinPath } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type Frame, type GatewayClient, readyClient } from '../gateway/gateway-client.ts';
+import type { GatewayClient } from '../gateway/gateway-client.ts';
 import { as, join, newGuild, ok } from '../support/chat.ts';
 import { registerUser, type TestUser } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { VoiceTestClient } from '../support/voice-client.ts';
+import type { VoiceTestClient } from '../support/voice-client.ts';
+import { closeVoice, joinVoiceChannel } from '../support/voice-join.ts';
 
 /**
  * TURN through a real coturn (docs/voice.md, "TURN with coturn"): the servers set in HEARTH_VOICE_TURN_* reach the
@@ -100,22 +101,21 @@ before(async () => {
 });
 
 after(async () => {
-  await Promise.all(voices.map((v) => v.close().catch(() => {})));
-  await Promise.all(gateways.map((g) => g.close()));
+  await closeVoice({ gateways, voices });
   await server?.close();
   turn?.kill('SIGTERM');
   if (turnDir) await rm(turnDir, { recursive: true, force: true });
 });
 
 async function joinVoice(user: TestUser, relayOnly: boolean): Promise<VoiceTestClient> {
-  const { client: gw } = await readyClient(server, user.token);
-  gateways.push(gw);
-  gw.send({ op: 4, d: { guild_id: guild.id, channel_id: room, self_mute: false, self_deaf: false } });
-  const update = (await gw.dispatch('VOICE_SERVER_UPDATE')) as Frame & { d: { token: string; endpoint: string } };
-  const voice = new VoiceTestClient(update.d.endpoint, update.d.token, {
-    ...(relayOnly ? { relayThrough: [{ urls: turnUrl, username: USERNAME, credential: CREDENTIAL }] } : {}),
-  });
-  voices.push(voice);
+  const relay = { relayThrough: [{ urls: turnUrl, username: USERNAME, credential: CREDENTIAL }] };
+  const voice = await joinVoiceChannel(
+    server,
+    user,
+    { guildId: guild.id, channelId: room },
+    { gateways, voices },
+    relayOnly ? relay : {},
+  );
   await voice.negotiations(1);
   return voice;
 }
