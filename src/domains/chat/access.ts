@@ -155,6 +155,17 @@ export class Access {
     private readonly threads: ThreadStore,
   ) {}
 
+  /**
+   * In a 1:1 DM, a block on either side stops what a message would do there (send, pin, a scheduled message's
+   * delivery); the answer (Discord's 50007) does not say who blocked whom. Other channels pass.
+   */
+  async refuseBlockedDm(channelAccess: ChannelAccess, userId: string): Promise<void> {
+    if (channelAccess.channel.type !== CHANNEL_TYPES.DM) return;
+    const other = channelAccess.recipients?.find((id) => id !== userId);
+    if (other && (await this.store.blockedBetween(userId, other)))
+      throw new ApiError('CANNOT_SEND_MESSAGES_TO_THIS_USER');
+  }
+
   /** The caller must be a member: missing guild → UNKNOWN_GUILD, not a member → MISSING_ACCESS. */
   async guild(guildId: string, userId: string, now: number, db?: Queryable): Promise<GuildContext> {
     const bundle = await this.store.guildBundle(guildId, userId, db);

@@ -113,6 +113,11 @@ const TEXT_TYPES: ReadonlySet<number> = new Set([
   ...THREAD_TYPES,
 ]);
 
+/** Whether messages can be posted in a channel of this type (text channels, DMs, group DMs, threads). */
+export function holdsMessages(channel: Pick<ChannelRow, 'type'>): boolean {
+  return TEXT_TYPES.has(channel.type);
+}
+
 /** Message flag HAS_THREAD: a thread was started from this message (the thread has the message's id). */
 export const HAS_THREAD_FLAG = 1 << 5;
 /** Message flag HAS_SNAPSHOT: the message is a forward and carries `message_snapshots`. */
@@ -214,7 +219,7 @@ export class MessageService {
 
   async create(input: CreateMessageInput): Promise<MessageView> {
     const { channel } = input;
-    if (!TEXT_TYPES.has(channel.type)) throw new ApiError('CANNOT_SEND_MESSAGES_IN_NON_TEXT_CHANNEL');
+    if (!holdsMessages(channel)) throw new ApiError('CANNOT_SEND_MESSAGES_IN_NON_TEXT_CHANNEL');
     const content = input.content ?? '';
     const attachments = input.attachments ?? [];
     const embeds = resolveEmbedAttachments(input.embeds ?? [], attachments);

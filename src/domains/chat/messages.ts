@@ -10,7 +10,7 @@ import { AUDIT_LOG_EVENTS, auditReason } from './guild-audit.ts';
 import { MESSAGE_REFERENCE_TYPES, readCreateMessageBody, readEditMessageBody } from './message-body.ts';
 import { isForward, isSystemMessage } from './message-service.ts';
 import { has, PERMISSIONS } from './permissions.ts';
-import { CHANNEL_TYPES, MESSAGE_COLUMNS, type MessageRow } from './rows.ts';
+import { MESSAGE_COLUMNS, type MessageRow } from './rows.ts';
 import { checkMessageStickers } from './sticker-store.ts';
 
 /** JSON bodies stay under 1 MiB by validation; multipart bodies carry up to 10 files of 25 MiB. */
@@ -82,13 +82,6 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
     const source = await messages.require(sourceAccess.channel.id, reference.message_id);
     if (isSystemMessage(source)) throw new ApiError('CANNOT_EXECUTE_ACTION_ON_SYSTEM_MESSAGE');
     return { source, snapshot: await messages.snapshotOf(source) };
-  }
-
-  /** A block on either side stops 1:1 DMs; the answer (Discord's 50007) does not say who blocked whom. */
-  async function refuseBlocked(recipients: readonly string[], authorId: string): Promise<void> {
-    const other = recipients.find((id) => id !== authorId);
-    if (other && (await deps.store.blockedBetween(authorId, other)))
-      throw new ApiError('CANNOT_SEND_MESSAGES_TO_THIS_USER');
   }
 
   return [
@@ -178,7 +171,7 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
         const forward = body.message_reference?.type === MESSAGE_REFERENCE_TYPES.FORWARD;
         if (forward) refuseForwardContent(body, files.size);
         else if (body.message_reference) requireChannel(channelAccess, PERMISSIONS.READ_MESSAGE_HISTORY);
-        if (channel.type === CHANNEL_TYPES.DM) await refuseBlocked(channelAccess.recipients ?? [], ctx.user.id);
+        await access.refuseBlockedDm(channelAccess, ctx.user.id);
         if (
           channel.guild_id !== null &&
           channel.rate_limit_per_user > 0 &&

@@ -5,7 +5,7 @@ import { type ChannelAccess, pathId } from './access.ts';
 import { type ChatDeps, limits } from './deps.ts';
 import { AUDIT_LOG_EVENTS, auditReason } from './guild-audit.ts';
 import { has, PERMISSIONS } from './permissions.ts';
-import { CHANNEL_TYPES, iso, MESSAGE_COLUMNS, type MessageRow } from './rows.ts';
+import { iso, MESSAGE_COLUMNS, type MessageRow } from './rows.ts';
 
 /** Pinned messages per channel (Discord's limit). */
 export const MAX_PINS = 50;
@@ -53,13 +53,7 @@ export function pinRoutes(deps: ChatDeps): AnyRoute[] {
     const channelAccess = await access.channelOf(ctx, PERMISSIONS.PIN_MESSAGES);
     const message = await messages.require(channelAccess.channel.id, pathId(ctx.params.messageId, 'UNKNOWN_MESSAGE'));
     // A blocked pair cannot pin (or unpin) in their 1:1 DM, as they cannot message there.
-    const other = channelAccess.recipients?.find((id) => id !== ctx.user.id);
-    if (
-      channelAccess.channel.type === CHANNEL_TYPES.DM &&
-      other &&
-      (await deps.store.blockedBetween(ctx.user.id, other))
-    )
-      throw new ApiError('CANNOT_SEND_MESSAGES_TO_THIS_USER');
+    await access.refuseBlockedDm(channelAccess, ctx.user.id);
     return { channelAccess, message };
   }
 

@@ -9,9 +9,9 @@ import { PeriodicTask } from '../../platform/periodic-task.ts';
 import { type Access, type ChannelAccess, pathId, requireChannel } from './access.ts';
 import { type ChatDeps, limits } from './deps.ts';
 import { createMessageSchema } from './message-body.ts';
-import type { MessageService } from './message-service.ts';
+import { holdsMessages, type MessageService } from './message-service.ts';
 import { has, PERMISSIONS } from './permissions.ts';
-import { CHANNEL_TYPES, iso } from './rows.ts';
+import { iso } from './rows.ts';
 import type { ScheduledMessageRow, ScheduledMessageStore, ScheduledPayload } from './scheduled-message-store.ts';
 import type { ChatStore } from './store.ts';
 
@@ -72,9 +72,7 @@ function view(row: ScheduledMessageRow): ScheduledMessageView {
 
 /** The checks a message gets when it is posted, made early so a schedule that cannot be posted is refused now. */
 function checkPostable(channelAccess: ChannelAccess, payload: ScheduledPayload): void {
-  const { channel } = channelAccess;
-  if (channel.type === CHANNEL_TYPES.GUILD_VOICE || channel.type === CHANNEL_TYPES.GUILD_CATEGORY)
-    throw new ApiError('CANNOT_SEND_MESSAGES_IN_NON_TEXT_CHANNEL');
+  if (!holdsMessages(channelAccess.channel)) throw new ApiError('CANNOT_SEND_MESSAGES_IN_NON_TEXT_CHANNEL');
   if ((payload.content ?? '').trim() === '' && (payload.embeds ?? []).length === 0)
     throw new ApiError('CANNOT_SEND_EMPTY_MESSAGE');
   if ((payload.embeds ?? []).length > 0) requireChannel(channelAccess, PERMISSIONS.EMBED_LINKS);
@@ -279,12 +277,8 @@ export class ScheduledMessageDelivery {
     const channelAccess = await access.channelWith(row.channel_id, author.id, now, PERMISSIONS.SEND_MESSAGES);
     const payload = row.payload;
     checkPostable(channelAccess, payload);
+    await access.refuseBlockedDm(channelAccess, author.id);
     const { channel } = channelAccess;
-    if (channel.type === CHANNEL_TYPES.DM) {
-      const other = (channelAccess.recipients ?? []).find((id) => id !== author.id);
-      if (other && (await store.blockedBetween(author.id, other)))
-        throw new ApiError('CANNOT_SEND_MESSAGES_TO_THIS_USER');
-    }
     const body = payloadSchema.parse(payload);
     await messages.create({
       id: messageId,
