@@ -16,6 +16,7 @@ import {
   PeerSignatureError,
   verifyPeerSignatures,
 } from '../../src/domains/voice/sfu/dtls-peer-signature.ts';
+import { memoryTransportPair } from '../support/memory-transport.ts';
 
 /**
  * The check werift does not make (docs/voice.md#join-admission): the DTLS peer's handshake signature — the
@@ -71,9 +72,7 @@ function corrupt(signature: Buffer): Buffer {
 }
 
 function sockets(): Sockets {
-  const ends = [memoryTransport(), memoryTransport()] as const;
-  ends[0].peer = ends[1];
-  ends[1].peer = ends[0];
+  const ends = memoryTransportPair();
   const common = { signatureHash, srtpProfiles: [ProtectionProfileAeadAes128Gcm], extendedMasterSecret: true };
   const server = new DtlsServer({
     ...common,
@@ -224,35 +223,4 @@ interface CachedHandshake {
   msg_type: number;
   fragment: Buffer;
   serialize(): Buffer;
-}
-
-interface MemoryTransport {
-  type: string;
-  address: { address: string; family: string; port: number };
-  closed: boolean;
-  peer: MemoryTransport | undefined;
-  sent: Buffer[];
-  onData: (data: Buffer) => void;
-  send: (data: Buffer) => Promise<void>;
-  close: () => Promise<void>;
-}
-
-function memoryTransport(): MemoryTransport {
-  const transport: MemoryTransport = {
-    type: 'memory',
-    address: { address: '127.0.0.1', family: 'IPv4', port: 0 },
-    closed: false,
-    peer: undefined,
-    sent: [],
-    onData: () => {},
-    send: async (data) => {
-      transport.sent.push(Buffer.from(data));
-      const peer = transport.peer;
-      if (!transport.closed && peer) setImmediate(() => peer.onData(Buffer.from(data)));
-    },
-    close: async () => {
-      transport.closed = true;
-    },
-  };
-  return transport;
 }

@@ -17,6 +17,7 @@ import {
   nativeDtlsCryptoInstalled,
   uninstallNativeDtlsCrypto,
 } from '../../src/domains/voice/sfu/werift-native-crypto.ts';
+import { memoryTransportPair } from '../support/memory-transport.ts';
 
 /**
  * The SFU's DTLS public-key work on node:crypto (docs/voice.md#join-admission) against werift's own: X25519 gives
@@ -196,9 +197,7 @@ async function handshake(cert: {
   certPem: string;
   keyPem: string;
 }): Promise<{ server: DtlsSocket; client: DtlsSocket }> {
-  const ends = [memoryTransport(), memoryTransport()] as const;
-  ends[0].peer = ends[1];
-  ends[1].peer = ends[0];
+  const ends = memoryTransportPair();
   const common = {
     cert: cert.certPem,
     key: cert.keyPem,
@@ -222,32 +221,4 @@ async function handshake(cert: {
   client.connect().catch(() => {});
   await both;
   return { server, client };
-}
-
-interface MemoryTransport {
-  type: string;
-  address: { address: string; family: string; port: number };
-  closed: boolean;
-  peer: MemoryTransport | undefined;
-  onData: (data: Buffer) => void;
-  send: (data: Buffer) => Promise<void>;
-  close: () => Promise<void>;
-}
-
-function memoryTransport(): MemoryTransport {
-  const transport: MemoryTransport = {
-    type: 'memory',
-    address: { address: '127.0.0.1', family: 'IPv4', port: 0 },
-    closed: false,
-    peer: undefined,
-    onData: () => {},
-    send: async (data) => {
-      const peer = transport.peer;
-      if (!transport.closed && peer) setImmediate(() => peer.onData(Buffer.from(data)));
-    },
-    close: async () => {
-      transport.closed = true;
-    },
-  };
-  return transport;
 }
