@@ -113,6 +113,8 @@ if (!CHROMIUM_PATH) {
       await page.getByRole('link', { name: /^#quiet/ }).focus();
       await page.keyboard.press('Enter');
       await page.getByRole('textbox', { name: 'Message #quiet' }).waitFor();
+      // Read once its messages are on screen (a channel left before they load stays unread, mentions and all).
+      await page.getByText('still there?').waitFor();
       await press(page.getByRole('button', { name: 'Channel notifications' }));
       const quietDialog = page.getByRole('dialog', { name: 'Notifications for #quiet' });
       assert.equal(await quietDialog.getByRole('radio', { name: 'The server’s setting' }).isChecked(), true);
