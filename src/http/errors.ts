@@ -194,6 +194,7 @@ export const FORM_ERRORS = [
   'INVALID_SCOPE',
   'UNKNOWN_ACL',
   'UNKNOWN_GUILD_CHANNEL',
+  'UNKNOWN_PRIVATE_CHANNEL',
 ] as const;
 
 export type FormErrorCode = (typeof FORM_ERRORS)[number];

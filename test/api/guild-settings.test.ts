@@ -2,11 +2,21 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type GatewayClient, readyClient } from '../gateway/gateway-client.ts';
 import { createApplication } from '../support/applications.ts';
-import { as, assertOnlyFormError, guildWithMembers, join, newGuild, ok } from '../support/chat.ts';
+import {
+  as,
+  assertOnlyFormError,
+  befriend,
+  friendsWithDm,
+  guildWithMembers,
+  join,
+  newGuild,
+  ok,
+} from '../support/chat.ts';
 import { registerUser, type TestUser } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
-// docs/chat.md#notification-settings: PATCH /users/@me/guilds/{id}/settings, USER_GUILD_SETTINGS_UPDATE, READY.
+// docs/chat.md#notification-settings: PATCH /users/@me/guilds/{id}/settings and /users/@me/guilds/@me/settings (the
+// direct conversations' entry, guild_id null), USER_GUILD_SETTINGS_UPDATE, READY.
 
 let server: TestServer;
 let owner: TestUser;
@@ -254,5 +264,135 @@ describe('USER_GUILD_SETTINGS_UPDATE and READY', () => {
     const { client, ready } = await readyClient(server, `Bot ${app.botToken}`);
     await client.close();
     assert.deepEqual(ready.d.user_guild_settings, { version: 0, partial: false, entries: [] });
+  });
+});
+
+describe('PATCH /users/@me/guilds/@me/settings (direct conversations)', () => {
+  /** Alice with a 1:1 DM with Bob and a group DM with Bob and Carol. */
+  async function conversations() {
+    const { alice: me, bob: friend, channelId: dm } = await friendsWithDm(server);
+    const carol = await registerUser(server);
+    await befriend(server, me, carol);
+    const group = await ok(as(server, me, 'POST', '/users/@me/channels', { recipients: [friend.id, carol.id] }));
+    return { me, friend, carol, dm, group: group.id as string };
+  }
+
+  it('keeps DM and group DM overrides in the entry with guild_id null, with its guild-level members stored', async () => {
+    const { me, dm, group } = await conversations();
+    const first = await ok(
+      patch(me, '@me', { channel_overrides: { [dm]: { muted: true }, [group]: { message_notifications: 1 } } }),
+    );
+    const ordered = [dm, group].sort((x, y) => (BigInt(x) < BigInt(y) ? -1 : 1));
+    const views: Record<string, object> = {
+      [dm]: { channel_id: dm, muted: true, mute_config: null, message_notifications: 3, collapsed: false },
+      [group]: { channel_id: group, muted: false, mute_config: null, message_notifications: 1, collapsed: false },
+    };
+    assert.deepEqual(first, {
+      guild_id: null,
+      ...DEFAULTS,
+      channel_overrides: ordered.map((id) => views[id]),
+      version: 1,
+    });
+    // The guild-level members are accepted and stored as given (they decide nothing for a conversation);
+    // `%40me`, as the established client encodes it, is the same route.
+    const second = await ok(
+      as(server, me, 'PATCH', '/users/@me/guilds/%40me/settings', {
+        suppress_everyone: true,
+        message_notifications: 2,
+        channel_overrides: { [dm]: { muted: false } },
+      }),
+    );
+    assert.deepEqual(second, {
+      guild_id: null,
+      ...DEFAULTS,
+      suppress_everyone: true,
+      message_notifications: 2,
+      channel_overrides: [views[group]],
+      version: 2,
+    });
+  });
+
+  it('refuses keys that are not conversations of the caller with exact codes, and stores nothing', async () => {
+    const { me, dm } = await conversations();
+    const others = await friendsWithDm(server);
+    const cases: [string, string][] = [
+      [general, 'UNKNOWN_PRIVATE_CHANNEL'], // a guild channel (of a guild she is not in)
+      [others.channelId, 'UNKNOWN_PRIVATE_CHANNEL'], // a DM of two other people
+      ['123456789012345678', 'UNKNOWN_PRIVATE_CHANNEL'], // no channel at all
+      ['not-an-id', 'INVALID_SNOWFLAKE_FORMAT'],
+      ['18446744073709551616', 'SNOWFLAKE_OUT_OF_RANGE'],
+    ];
+    for (const [key, code] of cases)
+      assertOnlyFormError(
+        await patch(me, '@me', { channel_overrides: { [dm]: { muted: true }, [key]: { muted: true } } }),
+        `channel_overrides.${key}`,
+        code,
+      );
+    // A channel of a guild she is in is not a conversation either.
+    const own = await newGuild(server, me, 'Hers');
+    const res = await patch(me, '@me', { channel_overrides: { [own.system_channel_id]: { muted: true } } });
+    assertOnlyFormError(res, `channel_overrides.${own.system_channel_id}`, 'UNKNOWN_PRIVATE_CHANNEL');
+    assert.deepEqual(res.body.errors, [
+      {
+        path: `channel_overrides.${own.system_channel_id}`,
+        code: 'UNKNOWN_PRIVATE_CHANNEL',
+        message: 'Not a direct conversation of yours',
+      },
+    ]);
+    assertOnlyFormError(
+      await patch(me, '@me', { channel_overrides: { [dm]: { muted: 'yes' } } }),
+      `channel_overrides.${dm}.muted`,
+      'BASE_TYPE_REQUIRED',
+    );
+    // Nothing refused was stored: no entry was made.
+    assert.deepEqual(
+      (await readySettings(me)).entries.filter((e: any) => e.guild_id === null),
+      [],
+    );
+  });
+
+  it('reaches both sessions of the caller and no other recipient; READY carries the entry beside the guilds', async () => {
+    const { me, friend, dm, group } = await conversations();
+    const own = await newGuild(server, me, 'Mine');
+    const guildEntry = await ok(patch(me, own.id, { muted: true }));
+    const first = await connect(me);
+    const second = await connect(me);
+    const other = await connect(friend);
+    const body = await ok(patch(me, '@me', { channel_overrides: { [dm]: { muted: true } } }));
+    const [a, b] = await Promise.all([
+      first.client.dispatch('USER_GUILD_SETTINGS_UPDATE'),
+      second.client.dispatch('USER_GUILD_SETTINGS_UPDATE'),
+    ]);
+    assert.deepEqual(a.d, body);
+    assert.deepEqual(b.d, body);
+    assert.ok(await other.client.nothing((f) => f.t === 'USER_GUILD_SETTINGS_UPDATE', 500));
+    assert.deepEqual(await readySettings(me), {
+      version: Math.max(guildEntry.version, body.version),
+      partial: false,
+      entries: [guildEntry, body],
+    });
+    // The other recipient has no entry of her own.
+    assert.deepEqual(await readySettings(friend), { version: 0, partial: false, entries: [] });
+
+    // Leaving the group DM leaves its override out of READY (and the next PATCH drops it).
+    await ok(patch(me, '@me', { channel_overrides: { [group]: { muted: true } } }));
+    await ok(as(server, me, 'DELETE', `/channels/${group}`), 204);
+    const entry = (await readySettings(me)).entries.find((e: any) => e.guild_id === null);
+    assert.deepEqual(
+      entry.channel_overrides.map((o: any) => o.channel_id),
+      [dm],
+    );
+    assertOnlyFormError(
+      await patch(me, '@me', { channel_overrides: { [group]: { muted: false } } }),
+      `channel_overrides.${group}`,
+      'UNKNOWN_PRIVATE_CHANNEL',
+    );
+  });
+
+  it('is for people: a bot gets 403 ACCESS_DENIED', async () => {
+    const app = await createApplication(server, owner);
+    const res = await patch({ auth: `Bot ${app.botToken}` }, '@me', { muted: true });
+    assert.equal(res.status, 403);
+    assert.equal(res.body.code, 'ACCESS_DENIED');
   });
 });

@@ -1,4 +1,4 @@
-import type { Database, Queryable } from '../../platform/db/database.ts';
+import type { Database } from '../../platform/db/database.ts';
 import { iso } from './rows.ts';
 
 /** `message_notifications`: every message, only mentions, nothing, or (3) the guild's default / the guild's level. */
@@ -18,9 +18,12 @@ export interface ChannelOverrideView {
   collapsed: boolean;
 }
 
-/** One guild's entry of READY `user_guild_settings` and the payload of USER_GUILD_SETTINGS_UPDATE. */
+/**
+ * One entry of READY `user_guild_settings` and the payload of USER_GUILD_SETTINGS_UPDATE: a guild's, or (with
+ * `guild_id` null) the entry of the user's direct conversations, whose overrides are keyed by DM / group DM id.
+ */
 export interface GuildSettingsView {
-  guild_id: string;
+  guild_id: string | null;
   muted: boolean;
   mute_config: MuteConfig | null;
   message_notifications: number;
@@ -59,7 +62,7 @@ export interface GuildSettingsChanges {
 }
 
 interface SettingsRow {
-  guild_id: string;
+  guild_id: string | null;
   muted: boolean;
   mute_end_time: Date | string | null;
   mute_window: number | null;
@@ -81,8 +84,33 @@ const DEFAULT_OVERRIDE: StoredOverride = {
   collapsed: false,
 };
 
-const COLUMNS = `guild_id::text AS guild_id, muted, mute_end_time, mute_window, message_notifications, suppress_everyone,
+const SETTINGS_COLUMNS = `muted, mute_end_time, mute_window, message_notifications, suppress_everyone,
   suppress_roles, mobile_push, hide_muted_channels, notify_highlights, flags, channel_overrides, version::text AS version`;
+const COLUMNS = `guild_id::text AS guild_id, ${SETTINGS_COLUMNS}`;
+const PRIVATE_COLUMNS = `NULL::text AS guild_id, ${SETTINGS_COLUMNS}`;
+
+/**
+ * Whose row a change goes to: a guild's (user_guild_settings, keyed by the membership) or the user's direct
+ * conversations' (user_private_channel_settings, one row per user: the entry with `guild_id` null).
+ */
+type Target = { guildId: string } | { guildId: null };
+
+function rowSql(target: Target): { table: string; where: string; columns: string; insert: string } {
+  return target.guildId === null
+    ? {
+        table: 'user_private_channel_settings',
+        where: 'user_id = $1',
+        columns: PRIVATE_COLUMNS,
+        insert: 'INSERT INTO user_private_channel_settings (user_id) VALUES ($1) ON CONFLICT (user_id) DO NOTHING',
+      }
+    : {
+        table: 'user_guild_settings',
+        where: 'user_id = $1 AND guild_id = $2',
+        columns: COLUMNS,
+        insert:
+          'INSERT INTO user_guild_settings (user_id, guild_id) VALUES ($1, $2) ON CONFLICT (user_id, guild_id) DO NOTHING',
+      };
+}
 
 /** A mute whose end has passed reads as no mute, so nobody stays silenced by a stale row. */
 function liveMute(
@@ -140,31 +168,69 @@ function isDefault(override: StoredOverride): boolean {
 }
 
 /**
- * The SQL of a user's per-guild notification settings (docs/chat.md#notification-settings). A row exists only
- * once the user changed something in that guild; it goes with the membership (foreign key on `members`).
+ * The SQL of a user's notification settings (docs/chat.md#notification-settings). A guild's row exists only
+ * once the user changed something in that guild; it goes with the membership (foreign key on `members`). The
+ * direct conversations' entry is one row per user (`user_private_channel_settings`), made by its first PATCH.
  */
 export class GuildSettingsStore {
   constructor(private readonly db: Database) {}
 
   /**
    * Applies `changes` to the user's settings of the guild and answers the new whole object. `channelIds` are the
-   * guild's channels now (the caller checked the overrides' keys against them). One transaction: the row is
-   * created if needed, then locked, so two concurrent PATCHes of one person both land.
+   * guild's channels now (the caller checked the overrides' keys against them).
    */
-  async update(
+  update(
     userId: string,
     guildId: string,
     changes: GuildSettingsChanges,
     channelIds: ReadonlySet<string>,
     now: number,
   ): Promise<GuildSettingsView> {
+    return this.apply(userId, { guildId }, changes, channelIds, now);
+  }
+
+  /**
+   * The same for the entry of the user's direct conversations (`guild_id` null): `channelIds` are the DMs and
+   * group DMs the user is a recipient of now (`privateChannelIds`, which the caller checked the keys against).
+   */
+  updatePrivate(
+    userId: string,
+    changes: GuildSettingsChanges,
+    channelIds: ReadonlySet<string>,
+    now: number,
+  ): Promise<GuildSettingsView> {
+    return this.apply(userId, { guildId: null }, changes, channelIds, now);
+  }
+
+  /** The DMs and group DMs the user is a recipient of now. */
+  async privateChannelIds(userId: string): Promise<Set<string>> {
+    const rows = await this.db.query<{ id: string }>(
+      'SELECT channel_id::text AS id FROM dm_recipients WHERE user_id = $1',
+      [userId],
+    );
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /**
+   * One transaction: the row is created if needed, then locked, so two concurrent PATCHes of one person both
+   * land.
+   */
+  private async apply(
+    userId: string,
+    target: Target,
+    changes: GuildSettingsChanges,
+    channelIds: ReadonlySet<string>,
+    now: number,
+  ): Promise<GuildSettingsView> {
+    const sql = rowSql(target);
+    const keys = target.guildId === null ? [userId] : [userId, target.guildId];
     return this.db.transaction(async (tx) => {
-      await tx.query(
-        'INSERT INTO user_guild_settings (user_id, guild_id) VALUES ($1, $2) ON CONFLICT (user_id, guild_id) DO NOTHING',
-        [userId, guildId],
+      await tx.query(sql.insert, keys);
+      const [current] = await tx.query<SettingsRow>(
+        `SELECT ${sql.columns} FROM ${sql.table} WHERE ${sql.where} FOR UPDATE`,
+        keys,
       );
-      const current = await this.row(tx, userId, guildId);
-      if (!current) throw new Error('guild settings row vanished inside its transaction');
+      if (!current) throw new Error('notification settings row vanished inside its transaction');
       const overrides = { ...current.channel_overrides };
       for (const [channelId, change] of Object.entries(changes.channel_overrides ?? {})) {
         const merged: StoredOverride = { ...DEFAULT_OVERRIDE, ...overrides[channelId] };
@@ -179,25 +245,26 @@ export class GuildSettingsStore {
       // Overrides of deleted channels are dropped on the way.
       for (const channelId of Object.keys(overrides)) if (!channelIds.has(channelId)) delete overrides[channelId];
       const config = changes.mute_config;
+      // The values follow the row's key (one or two parameters).
+      const $ = (n: number) => `$${keys.length + n}`;
       const [row] = await tx.query<SettingsRow>(
-        `UPDATE user_guild_settings SET
-           muted = coalesce($3, muted),
-           mute_end_time = CASE WHEN $4 THEN $5::timestamptz ELSE mute_end_time END,
-           mute_window = CASE WHEN $4 THEN $6::integer ELSE mute_window END,
-           message_notifications = coalesce($7, message_notifications),
-           suppress_everyone = coalesce($8, suppress_everyone),
-           suppress_roles = coalesce($9, suppress_roles),
-           mobile_push = coalesce($10, mobile_push),
-           hide_muted_channels = coalesce($11, hide_muted_channels),
-           notify_highlights = coalesce($12, notify_highlights),
-           flags = coalesce($13, flags),
-           channel_overrides = $14::jsonb,
+        `UPDATE ${sql.table} SET
+           muted = coalesce(${$(1)}, muted),
+           mute_end_time = CASE WHEN ${$(2)} THEN ${$(3)}::timestamptz ELSE mute_end_time END,
+           mute_window = CASE WHEN ${$(2)} THEN ${$(4)}::integer ELSE mute_window END,
+           message_notifications = coalesce(${$(5)}, message_notifications),
+           suppress_everyone = coalesce(${$(6)}, suppress_everyone),
+           suppress_roles = coalesce(${$(7)}, suppress_roles),
+           mobile_push = coalesce(${$(8)}, mobile_push),
+           hide_muted_channels = coalesce(${$(9)}, hide_muted_channels),
+           notify_highlights = coalesce(${$(10)}, notify_highlights),
+           flags = coalesce(${$(11)}, flags),
+           channel_overrides = ${$(12)}::jsonb,
            version = version + 1
-         WHERE user_id = $1 AND guild_id = $2
-         RETURNING ${COLUMNS}`,
+         WHERE ${sql.where}
+         RETURNING ${sql.columns}`,
         [
-          userId,
-          guildId,
+          ...keys,
           changes.muted ?? null,
           config !== undefined,
           config?.end_time ?? null,
@@ -212,34 +279,36 @@ export class GuildSettingsStore {
           JSON.stringify(overrides),
         ],
       );
-      if (!row) throw new Error('guild settings update returned nothing');
+      if (!row) throw new Error('notification settings update returned nothing');
       return toView(row, channelIds, now);
     });
   }
 
-  private async row(db: Queryable, userId: string, guildId: string): Promise<SettingsRow | undefined> {
-    const [row] = await db.query<SettingsRow>(
-      `SELECT ${COLUMNS} FROM user_guild_settings WHERE user_id = $1 AND guild_id = $2 FOR UPDATE`,
-      [userId, guildId],
-    );
-    return row;
-  }
-
   /**
-   * READY's `user_guild_settings`: the user's rows (every one is of a guild they are in: the row goes with the
-   * membership), with each guild's channel ids read in the same query to leave out overrides of deleted
-   * channels. `version` is the highest entry version.
+   * READY's `user_guild_settings`: the user's guild rows (every one is of a guild they are in: the row goes with
+   * the membership), with each guild's channel ids read in the same query to leave out overrides of deleted
+   * channels, then the direct conversations' entry (`guild_id` null) when there is one, its overrides those of
+   * conversations the user is still in. `version` is the highest entry version.
    */
   async readyState(userId: string, now: number): Promise<GuildSettingsPayload> {
-    const rows = await this.db.query<SettingsRow & { channel_ids: string[] | null }>(
-      `SELECT ${COLUMNS},
-              (SELECT array_agg(c.id::text) FROM channels c
-                WHERE c.guild_id = s.guild_id AND c.type NOT IN (10, 11, 12)) AS channel_ids
-         FROM user_guild_settings s WHERE s.user_id = $1 ORDER BY s.guild_id`,
-      [userId],
-    );
+    const [guildRows, privateRows] = await Promise.all([
+      this.db.query<SettingsRow & { channel_ids: string[] | null }>(
+        `SELECT ${COLUMNS},
+                (SELECT array_agg(c.id::text) FROM channels c
+                  WHERE c.guild_id = s.guild_id AND c.type NOT IN (10, 11, 12)) AS channel_ids
+           FROM user_guild_settings s WHERE s.user_id = $1 ORDER BY s.guild_id`,
+        [userId],
+      ),
+      // The direct conversations' entry, with the ones the user is still in.
+      this.db.query<SettingsRow & { channel_ids: string[] | null }>(
+        `SELECT ${PRIVATE_COLUMNS},
+                (SELECT array_agg(d.channel_id::text) FROM dm_recipients d WHERE d.user_id = s.user_id) AS channel_ids
+           FROM user_private_channel_settings s WHERE s.user_id = $1`,
+        [userId],
+      ),
+    ]);
     let version = 0;
-    const entries = rows.map((row) => {
+    const entries = [...guildRows, ...privateRows].map((row) => {
       version = Math.max(version, Number(row.version));
       return toView(row, new Set(row.channel_ids ?? []), now);
     });

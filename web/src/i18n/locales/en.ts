@@ -564,6 +564,7 @@ const en = {
     CANNOT_REPORT_YOURSELF: 'You cannot report yourself.',
     UNKNOWN_ACL: 'One of these administrative rights does not exist.',
     UNKNOWN_GUILD_CHANNEL: 'That channel is not in this server.',
+    UNKNOWN_PRIVATE_CHANNEL: 'That conversation is not one of yours.',
     HARVEST_COOLDOWN: 'You can request your data once every 24 hours.',
     HARVEST_REQUIRES_VERIFIED_EMAIL: 'Verify your email address first: the download link is sent there.',
     UNKNOWN_HARVEST: 'This download link is not valid.',

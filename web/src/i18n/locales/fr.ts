@@ -572,6 +572,7 @@ const fr: Messages = {
     CANNOT_REPORT_YOURSELF: 'Vous ne pouvez pas vous signaler vous-même.',
     UNKNOWN_ACL: 'L’un de ces droits d’administration n’existe pas.',
     UNKNOWN_GUILD_CHANNEL: 'Ce salon n’est pas dans ce serveur.',
+    UNKNOWN_PRIVATE_CHANNEL: 'Cette conversation n’est pas l’une des vôtres.',
     HARVEST_COOLDOWN: 'Vous pouvez demander vos données une fois toutes les 24 heures.',
     HARVEST_REQUIRES_VERIFIED_EMAIL: 'Vérifiez d’abord votre adresse e-mail : le lien de téléchargement y est envoyé.',
     UNKNOWN_HARVEST: 'Ce lien de téléchargement n’est pas valide.',
