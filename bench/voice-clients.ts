@@ -1,3 +1,4 @@
+import { installNativeDtlsCrypto } from '../src/domains/voice/sfu/werift-native-crypto.ts';
 import { as, ok } from '../test/support/chat.ts';
 import { registerUser } from '../test/support/client.ts';
 import type { TestServer } from '../test/support/server.ts';
@@ -6,14 +7,15 @@ import { AudioTap } from './voice-tap.ts';
 
 /**
  * A process of the voice bench's listeners (bench/voice.ts forks several, so that no client process starves):
- * on `prepare` it registers a user and accepts the guild's invite, on `join` (registering first if not prepared)
- * it joins the room receive-only (or, `speak`, as one of a room's speakers, talking until the end), then answers
+ * on `prepare` it registers a user, accepts the guild's invite and brings the member online (gateway READY); on
+ * `join` (preparing first if not prepared) it sends op 4 and joins the room receive-only (or, `speak`, as one of a
+ * room's speakers, talking until the end), then answers
  * with the join's phases; between `start` and `stop` it records the delay of every packet its listeners receive
  * (the speaker's send time is in the payload; both ends read the same machine's clock).
  */
 type Command =
   | { cmd: 'init'; target: BenchTarget; invite: string }
-  | { cmd: 'prepare'; id: number }
+  | { cmd: 'prepare'; id: number; speak?: boolean }
   | { cmd: 'join'; id: number; speak?: boolean }
   | { cmd: 'start' }
   | { cmd: 'stop' }
@@ -24,6 +26,8 @@ let invite = '';
 const members: BenchMember[] = [];
 /** Users registered and in the guild ahead of their join (`prepare`), by listener id. */
 const prepared = new Map<number, Promise<string>>();
+/** Members online ahead of their join (`prepare`), by listener id. */
+const online = new Map<number, Promise<BenchMember>>();
 let recording = false;
 let delays: number[] = [];
 let received = 0;
@@ -36,6 +40,13 @@ const TAP = process.env.BENCH_VOICE_TAP !== '0';
 const taps: AudioTap[] = [];
 
 const send = (message: unknown) => process.send?.(message);
+
+/**
+ * A browser does its DTLS public-key work natively; werift does it in JavaScript. The bench's clients use the same
+ * node:crypto replacements as the SFU, so that a join wave measures the server rather than the clients'
+ * JavaScript crypto on the same two cores (BENCH_VOICE_CLIENT_NATIVE_DTLS=0: werift's own, as before).
+ */
+if (process.env.BENCH_VOICE_CLIENT_NATIVE_DTLS !== '0') installNativeDtlsCrypto();
 
 /** Registers a listener and accepts the guild's invite; resolves with its token. */
 async function memberToken(id: number): Promise<string> {
@@ -52,13 +63,28 @@ async function memberToken(id: number): Promise<string> {
   return token;
 }
 
+/** Registers the listener if needed and brings it online (gateway READY), once per id. */
+function onlineMember(id: number, speak: boolean): Promise<BenchMember> {
+  let member = online.get(id);
+  if (!member) {
+    member = memberToken(id).then(async (token) => {
+      if (!target) throw new Error('not initialised');
+      const created = new BenchMember(target, token, speak);
+      created.onClose = (closure) => send({ type: 'closed', id, ...closure });
+      members.push(created);
+      await created.online();
+      return created;
+    });
+    online.set(id, member);
+  }
+  return member;
+}
+
 async function join(id: number, speak: boolean): Promise<void> {
-  if (!target) throw new Error('not initialised');
-  const member = new BenchMember(target, await memberToken(id), speak);
-  member.onClose = (closure) => send({ type: 'closed', id, ...closure });
-  members.push(member);
   let error: string | undefined;
+  let member: BenchMember | undefined;
   try {
+    member = await onlineMember(id, speak);
     await member.join();
     const voice = member.voice;
     let tap: AudioTap | undefined;
@@ -85,7 +111,7 @@ async function join(id: number, speak: boolean): Promise<void> {
   } catch (e) {
     error = (e as Error).message;
   }
-  send({ type: 'joined', id, phases: member.phases, error });
+  send({ type: 'joined', id, phases: member?.phases ?? {}, error });
 }
 
 /** A room's speaker talks until the process closes: 50 packets/s, each carrying its send time, as the first speaker. */
@@ -107,7 +133,7 @@ process.on('message', (message: Command) => {
       send({ type: 'ready' });
       break;
     case 'prepare':
-      void memberToken(message.id).then(
+      void onlineMember(message.id, message.speak === true).then(
         () => send({ type: 'prepared', id: message.id }),
         (e) => send({ type: 'prepared', id: message.id, error: String(e) }),
       );

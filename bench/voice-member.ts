@@ -63,17 +63,26 @@ export class BenchMember {
     private readonly publish: boolean,
   ) {}
 
-  /** Gateway identify → op 4 → VOICE_SERVER_UPDATE → signalling → first answer sent. */
-  async join(timeoutMs = 20_000): Promise<void> {
-    const { url, port, guildId, channelId } = this.target;
-    const ws = new WebSocket(`ws://127.0.0.1:${port}/gateway?v=1&encoding=json`);
+  private ready: Promise<void> | undefined;
+  private serverUpdate: ((update: { token: string; endpoint: string }) => void) | undefined;
+  private gatewayFailed: ((error: Error) => void) | undefined;
+
+  /**
+   * Gateway identify → READY: the member is online, as a person is before they choose a voice channel. The bench
+   * brings members online before their join wave (docs/performance.md#voice), so a wave times op 4 onwards only.
+   */
+  online(timeoutMs = 20_000): Promise<void> {
+    if (this.ready) return this.ready;
+    const ws = new WebSocket(`ws://127.0.0.1:${this.target.port}/gateway?v=1&encoding=json`);
     this.gw = ws;
     ws.on('error', () => {});
-    const update = new Promise<{ token: string; endpoint: string }>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('no VOICE_SERVER_UPDATE')), timeoutMs);
+    this.ready = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('no READY')), timeoutMs);
       ws.on('close', (code, reason) => {
         clearTimeout(timer);
-        reject(new Error(`gateway closed ${code}`));
+        const error = new Error(`gateway closed ${code}`);
+        reject(error);
+        this.gatewayFailed?.(error);
         if (!this.closing)
           this.onClose?.({ socket: 'gateway', code, reason: reason.toString(), afterMs: now() - this.opAt });
       });
@@ -91,15 +100,33 @@ export class BenchMember {
             d: { token: this.token, properties: { os: 'linux', browser: 'bench', device: 'bench' } },
           });
         } else if (text.startsWith('{"op":1,')) this.send({ op: 1, d: this.seq });
-        else if (text.includes('"t":"READY"') && this.opAt === 0) {
-          this.opAt = now();
-          this.send({ op: 4, d: { guild_id: guildId, channel_id: channelId, self_mute: false, self_deaf: false } });
-        } else if (text.includes('"t":"VOICE_SERVER_UPDATE"')) {
+        else if (text.includes('"t":"READY"')) {
           clearTimeout(timer);
-          resolve((JSON.parse(text) as { d: { token: string; endpoint: string } }).d);
-        }
+          resolve();
+        } else if (text.includes('"t":"VOICE_SERVER_UPDATE"'))
+          this.serverUpdate?.((JSON.parse(text) as { d: { token: string; endpoint: string } }).d);
       });
     });
+    return this.ready;
+  }
+
+  /** (Online first if not yet) op 4 → VOICE_SERVER_UPDATE → signalling → first answer sent. */
+  async join(timeoutMs = 20_000): Promise<void> {
+    const { url, guildId, channelId } = this.target;
+    await this.online(timeoutMs);
+    const update = new Promise<{ token: string; endpoint: string }>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('no VOICE_SERVER_UPDATE')), timeoutMs);
+      this.serverUpdate = (update) => {
+        clearTimeout(timer);
+        resolve(update);
+      };
+      this.gatewayFailed = (error) => {
+        clearTimeout(timer);
+        reject(error);
+      };
+    });
+    this.opAt = now();
+    this.send({ op: 4, d: { guild_id: guildId, channel_id: channelId, self_mute: false, self_deaf: false } });
     const server = await update;
     this.mark('voiceServerUpdate');
     // The bench server listens on a random port, so its announced public URL is not where it is: keep the path.

@@ -1,5 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { installNativeDtlsCrypto } from '../src/domains/voice/sfu/werift-native-crypto.ts';
 import { as, ok } from '../test/support/chat.ts';
 import { registerUser } from '../test/support/client.ts';
 import type { TestServer } from '../test/support/server.ts';
@@ -36,9 +37,10 @@ const CLIENT_PROCS = Number(
 );
 const PACKET_INTERVAL_MS = 20;
 /**
- * Listeners are registered and made members of the guild before the join waves (people joining a voice channel
- * are members already), so a wave measures gateway identify, op 4 and media, not account creation on the same
- * event loop. BENCH_VOICE_PREPARE=0 registers each listener in its wave, as the bench did before.
+ * Listeners are registered, made members of the guild and brought online (gateway READY) before the join waves
+ * (people joining a voice channel are members, and online, already), so a wave measures op 4 and media, not account
+ * creation or identify on the same event loop. BENCH_VOICE_PREPARE=0 registers each listener and identifies it in
+ * its wave, as the bench did before.
  */
 const PREPARE = process.env.BENCH_VOICE_PREPARE !== '0';
 /** A join that has not heard the speaker after this long counts as failed. */
@@ -131,11 +133,11 @@ class ClientProcess {
     });
   }
 
-  /** Registers listener `id` and makes it a member of the guild, ahead of its join. */
-  prepare(id: number): Promise<{ error?: string }> {
+  /** Registers member `id`, makes it a member of the guild and brings it online, ahead of its join. */
+  prepare(id: number, speak = false): Promise<{ error?: string }> {
     return new Promise((resolve) => {
       this.preparing.set(id, resolve);
-      this.child.send({ cmd: 'prepare', id });
+      this.child.send({ cmd: 'prepare', id, speak });
     });
   }
 
@@ -176,6 +178,8 @@ export async function runVoiceBench(
     const target = { url, port, guildId: guild.id as string, channelId: channel.id as string };
     await Promise.all(procs.map((p) => p.request({ cmd: 'init', target, invite: invite.code })));
 
+    // The speaker's DTLS as the listeners' (bench/voice-clients.ts): native, as a browser's.
+    if (process.env.BENCH_VOICE_CLIENT_NATIVE_DTLS !== '0') installNativeDtlsCrypto();
     speaker = new BenchMember(target, owner.token, true);
     speaker.onClose = onClose;
     await speaker.join();
@@ -197,7 +201,7 @@ export async function runVoiceBench(
     for (let i = 1; i < speakerCount; i++) {
       const proc = procs[i % procs.length] as ClientProcess;
       const id = SPEAKER_ID_BASE + i;
-      const joined = (await proc.prepare(id)).error ?? (await proc.join(id, true)).error;
+      const joined = (await proc.prepare(id, true)).error ?? (await proc.join(id, true)).error;
       if (joined) throw new Error(`speaker ${i + 1} could not join: ${joined}`);
     }
 
