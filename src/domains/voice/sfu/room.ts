@@ -7,6 +7,12 @@ import { LayerMeter, parseVp8Descriptor } from './temporal-layers.ts';
 /** VP8, the codec whose temporal layers are thinned per subscriber (matched without a lower-case copy per packet). */
 const VP8 = /^video\/vp8$/i;
 
+/**
+ * The member list goes to the room's other members at most this often (docs/voice.md#signalling-protocol-endpoint-of-voice_server_update): each
+ * change sent at once cost every join a frame of N ids to each of N members, O(N²) bytes per join wave.
+ */
+export const PARTICIPANTS_COALESCE_MS = 250;
+
 /** Per-room counters the benchmarks and the status line read. */
 export interface RoomStats {
   forwarded: number;
@@ -26,6 +32,8 @@ export class Room {
   readonly stats: RoomStats = { forwarded: 0, dropped: 0 };
   /** Someone started speaking (the AFK timeout's notion of activity). */
   onActive: ((userId: string) => void) | undefined;
+  /** The pending coalesced `participants` broadcast, if one is due. */
+  private participantsTimer: NodeJS.Timeout | undefined;
 
   constructor(
     /** null for a DM or group-DM call (the room is the DM channel). */
@@ -48,7 +56,9 @@ export class Room {
     participant.onPictureLoss = (publisherId, kind) => this.participants.get(publisherId)?.requestKeyFrame(kind);
     for (const [publisherId, kinds] of this.published)
       if (publisherId !== participant.userId) for (const kind of kinds) participant.subscribe(publisherId, kind);
-    this.broadcast('participants', { user_ids: [...this.participants.keys()] });
+    // The newcomer hears who is here at once; the others with the next coalesced list.
+    participant.send('participants', { user_ids: [...this.participants.keys()] });
+    this.announceParticipants();
     // `speaking` frames are sent on changes: a newcomer hears who is speaking already.
     for (const other of this.participants.values())
       if (other !== participant && other.isSpeaking)
@@ -67,7 +77,17 @@ export class Room {
     for (const kind of UPSTREAM_KINDS) this.layerMeters.delete(`${participant.userId}:${kind}`);
     participant.close();
     for (const other of this.participants.values()) other.unsubscribeAll(participant.userId);
-    this.broadcast('participants', { user_ids: [...this.participants.keys()] });
+    this.announceParticipants();
+  }
+
+  /** Sends the member list to everyone once the changes of the next `PARTICIPANTS_COALESCE_MS` are in. */
+  private announceParticipants(): void {
+    if (this.participantsTimer) return;
+    this.participantsTimer = setTimeout(() => {
+      this.participantsTimer = undefined;
+      if (this.participants.size > 0) this.broadcast('participants', { user_ids: [...this.participants.keys()] });
+    }, PARTICIPANTS_COALESCE_MS);
+    this.participantsTimer.unref();
   }
 
   private forward(from: Participant, kind: MediaKind, packet: RtpPacket, mimeType: string | undefined): void {
