@@ -159,4 +159,40 @@ describe('embedded SFU (werift clients)', () => {
       await talking;
     }
   });
+  it('tells a joining member who is connected at once, and the others one list per burst of joins', async () => {
+    const hall = (await ok(as(server, owner, 'POST', `/guilds/${guild.id}/channels`, { name: 'hall', type: 2 }))).id;
+    const lists = (voice: VoiceTestClient) =>
+      voice.messages.filter((m) => m.op === 'participants').map((m) => [...(m.d.user_ids as string[])].sort());
+    const a = await joinVoice(alice, hall);
+    assert.deepEqual(lists(a.voice)[0], [alice.id]);
+    // Two join at once (their signalling sockets opened together): each hears the list as it was when it joined,
+    // alice hears both in one list.
+    const updates = await Promise.all(
+      [bob, carol].map(async (user) => {
+        const { client: gw } = await readyClient(server, user.token);
+        gateways.push(gw);
+        gw.send({ op: 4, d: { guild_id: guild.id, channel_id: hall, self_mute: false, self_deaf: false } });
+        return (await gw.dispatch('VOICE_SERVER_UPDATE')) as Frame & { d: { token: string; endpoint: string } };
+      }),
+    );
+    const [b, c] = updates.map((update) => {
+      const voice = new VoiceTestClient(update.d.endpoint, update.d.token);
+      voices.push(voice);
+      return { voice };
+    }) as [{ voice: VoiceTestClient }, { voice: VoiceTestClient }];
+    await Promise.all([b.voice.negotiations(1), c.voice.negotiations(1)]);
+    const everyone = [alice.id, bob.id, carol.id].sort();
+    await until(
+      () => [a, b, c].every(({ voice }) => JSON.stringify(lists(voice).at(-1)) === JSON.stringify(everyone)),
+      'everyone hears the whole list',
+    );
+    assert.ok(lists(b.voice)[0]?.includes(bob.id), 'bob’s first list, at his join, names him');
+    assert.ok(lists(c.voice)[0]?.includes(carol.id), 'carol’s first list, at her join, names her');
+    await new Promise((r) => setTimeout(r, 400));
+    assert.equal(lists(a.voice).length, 2, `alice got one list for the two joins: ${JSON.stringify(lists(a.voice))}`);
+    // A leave is announced to those who stay.
+    await c.voice.close();
+    const rest = [alice.id, bob.id].sort();
+    await until(() => JSON.stringify(lists(a.voice).at(-1)) === JSON.stringify(rest), 'alice hears carol left');
+  });
 });
