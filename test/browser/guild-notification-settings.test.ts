@@ -109,7 +109,7 @@ if (!CHROMIUM_PATH) {
       const page = await context.newPage();
       await page.goto(`${server.origin}/channels/@me`);
       await rail(page).getByRole('link', { name: 'Echo, muted', exact: true }).waitFor();
-      await page.waitForFunction(() => window.localStorage.getItem('hearth.muted') === '[]');
+      await page.waitForFunction(() => window.localStorage.getItem('hearth.muted') === null);
       // The account holds it now: another browser sees it muted.
       const other = await signedInContext(browser, alice);
       const second = await other.newPage();

@@ -54,14 +54,19 @@ export interface MuteConfig {
   selected_time_window: number;
 }
 
-/** One guild's notification settings of the person (READY `user_guild_settings`, USER_GUILD_SETTINGS_UPDATE). */
+/**
+ * One guild's notification settings of the person (READY `user_guild_settings`, USER_GUILD_SETTINGS_UPDATE), or,
+ * with `guild_id` null, those of their direct conversations (overrides keyed by DM / group DM id).
+ */
 export interface GuildNotificationSettings {
-  guild_id: Snowflake;
+  guild_id: Snowflake | null;
   muted: boolean;
   mute_config: MuteConfig | null;
   /** 0 all messages, 1 only mentions, 2 nothing, 3 the guild's default. */
   message_notifications: number;
+  /** @everyone and @here do not notify nor count as a mention. */
   suppress_everyone: boolean;
+  /** Role mentions do not notify nor count as a mention. */
   suppress_roles: boolean;
   channel_overrides: {
     channel_id: Snowflake;
@@ -69,19 +74,25 @@ export interface GuildNotificationSettings {
     mute_config: MuteConfig | null;
     /** 3: the guild's level. */
     message_notifications: number;
+    /** A category folded in the channel list. */
     collapsed: boolean;
   }[];
   version: number;
 }
 
-/** What `PATCH /users/@me/guilds/{id}/settings` changes: members left out (a channel's too) keep their value. */
+/**
+ * What `PATCH /users/@me/guilds/{id}/settings` (`@me`: the direct conversations' entry) changes: members left out
+ * (a channel's too) keep their value.
+ */
 export interface GuildSettingsChanges {
   muted?: boolean;
   mute_config?: MuteConfig | null;
   message_notifications?: number;
+  suppress_everyone?: boolean;
+  suppress_roles?: boolean;
   channel_overrides?: Record<
     Snowflake,
-    { muted?: boolean; mute_config?: MuteConfig | null; message_notifications?: number }
+    { muted?: boolean; mute_config?: MuteConfig | null; message_notifications?: number; collapsed?: boolean }
   >;
 }
 

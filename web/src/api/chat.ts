@@ -28,6 +28,7 @@ export class ChatApi {
     return this.http.request('PATCH', '/users/@me/settings', { body: changes });
   }
   /** `PATCH /users/@me/guilds/{id}/settings` (docs/chat.md#notification-settings): the whole object back. */
+  /** `guildId` '@me': the direct conversations' entry. */
   updateGuildSettings(guildId: Snowflake, changes: GuildSettingsChanges): Promise<GuildNotificationSettings> {
     return this.http.request('PATCH', `/users/@me/guilds/${enc(guildId)}/settings`, { body: changes });
   }

@@ -13,7 +13,7 @@ import { channelPath, useChat, useChatStore, useChatT } from './context.ts';
 import { Dialog } from './Dialog.tsx';
 import { allowedSections } from './guild-settings/sections.ts';
 import { NotificationSettings } from './NotificationSettings.tsx';
-import { isMuted } from './notifications.tsx';
+import { isCollapsed, isMuted, setCollapsed } from './notifications.tsx';
 import { has, P } from './permissions.ts';
 
 /** The second column: a guild's channels by category, or the DM list; the signed-in person at the bottom. */
@@ -140,7 +140,6 @@ function GuildChannels({ guildId, channelId }: { guildId: string; channelId: str
   const store = useChat();
   const state = store.guilds.get(guildId);
   const [dialog, setDialog] = useState<'channel' | 'invite' | 'notifications' | null>(null);
-  const [collapsed, setCollapsed] = useState<Set<string>>(new Set());
   if (!state) return null;
   const channels = store.guildChannels(guildId);
   const categories = channels.filter((c) => c.type === ChannelType.Category);
@@ -198,7 +197,8 @@ function GuildChannels({ guildId, channelId }: { guildId: string; channelId: str
         {list(loose)}
         {categories.map((category) => {
           const children = channels.filter((c) => c.parent_id === category.id && c.type !== ChannelType.Category);
-          const open = !collapsed.has(category.id);
+          // Kept on the server as the category's override (`collapsed`): folded on every device and after a reload.
+          const open = !isCollapsed(store, category.id);
           return (
             <section key={category.id} className="category" aria-label={category.name ?? ''}>
               <h3>
@@ -207,10 +207,7 @@ function GuildChannels({ guildId, channelId }: { guildId: string; channelId: str
                   className="category-toggle"
                   aria-expanded={open}
                   onClick={() => {
-                    const next = new Set(collapsed);
-                    if (open) next.add(category.id);
-                    else next.delete(category.id);
-                    setCollapsed(next);
+                    void setCollapsed(store, category.id, open).catch(() => undefined);
                   }}
                 >
                   {category.name}

@@ -11,12 +11,16 @@ import {
   type NotifyLevel,
   setLevel,
   setMuted,
+  setSuppress,
+  suppresses,
 } from './notifications.tsx';
 
 /**
- * A guild's or a channel's notification settings: mute (no unread badge, no notification, no count in the tab's
- * title) and what notifies. A channel may follow its guild's level. Each change applies at once and is kept on the
- * server (a direct conversation's mute in this browser); the dialog has no save step to forget.
+ * A guild's, a channel's or a direct conversation's notification settings: mute (no unread badge, no notification,
+ * no count in the tab's title) and what notifies; for a guild, whether @everyone / @here and role pings count. A
+ * channel may follow its guild's level; a conversation notifies every message unless told otherwise. Each change
+ * applies at once and is kept on the server (a conversation's in the account's `guild_id: null` entry); the dialog
+ * has no save step to forget.
  */
 export function NotificationSettings({
   id,
@@ -41,7 +45,12 @@ export function NotificationSettings({
   const level = chosenLevel(store, id);
   const isGuild = store.guilds.has(id);
   const dm = !isGuild && !guildId;
-  const shown: NotifyLevel | 'follow' = level ?? (isGuild ? guildLevel(store, id) : 'follow');
+  const shown: NotifyLevel | 'follow' = level ?? (isGuild ? guildLevel(store, id) : dm ? 'all' : 'follow');
+  const suppressHint = useId();
+  const suppress = (what: 'everyone' | 'roles', on: boolean) => {
+    setError(null);
+    void setSuppress(store, id, what, on).catch(setError);
+  };
   const choose = (next: NotifyLevel | undefined) => {
     setError(null);
     void setLevel(store, id, next).catch(setError);
@@ -65,35 +74,58 @@ export function NotificationSettings({
         {t('chat.muteNamed', { name })}
       </label>
       <p className="hint">{t('chat.muteHint')}</p>
-      {!dm && (
-        <fieldset className="notify-levels">
-          <legend>{t('chat.notifyAbout')}</legend>
-          {guildId && (
-            <label className="check">
-              <input
-                type="radio"
-                name={`notify-${id}`}
-                checked={shown === 'follow'}
-                aria-describedby={followHint}
-                onChange={() => choose(undefined)}
-              />{' '}
-              {t('chat.notifyFollow')}
-            </label>
-          )}
-          {/* Outside the label: the radio's name stays apart from the level of the same words below it. */}
-          {guildId && (
-            <p id={followHint} className="hint">
-              {t('chat.notifyFollowNow', { level: labels[guildLevel(store, guildId)] })}
-            </p>
-          )}
-          {NOTIFY_LEVELS.map((option) => (
-            <label key={option} className="check">
-              <input type="radio" name={`notify-${id}`} checked={shown === option} onChange={() => choose(option)} />{' '}
-              {labels[option]}
-            </label>
-          ))}
-        </fieldset>
+      {isGuild && (
+        <>
+          <label className="check">
+            <input
+              type="checkbox"
+              checked={suppresses(store, id, 'everyone')}
+              aria-describedby={suppressHint}
+              onChange={(event) => suppress('everyone', event.target.checked)}
+            />{' '}
+            {t('chat.suppressEveryone')}
+          </label>
+          <label className="check">
+            <input
+              type="checkbox"
+              checked={suppresses(store, id, 'roles')}
+              aria-describedby={suppressHint}
+              onChange={(event) => suppress('roles', event.target.checked)}
+            />{' '}
+            {t('chat.suppressRoles')}
+          </label>
+          <p id={suppressHint} className="hint">
+            {t('chat.suppressHint')}
+          </p>
+        </>
       )}
+      <fieldset className="notify-levels">
+        <legend>{t('chat.notifyAbout')}</legend>
+        {guildId && (
+          <label className="check">
+            <input
+              type="radio"
+              name={`notify-${id}`}
+              checked={shown === 'follow'}
+              aria-describedby={followHint}
+              onChange={() => choose(undefined)}
+            />{' '}
+            {t('chat.notifyFollow')}
+          </label>
+        )}
+        {/* Outside the label: the radio's name stays apart from the level of the same words below it. */}
+        {guildId && (
+          <p id={followHint} className="hint">
+            {t('chat.notifyFollowNow', { level: labels[guildLevel(store, guildId)] })}
+          </p>
+        )}
+        {NOTIFY_LEVELS.map((option) => (
+          <label key={option} className="check">
+            <input type="radio" name={`notify-${id}`} checked={shown === option} onChange={() => choose(option)} />{' '}
+            {labels[option]}
+          </label>
+        ))}
+      </fieldset>
       <ErrorNotice error={error} />
       <div className="dialog-actions">
         <button type="button" className="primary" onClick={onClose}>

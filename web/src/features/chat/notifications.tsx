@@ -1,11 +1,17 @@
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { Channel, GuildSettingsChanges, Message, MuteConfig } from '../../api/chat-types.ts';
+import {
+  type Channel,
+  ChannelType,
+  type GuildSettingsChanges,
+  type Message,
+  type MuteConfig,
+} from '../../api/chat-types.ts';
 import { useApp } from '../../app-context.tsx';
 import { channelPath } from './context.ts';
-import type { ChatStore } from './store.ts';
+import { type ChatStore, PRIVATE_SETTINGS } from './store.ts';
 
-/** Muted direct conversations, kept in this browser: the server's settings are per guild. */
+/** Mutes (of guilds, channels and conversations) chosen before they were kept on the server: uploaded once, then removed. */
 const MUTE_KEY = 'hearth.muted';
 /** Levels chosen before they were kept on the server: uploaded once, then removed. */
 const LEVEL_KEY = 'hearth.notify';
@@ -30,11 +36,46 @@ function mutedNow(entry: { muted: boolean; mute_config: MuteConfig | null } | un
   return !end || Date.parse(end) > Date.now();
 }
 
-/** The guild channel `id`'s override in the person's settings, with its guild's id. */
+/**
+ * Which entry of the person's settings holds channel `id`'s override: its guild's, or for a DM or group DM the
+ * direct conversations' (`PRIVATE_SETTINGS`, the server's `guild_id` null).
+ */
+function entryOf(store: ChatStore, id: string): string | undefined {
+  const channel = store.channels.get(id);
+  if (!channel) return undefined;
+  return channel.guild_id ?? (isConversation(channel) ? PRIVATE_SETTINGS : undefined);
+}
+
+function isConversation(channel: Channel): boolean {
+  return channel.type === ChannelType.DM || channel.type === ChannelType.GroupDM;
+}
+
+/** The channel `id`'s override in the person's settings, with the key of the entry that holds it. */
 function overrideOf(store: ChatStore, id: string) {
-  const guildId = store.channels.get(id)?.guild_id;
+  const guildId = entryOf(store, id);
   if (!guildId) return undefined;
   return { guildId, override: store.guildSettings.get(guildId)?.channel_overrides.find((o) => o.channel_id === id) };
+}
+
+/** Whether a guild's settings suppress @everyone / @here pings, or role pings (docs/web.md). */
+export function suppresses(store: ChatStore, guildId: string, what: 'everyone' | 'roles'): boolean {
+  const settings = store.guildSettings.get(guildId);
+  return what === 'everyone' ? !!settings?.suppress_everyone : !!settings?.suppress_roles;
+}
+
+export function setSuppress(store: ChatStore, guildId: string, what: 'everyone' | 'roles', on: boolean) {
+  return store.saveGuildSettings(guildId, what === 'everyone' ? { suppress_everyone: on } : { suppress_roles: on });
+}
+
+/** Whether a category is folded in the channel list (its override's `collapsed`, kept on the server). */
+export function isCollapsed(store: ChatStore, categoryId: string): boolean {
+  return !!overrideOf(store, categoryId)?.override?.collapsed;
+}
+
+export function setCollapsed(store: ChatStore, categoryId: string, collapsed: boolean): Promise<void> {
+  const place = overrideOf(store, categoryId);
+  if (!place) return Promise.resolve();
+  return store.saveGuildSettings(place.guildId, { channel_overrides: { [categoryId]: { collapsed } } });
 }
 
 /**
@@ -63,9 +104,9 @@ export function guildLevel(store: ChatStore, guildId: string): NotifyLevel {
   );
 }
 
-/** A channel's level: its own choice, else its guild's; a direct conversation notifies every message. */
+/** A channel's level: its own choice, else its guild's; a direct conversation's, else every message. */
 export function channelLevel(store: ChatStore, channel: Channel): NotifyLevel {
-  if (!channel.guild_id) return 'all';
+  if (!channel.guild_id) return chosenLevel(store, channel.id) ?? 'all';
   return chosenLevel(store, channel.id) ?? guildLevel(store, channel.guild_id);
 }
 
@@ -97,14 +138,12 @@ function localMutes(): Set<string> {
 }
 
 /**
- * Muted guilds and guild channels (no unread badge, no notification), from the person's settings on the server, so
- * a mute follows the account to every tab and device; a direct conversation's mute is kept in this browser.
+ * Muted guilds, channels and direct conversations (no unread badge, no notification), from the person's settings
+ * on the server, so a mute follows the account to every tab and device.
  */
 export function isMuted(store: ChatStore, id: string): boolean {
   if (store.guilds.has(id)) return mutedNow(store.guildSettings.get(id));
-  const place = overrideOf(store, id);
-  if (place) return mutedNow(place.override);
-  return localMutes().has(id);
+  return mutedNow(overrideOf(store, id)?.override);
 }
 
 export function setMuted(store: ChatStore, id: string, muted: boolean): Promise<void> {
@@ -113,17 +152,13 @@ export function setMuted(store: ChatStore, id: string, muted: boolean): Promise<
   if (store.guilds.has(id)) return store.saveGuildSettings(id, change);
   const place = overrideOf(store, id);
   if (place) return store.saveGuildSettings(place.guildId, { channel_overrides: { [id]: change } });
-  const set = localMutes();
-  if (muted) set.add(id);
-  else set.delete(id);
-  window.localStorage.setItem(MUTE_KEY, JSON.stringify([...set]));
-  store.changed();
   return Promise.resolve();
 }
 
 /**
  * Mutes and levels chosen in this browser before the server kept them are sent to it once, after READY, then
- * forgotten here (but a direct conversation's mute, which stays in this browser).
+ * forgotten here: a direct conversation's mute goes to the conversations' entry. Ids of places the person is no
+ * longer in are dropped.
  */
 export async function uploadLocalChoices(store: ChatStore): Promise<void> {
   const muted = localMutes();
@@ -135,13 +170,9 @@ export async function uploadLocalChoices(store: ChatStore): Promise<void> {
   }
   const ids = new Set([...muted, ...Object.keys(levels)]);
   const changes = new Map<string, GuildSettingsChanges>();
-  const keptHere: string[] = [];
   for (const id of ids) {
-    const guildId = store.guilds.has(id) ? id : store.channels.get(id)?.guild_id;
-    if (!guildId) {
-      if (muted.has(id) && store.channels.has(id)) keptHere.push(id);
-      continue;
-    }
+    const guildId = store.guilds.has(id) ? id : entryOf(store, id);
+    if (!guildId) continue;
     const change: { muted?: boolean; message_notifications?: number } = {};
     if (muted.has(id)) change.muted = true;
     const level = levels[id];
@@ -152,7 +183,7 @@ export async function uploadLocalChoices(store: ChatStore): Promise<void> {
     changes.set(guildId, entry);
   }
   if (ids.size === 0) return;
-  window.localStorage.setItem(MUTE_KEY, JSON.stringify(keptHere));
+  window.localStorage.removeItem(MUTE_KEY);
   window.localStorage.removeItem(LEVEL_KEY);
   await Promise.all([...changes].map(([guildId, change]) => store.saveGuildSettings(guildId, change)));
 }
@@ -177,9 +208,10 @@ export function useNotifications(store: ChatStore, activeChannelId: string | nul
       const onScreen = document.visibilityState === 'visible' && activeChannelId === channel.id;
       if (onScreen) return;
       const direct = !channel.guild_id;
-      const mentioned = message.mention_everyone || message.mentions.some((u) => u.id === store.me);
+      // Suppressed @everyone / role pings are no mention here (the guild's settings).
+      const mentioned = store.mentionsMe(message);
       const level = channelLevel(store, channel);
-      if (level === 'nothing' || (level === 'mentions' && !direct && !mentioned)) return;
+      if (level === 'nothing' || (level === 'mentions' && !mentioned)) return;
       const who = store.displayName(message.author.id, channel.guild_id);
       const where = direct ? who : `${who} (#${channel.name})`;
       const note = new Notification(where, { body: message.content.slice(0, 200), tag: message.id });

@@ -144,7 +144,8 @@ export class ChatStore {
   readonly notes = new Map<string, string>();
   /**
    * The person's notification settings by guild (READY `user_guild_settings`, USER_GUILD_SETTINGS_UPDATE): kept on
-   * the server, so a mute follows the account to every tab and device.
+   * the server, so a mute follows the account to every tab and device. The direct conversations' entry (the
+   * server's `guild_id` null) is kept under `PRIVATE_SETTINGS` ('@me').
    */
   readonly guildSettings = new Map<string, GuildNotificationSettings>();
   /** The person's own order of guilds (READY `user_settings.guild_positions`, USER_SETTINGS_UPDATE). */
@@ -319,6 +320,7 @@ export class ChatStore {
    * sessions follow through USER_GUILD_SETTINGS_UPDATE. Refused, they go back as they were.
    */
   async saveGuildSettings(guildId: string, changes: GuildSettingsChanges): Promise<void> {
+    // '@me': the direct conversations' entry (PATCH /users/@me/guilds/@me/settings).
     const before = this.guildSettings.get(guildId);
     const shown = mergeGuildSettings(before ?? defaultGuildSettings(guildId), changes);
     this.guildSettings.set(guildId, shown);
@@ -338,9 +340,10 @@ export class ChatStore {
 
   /** Keeps the newer of two versions (an answer and its event can come in either order). */
   private putGuildSettings(settings: GuildNotificationSettings): void {
-    const known = this.guildSettings.get(settings.guild_id);
+    const key = settings.guild_id ?? PRIVATE_SETTINGS;
+    const known = this.guildSettings.get(key);
     if (known && known.version > settings.version) return;
-    this.guildSettings.set(settings.guild_id, settings);
+    this.guildSettings.set(key, settings);
   }
 
   privateChannels(): Channel[] {
@@ -919,7 +922,7 @@ export class ChatStore {
     }
     this.guildSettings.clear();
     for (const settings of ready.user_guild_settings?.entries ?? [])
-      this.guildSettings.set(settings.guild_id, settings);
+      this.guildSettings.set(settings.guild_id ?? PRIVATE_SETTINGS, settings);
     for (const presence of ready.presences ?? []) this.setPresence(presence);
     for (const [id, note] of Object.entries(ready.notes ?? {})) this.notes.set(id, note);
     this.guildPositions = ready.user_settings?.guild_positions ?? [];
@@ -998,9 +1001,15 @@ export class ChatStore {
     void this.loadRelationships();
   }
 
-  private mentionsMe(message: Message): boolean {
-    if (message.mention_everyone) return true;
+  /**
+   * Whether a message pings the person: by name, or by @everyone / @here or a role of theirs unless the guild's
+   * settings suppress those (`suppress_everyone`, `suppress_roles`).
+   */
+  mentionsMe(message: Message): boolean {
     if (message.mentions.some((u) => u.id === this.me)) return true;
+    const settings = message.guild_id ? this.guildSettings.get(message.guild_id) : undefined;
+    if (message.mention_everyone && !settings?.suppress_everyone) return true;
+    if (settings?.suppress_roles) return false;
     const member = message.guild_id ? this.guilds.get(message.guild_id)?.members.get(this.me) : undefined;
     return !!member && message.mention_roles.some((r) => member.roles.includes(r));
   }
@@ -1327,10 +1336,13 @@ function keepRecent<V>(map: Map<string, V>, key: string, value: V): void {
   }
 }
 
-/** A guild's settings before the person changed any (the server's defaults). */
+/** The key of the direct conversations' settings in `ChatStore.guildSettings` (the server's `guild_id` null). */
+export const PRIVATE_SETTINGS = '@me';
+
+/** A guild's settings (or, for `PRIVATE_SETTINGS`, the conversations') before the person changed any. */
 export function defaultGuildSettings(guildId: string): GuildNotificationSettings {
   return {
-    guild_id: guildId,
+    guild_id: guildId === PRIVATE_SETTINGS ? null : guildId,
     muted: false,
     mute_config: null,
     message_notifications: 3,
