@@ -12,8 +12,11 @@ import {
 } from 'werift';
 import {
   checkCertificateVerify,
+  checkClientFinished,
   checkPeerSignatureHooks,
+  finishedVerifyData,
   PeerSignatureError,
+  prfSha256,
   verifyPeerSignatures,
 } from '../../src/domains/voice/sfu/dtls-peer-signature.ts';
 import { memoryTransportPair } from '../support/memory-transport.ts';
@@ -65,7 +68,7 @@ const ALERT = 21;
 const HANDSHAKE = 22;
 
 /** A flipped last byte: still a well-formed DER ECDSA signature, by the right key, over the wrong value. */
-function corrupt(signature: Buffer): Buffer {
+function corrupt(signature: Buffer): Buffer<ArrayBuffer> {
   const copy = Buffer.from(signature);
   copy[copy.length - 1] = (copy[copy.length - 1] ?? 0) ^ 1;
   return copy;
@@ -118,6 +121,19 @@ describe('the DTLS peer’s handshake signature (docs/voice.md#join-admission)',
     assert.doesNotThrow(() => checkPeerSignatureHooks());
   });
 
+  it('the load-time check throws when werift’s client would make its Finished another way', () => {
+    const original = CipherContext.prototype.verifyData;
+    CipherContext.prototype.verifyData = function (this: CipherContext, buf: Buffer) {
+      return original.call(this, Buffer.concat([buf, Buffer.from([0])]));
+    };
+    try {
+      assert.throws(() => checkPeerSignatureHooks(), /DtlsClient\.cipher\.verifyData as TLS 1\.2's PRF-SHA256/);
+    } finally {
+      CipherContext.prototype.verifyData = original;
+    }
+    assert.doesNotThrow(() => checkPeerSignatureHooks());
+  });
+
   it('a genuine handshake connects, both sides checking, and agrees on its keys', async () => {
     const pair = sockets();
     const refusals: PeerSignatureError[] = [];
@@ -146,6 +162,21 @@ describe('the DTLS peer’s handshake signature (docs/voice.md#join-admission)',
     assert.throws(() => checkCertificateVerify(altered, clientDer), /does not verify/);
     const withoutVerify = handshakes.filter((h) => h.msg_type !== 15);
     assert.throws(() => checkCertificateVerify(withoutVerify, clientDer), /without CertificateVerify/);
+    // The client's Finished: it verifies with the server's master secret over its own cache, not otherwise.
+    const masterSecret = (pair.server as unknown as { cipher: { masterSecret: Buffer } }).cipher.masterSecret;
+    assert.equal(masterSecret.length, 48);
+    assert.doesNotThrow(() => checkClientFinished(handshakes, masterSecret));
+    assert.throws(() => checkClientFinished(handshakes, corrupt(masterSecret)), /client Finished does not verify/);
+    assert.throws(() => checkClientFinished(altered, masterSecret), /client Finished does not verify/);
+    assert.throws(
+      () =>
+        checkClientFinished(
+          handshakes.filter((h) => h.msg_type !== 20),
+          masterSecret,
+        ),
+      /no client Finished/,
+    );
+    assert.throws(() => checkClientFinished(handshakes, undefined), /no client Finished or master secret/);
     pair.server.close();
     pair.client.close();
   });
@@ -186,6 +217,89 @@ describe('the DTLS peer’s handshake signature (docs/voice.md#join-admission)',
     assert.deepEqual(records(pair.sent.server, ALERT), []);
     pair.server.close();
     pair.client.close();
+  });
+
+  it('as server: a client whose Finished verify_data has one flipped byte is refused with an alert, never connected', async () => {
+    const pair = sockets();
+    const refusals: PeerSignatureError[] = [];
+    verifyPeerSignatures(pair.server, (e) => refusals.push(e));
+    // The plaintext verify_data is altered before werift encrypts the Finished: the record decrypts fine.
+    const cipher = (pair.client as unknown as { cipher: CipherContext }).cipher;
+    let made = 0;
+    cipher.verifyData = (buf: Buffer) => {
+      made++;
+      return corrupt(CipherContext.prototype.verifyData.call(cipher, buf));
+    };
+    start(pair);
+    const seen = await pair.outcome;
+    assert.equal(made, 1, 'the client made one Finished');
+    assert.deepEqual(seen.connected, []);
+    assert.deepEqual(seen.failed, ['server']);
+    assert.deepEqual(records(pair.sent.server, ALERT), [[0, '0233']]);
+    assert.deepEqual(
+      records(pair.sent.server, HANDSHAKE).filter(([epoch]) => epoch > 0),
+      [],
+    );
+    assert.deepEqual(
+      refusals.map((e) => [e.message, e.alert]),
+      [['client Finished does not verify', 51]],
+    );
+    pair.server.close();
+    pair.client.close();
+  });
+
+  it('as server: a client whose Finished covers another transcript (one flipped byte) is refused', async () => {
+    const pair = sockets();
+    const refusals: PeerSignatureError[] = [];
+    verifyPeerSignatures(pair.server, (e) => refusals.push(e));
+    const cipher = (pair.client as unknown as { cipher: CipherContext }).cipher;
+    cipher.verifyData = (buf: Buffer) => CipherContext.prototype.verifyData.call(cipher, corrupt(buf));
+    start(pair);
+    const seen = await pair.outcome;
+    assert.deepEqual(seen.connected, []);
+    assert.deepEqual(seen.failed, ['server']);
+    assert.deepEqual(records(pair.sent.server, ALERT), [[0, '0233']]);
+    assert.deepEqual(
+      refusals.map((e) => [e.message, e.alert]),
+      [['client Finished does not verify', 51]],
+    );
+    pair.server.close();
+    pair.client.close();
+  });
+
+  it('without the check, werift’s server connects a client whose Finished is wrong (the gap)', async () => {
+    const pair = sockets();
+    const cipher = (pair.client as unknown as { cipher: CipherContext }).cipher;
+    cipher.verifyData = (buf: Buffer) => corrupt(CipherContext.prototype.verifyData.call(cipher, buf));
+    start(pair);
+    const seen = await pair.outcome;
+    assert.deepEqual(seen.connected, ['server', 'client']);
+    assert.deepEqual(records(pair.sent.server, ALERT), []);
+    pair.server.close();
+    pair.client.close();
+  });
+
+  it('the PRF is TLS 1.2’s (a published P_SHA256 vector) and werift’s client Finished is made with it', () => {
+    const out = prfSha256(
+      Buffer.from('9bbe436ba940f017b17652849a71db35', 'hex'),
+      'test label',
+      Buffer.from('a0ba9f936cda311827a6f796ffd5198c', 'hex'),
+      100,
+    );
+    assert.equal(
+      out.toString('hex'),
+      'e3f229ba727be17b8d122620557cd453c2aab21d07c3d495329b52d4e61edb5a6b301791e90d35c9c9a46b4e14baf9af0fa022f7' +
+        '077def17abfd3797c0564bab4fbc91666e9def9b97fce34f796789baa48082d122ee42c5a72e5a5110fff70187347b66',
+    );
+    const client = sockets().client;
+    const cipher = (client as unknown as { cipher: CipherContext }).cipher;
+    cipher.masterSecret = Buffer.alloc(48, 3);
+    const transcript = Buffer.from('any handshake bytes');
+    assert.deepEqual(
+      Buffer.from(cipher.verifyData(transcript)),
+      finishedVerifyData(cipher.masterSecret, 'client', transcript),
+    );
+    client.close();
   });
 
   it('as client: a server whose ServerKeyExchange signature does not verify is refused before the Finished', async () => {

@@ -1,4 +1,4 @@
-import { type KeyObject, verify, X509Certificate } from 'node:crypto';
+import { createHash, createHmac, type KeyObject, timingSafeEqual, verify, X509Certificate } from 'node:crypto';
 import { DtlsClient, DtlsServer } from 'werift';
 
 /**
@@ -8,6 +8,9 @@ import { DtlsClient, DtlsServer } from 'werift';
  * who saw the SDP can present. A handshake whose signature is missing or wrong is aborted before this side's
  * Finished: a fatal alert goes to the peer, the DTLS transport fails, no SRTP keys are made.
  *
+ * As server, werift does not check the client's Finished either (it logs it): its verify_data, the PRF over the
+ * handshake transcript (RFC 5246 §7.4.9), is checked here too, with the same refusal.
+ *
  * Where: werift's handshake code is bundle-local; what is reachable is the socket's own `onHandleHandshakes` and
  * `cipher` (instance properties). Each side calls `cipher.verifyData` exactly once per handshake, to make its
  * Finished, once every message of the peer's flight is there (werift waits for them) — the check runs first.
@@ -16,6 +19,9 @@ import { DtlsClient, DtlsServer } from 'werift';
 /** Handshake message types (RFC 5246 §7.4). */
 const SERVER_KEY_EXCHANGE = 12;
 const CERTIFICATE_VERIFY = 15;
+const FINISHED = 20;
+/** verify_data_length of every TLS 1.2 suite werift has (RFC 5246 §7.4.9). */
+const VERIFY_DATA_LENGTH = 12;
 /** Alert (RFC 5246 §7.2): content type, level fatal, descriptions. */
 const ALERT = 21;
 const FATAL = 2;
@@ -34,6 +40,8 @@ interface CachedHandshake {
 
 interface CipherParts {
   verifyData(buf: Buffer): Buffer;
+  /** Set once the peer's key exchange is in (werift's own field). */
+  masterSecret?: Buffer;
   remoteCertificate?: Buffer;
   localRandom?: { serialize(): Buffer };
   remoteRandom?: { serialize(): Buffer };
@@ -46,7 +54,7 @@ interface SocketParts {
   transport: { send(buf: Buffer): Promise<unknown> };
 }
 
-/** Why the peer's signature does not verify, or undefined when it does. */
+/** Why the peer's handshake signature, or the client's Finished, does not verify. */
 export class PeerSignatureError extends Error {
   constructor(
     message: string,
@@ -131,6 +139,50 @@ export function checkServerKeyExchange(
     throw new PeerSignatureError('ServerKeyExchange signature does not verify', DECRYPT_ERROR);
 }
 
+/** TLS 1.2's PRF with SHA-256 (RFC 5246 §5): P_SHA256(secret, label + seed), cut to `length` bytes. */
+export function prfSha256(secret: Buffer, label: string, seed: Buffer, length: number): Buffer {
+  const labelled = Buffer.concat([Buffer.from(label, 'ascii'), seed]);
+  const chunks: Buffer[] = [];
+  let produced = 0;
+  let a = labelled;
+  while (produced < length) {
+    a = createHmac('sha256', secret).update(a).digest();
+    const chunk = createHmac('sha256', secret).update(a).update(labelled).digest();
+    chunks.push(chunk);
+    produced += chunk.length;
+  }
+  return Buffer.concat(chunks).subarray(0, length);
+}
+
+/**
+ * A Finished's verify_data (RFC 5246 §7.4.9): PRF(master_secret, "client finished" or "server finished",
+ * SHA-256(handshake messages)); in DTLS the messages with their handshake headers (RFC 6347 §4.2.6), as werift caches
+ * them.
+ */
+export function finishedVerifyData(masterSecret: Buffer, sender: 'client' | 'server', transcript: Buffer): Buffer {
+  const hash = createHash('sha256').update(transcript).digest();
+  return prfSha256(masterSecret, `${sender} finished`, hash, VERIFY_DATA_LENGTH);
+}
+
+/**
+ * The server's check of the client's Finished: its verify_data must be the PRF over every handshake message before
+ * it, as this side cached them, under the master secret this side derived. A client that does not hold the keys it
+ * claims, or saw other handshake messages than this side sent and received (a tampered or spliced transcript),
+ * fails here. `handshakes`: the cache when this side makes its Finished. Throws PeerSignatureError.
+ */
+export function checkClientFinished(handshakes: CachedHandshake[], masterSecret: Buffer | undefined): void {
+  const at = handshakes.findIndex((h) => h.msg_type === FINISHED);
+  if (at < 0 || !masterSecret) throw new PeerSignatureError('no client Finished or master secret', HANDSHAKE_FAILURE);
+  const received = handshakes[at]?.fragment ?? Buffer.alloc(0);
+  const expected = finishedVerifyData(
+    masterSecret,
+    'client',
+    Buffer.concat(handshakes.slice(0, at).map((h) => h.serialize())),
+  );
+  if (received.length !== expected.length || !timingSafeEqual(received, expected))
+    throw new PeerSignatureError('client Finished does not verify', DECRYPT_ERROR);
+}
+
 /** A plaintext fatal alert record at the current epoch (this side has not sent its ChangeCipherSpec's Finished). */
 function alertRecord(socket: SocketParts, description: number): Buffer {
   const record = Buffer.alloc(13 + 2);
@@ -158,8 +210,8 @@ function isSocket(socket: unknown): socket is SocketParts {
 }
 
 /**
- * Makes this DTLS socket (a werift DtlsServer or DtlsClient) check its peer's handshake signature before its own
- * Finished; `onRefused` hears of each handshake it aborts. After a refusal the socket ignores every later record:
+ * Makes this DTLS socket (a werift DtlsServer or DtlsClient) check its peer's handshake signature — and, as server,
+ * the client's Finished — before its own Finished; `onRefused` hears of each handshake it aborts. After a refusal the socket ignores every later record:
  * a retransmitted Finished would otherwise make werift's server call itself connected.
  */
 export function verifyPeerSignatures(socket: unknown, onRefused: (error: PeerSignatureError) => void = () => {}): void {
@@ -176,8 +228,10 @@ export function verifyPeerSignatures(socket: unknown, onRefused: (error: PeerSig
     cipher.verifyData = (buf) => {
       try {
         const handshakes = socket.dtls.sortedHandshakeCache;
-        if (server) checkCertificateVerify(handshakes, cipher.remoteCertificate);
-        else
+        if (server) {
+          checkCertificateVerify(handshakes, cipher.remoteCertificate);
+          checkClientFinished(handshakes, cipher.masterSecret);
+        } else
           checkServerKeyExchange(
             handshakes,
             cipher.remoteCertificate,
@@ -207,6 +261,25 @@ export function verifyPeerSignatures(socket: unknown, onRefused: (error: PeerSig
 }
 
 /**
+ * Whether werift's client makes its Finished the way `checkClientFinished` expects it: the same verify_data for a
+ * made-up master secret and transcript (the client's Finished is checked against this very computation).
+ */
+function clientFinishedMatches(cipher: CipherParts): boolean {
+  const masterSecret = Buffer.alloc(48, 0x5a);
+  const transcript = Buffer.from('hearth: client finished check');
+  const saved = cipher.masterSecret;
+  cipher.masterSecret = masterSecret;
+  try {
+    const made = Buffer.from(cipher.verifyData(transcript));
+    return made.equals(finishedVerifyData(masterSecret, 'client', transcript));
+  } catch {
+    return false;
+  } finally {
+    cipher.masterSecret = saved;
+  }
+}
+
+/**
  * Throws, naming what is missing, when werift's DTLS sockets no longer have the parts `verifyPeerSignatures` hooks:
  * a werift upgrade must not silently bring back handshakes whose peer proves nothing. Called where werift is first
  * loaded (`participant.ts`).
@@ -231,6 +304,8 @@ export function checkPeerSignatureHooks(): void {
     if (!Array.isArray(s.dtls?.sortedHandshakeCache)) missing.push(`${name}.dtls.sortedHandshakeCache`);
     if (typeof s.dtls?.recordSequenceNumber !== 'number') missing.push(`${name}.dtls.recordSequenceNumber`);
     if (typeof s.transport?.send !== 'function') missing.push(`${name}.transport.send`);
+    if (name === 'DtlsClient' && typeof s.cipher?.verifyData === 'function' && !clientFinishedMatches(s.cipher))
+      missing.push(`${name}.cipher.verifyData as TLS 1.2's PRF-SHA256 "client finished"`);
   }
   if (missing.length > 0)
     throw new Error(`dtls-peer-signature: werift no longer has ${missing.join(', ')} (docs/voice.md#join-admission)`);

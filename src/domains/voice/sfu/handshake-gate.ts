@@ -25,7 +25,7 @@ export class HandshakeGate {
     return this.waiting.length;
   }
 
-  /** DTLS handshakes aborted because the client's CertificateVerify did not verify (docs/voice.md#join-admission). */
+  /** DTLS handshakes aborted: the client's CertificateVerify or Finished did not verify (docs/voice.md#join-admission). */
   get refused(): number {
     return this.refusedCount;
   }

@@ -99,7 +99,7 @@ export class VoiceSignallingServer {
     participants: number;
     forwarded: number;
     dropped: number;
-    /** `refused`: handshakes aborted since start, the client's signature missing or wrong. */
+    /** `refused`: handshakes aborted since start, the client's signature or Finished missing or wrong. */
     handshakes: { inProgress: number; queued: number; refused: number };
     /** Members by peer-connection state (`new`, `connecting`, `connected`, `failed` …): why a step of the bench broke. */
     connections: Record<string, number>;
