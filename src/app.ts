@@ -87,6 +87,8 @@ export interface StartOptions {
   database?: Database;
   /** Gateway tuning (tests shorten the heartbeat timers); defaults are the protocol's. */
   gateway?: GatewayOptions;
+  /** SFU tuning (tests shorten the time a member's media has to connect, docs/voice.md#join-admission). */
+  voice?: { mediaConnectLimitMs?: number };
 }
 
 export interface RunningApp {
@@ -377,6 +379,17 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
           const ip = clientIp(request.socket.remoteAddress, request.headers['x-forwarded-for'], config.trustedProxies);
           return !(await services.banCheck(ip, toIpKey(ip), clock.now()));
         },
+        // A member whose media never connected leaves the voice channel, as at a leave (docs/voice.md#join-admission).
+        onMediaFailed: ({ guildId, channelId, userId, sessionId }) => {
+          const left =
+            guildId === null
+              ? services.calls.leave(channelId, userId, sessionId)
+              : services.voice.leaveFailedMedia(guildId, channelId, userId, sessionId);
+          left.catch((error) =>
+            log.error('voice leave after failed media failed', { error: (error as Error).message }),
+          );
+        },
+        ...(options.voice?.mediaConnectLimitMs ? { mediaConnectLimitMs: options.voice.mediaConnectLimitMs } : {}),
       })
     : undefined;
   sfu?.attach(http.server, { alone: !gateway });

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type RunningApp, startApp } from '../../src/app.ts';
+import { type RunningApp, type StartOptions, startApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import type { GatewayOptions } from '../../src/gateway/gateway-server.ts';
 import type { Database } from '../../src/platform/db/database.ts';
@@ -46,7 +46,7 @@ export interface TestServer {
  */
 export async function startTestServer(
   env: Record<string, string> = {},
-  options: { secrets?: TestSecrets; gateway?: GatewayOptions } = {},
+  options: { secrets?: TestSecrets; gateway?: GatewayOptions; voice?: StartOptions['voice'] } = {},
 ): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'hearth-test-'));
   const adminUrl = process.env.TEST_DATABASE_URL;
@@ -82,6 +82,7 @@ export async function startTestServer(
     logger: createLogger(config.logLevel, { format: config.logFormat }),
     ...(database ? { database } : {}),
     ...(options.gateway ? { gateway: options.gateway } : {}),
+    ...(options.voice ? { voice: options.voice } : {}),
   });
   if (!explicitPublicUrl) {
     config.publicUrl = app.url;

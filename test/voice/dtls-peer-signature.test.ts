@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CipherContext, DtlsClient, type RTCDtlsTransport, type RTCPeerConnection } from 'werift';
-import type { GatewayClient } from '../gateway/gateway-client.ts';
+import { type Frame, type GatewayClient, readyClient } from '../gateway/gateway-client.ts';
 import { as, join, newGuild, ok } from '../support/chat.ts';
 import { registerUser, type TestUser } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -12,6 +12,8 @@ let server: TestServer;
 let owner: TestUser;
 let guild: { id: string; system_channel_id: string };
 let room: string;
+/** The owner's gateway session: what the guild hears of who is in voice. */
+let observer: GatewayClient;
 const gateways: GatewayClient[] = [];
 const voices: VoiceTestClient[] = [];
 
@@ -65,7 +67,17 @@ before(async () => {
   owner = await registerUser(server);
   guild = await newGuild(server, owner);
   room = (await ok(as(server, owner, 'POST', `/guilds/${guild.id}/channels`, { name: 'talk', type: 2 }))).id;
+  ({ client: observer } = await readyClient(server, owner.token));
+  gateways.push(observer);
 });
+
+/** A VOICE_STATE_UPDATE of the guild for `userId` in `channelId` (null: they left). */
+function voiceUpdate(userId: string, channelId: string | null): (f: Frame) => boolean {
+  return (f) =>
+    f.t === 'VOICE_STATE_UPDATE' &&
+    (f.d as { user_id?: string }).user_id === userId &&
+    (f.d as { channel_id?: string | null }).channel_id === channelId;
+}
 
 after(async () => {
   await closeVoice({ gateways, voices });
@@ -115,5 +127,32 @@ describe('the client’s DTLS CertificateVerify (docs/voice.md#join-admission)',
     assert.equal(honest.received.get(liarUser.id) ?? 0, 0, 'nobody hears the liar');
     // (werift's peer connection may still say `connected`: it skips DTLS when ICE is connected at a renegotiation.)
     assert.ok(!lie.dtlsStates.includes('connected'), `the liar's DTLS states: ${lie.dtlsStates.join(', ')}`);
+
+    // The refused member is out of the room and of the voice channel, as at a leave: the guild hears it.
+    const left = (await observer.next(voiceUpdate(liarUser.id, null), 5000)).d as Record<string, unknown>;
+    assert.equal(left.guild_id, guild.id);
+    assert.equal(left.channel_id, null);
+    assert.equal((left.member as { user: { id: string } }).user.id, liarUser.id);
+    assert.deepEqual(await liar.closed, { code: 4014, reason: 'Media connection failed' });
+    assert.deepEqual(
+      liar.messages.filter((m) => m.op === 'closed'),
+      [{ op: 'closed', d: { reason: 'failed' } }],
+    );
+    assert.equal(stats().participants, 2, 'the speaker and the honest member stay in the room');
+    // Only the liar left: a session identifying now sees the two others in the channel, and not the liar.
+    assert.ok(await observer.nothing((f) => f.t === 'VOICE_STATE_UPDATE' && (f.d as any).channel_id === null));
+    const { client: late, ready } = await readyClient(server, owner.token);
+    gateways.push(late);
+    const listed = (ready.d as any).guilds.find((g: { id: string }) => g.id === guild.id).voice_states as {
+      user_id: string;
+      channel_id: string;
+    }[];
+    assert.deepEqual(
+      listed.map((v) => [v.user_id, v.channel_id]).sort(),
+      [
+        [speakerUser.id, room],
+        [honestUser.id, room],
+      ].sort(),
+    );
   });
 });

@@ -129,6 +129,20 @@ export class VoiceService {
   }
 
   /**
+   * The SFU gave up on this session's media in this channel (docs/voice.md#join-admission): the voice state goes as
+   * at a leave, VOICE_STATE_UPDATE with `channel_id: null` to the guild, unless it is no longer that session's in
+   * that channel (the member moved or joined again meanwhile). True when it went.
+   */
+  async leaveFailedMedia(guildId: string, channelId: string, userId: string, sessionId: string): Promise<boolean> {
+    const current = await this.deps.store.get(guildId, userId);
+    if (!current || current.channel_id !== channelId || current.session_id !== sessionId) return false;
+    const removed = await this.deps.store.remove(guildId, userId, sessionId);
+    if (!removed) return false;
+    await this.announceLeft(removed);
+    return true;
+  }
+
+  /**
    * PATCH /guilds/{id}/members/{uid} `channel_id` (move or disconnect), checked before anything is written:
    * the caller needs MOVE_MEMBERS, the target must be connected, and the caller must be able to connect to
    * the destination.

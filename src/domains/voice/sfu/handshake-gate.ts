@@ -60,3 +60,9 @@ export class HandshakeGate {
 export const HANDSHAKE_LIMIT = 8;
 /** A handshake that has not finished after this long gives its slot back (ICE gives up on its own later). */
 export const HANDSHAKE_HOLD_LIMIT_MS = 5000;
+/**
+ * A member whose media is not connected this long after the server's first offer (the answer, ICE and the DTLS
+ * handshake) is removed from the room and the voice channel, as at a leave (docs/voice.md#join-admission). Above
+ * the 15 s the server waits for an answer, with room for ICE and DTLS after a late one.
+ */
+export const MEDIA_CONNECT_LIMIT_MS = 20_000;

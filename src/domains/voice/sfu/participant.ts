@@ -13,7 +13,7 @@ import type WebSocket from 'ws';
 import { checkPeerSignatureHooks } from './dtls-peer-signature.ts';
 import { keepEarlyDtls } from './early-dtls.ts';
 import { AudioFastPath, type OutgoingRtp } from './fast-forward.ts';
-import type { HandshakeGate } from './handshake-gate.ts';
+import { type HandshakeGate, MEDIA_CONNECT_LIMIT_MS } from './handshake-gate.ts';
 import { announceAddresses, audioLevel, peerConfig, type SfuNetworkSettings } from './media-config.ts';
 import { type MediaKind, UPSTREAM_KINDS } from './media-kinds.ts';
 import { forgoUnconfiguredStun } from './stun-server.ts';
@@ -53,6 +53,9 @@ export interface LayeredPacket {
   meter: LayerMeter;
 }
 
+/** Why a member's media never connected (docs/voice.md#join-admission). */
+export type MediaFailure = 'refused' | 'failed' | 'timeout';
+
 /** Speaking indicator: louder than this (dBov, 0 = loudest) counts as speech; a short hangover avoids flicker. */
 const SPEECH_LEVEL = 60;
 const SPEAKING_HANGOVER_MS = 400;
@@ -68,6 +71,12 @@ export class Participant {
   onRtp: ((kind: MediaKind, packet: RtpPacket, mimeType: string | undefined) => void) | undefined;
   onSpeaking: ((speaking: boolean) => void) | undefined;
   onPictureLoss: ((publisherId: string, kind: MediaKind) => void) | undefined;
+  /**
+   * This member's media never connected (docs/voice.md#join-admission): its DTLS handshake was refused, its peer
+   * connection failed before it was ever connected, or it was not connected `connectLimitMs` after the first offer.
+   * Called at most once, never after `close()`; the signalling server then removes the member.
+   */
+  onMediaFailed: ((reason: MediaFailure) => void) | undefined;
   /** The bandwidth this member's client estimates it can receive (REMB, bits/s); undefined until it says. */
   receiveBandwidth: number | undefined;
   private readonly upstream = new Map<MediaKind, { transceiver: RTCRtpTransceiver; ssrc: number | undefined }>();
@@ -85,6 +94,10 @@ export class Participant {
   /** Gives back this member's join-admission slot (docs/voice.md#join-admission); set while it holds one. */
   private releaseHandshake: (() => void) | undefined;
   private admitted = false;
+  /** Connected once (ICE and DTLS): a later failure is not a failed join. */
+  private connectedOnce = false;
+  private failed = false;
+  private connectTimer: NodeJS.Timeout | undefined;
 
   constructor(
     readonly userId: string,
@@ -92,10 +105,16 @@ export class Participant {
     private readonly ws: WebSocket,
     private readonly network: SfuNetworkSettings,
     private readonly handshakes?: HandshakeGate,
+    /** How long after the first offer the media must be connected (docs/voice.md#join-admission). */
+    private readonly connectLimitMs = MEDIA_CONNECT_LIMIT_MS,
   ) {
     this.pc = new RTCPeerConnection(peerConfig(network));
     this.pc.connectionStateChange.subscribe((state) => {
       if (state === 'connected' || state === 'failed' || state === 'closed') this.endHandshake();
+      if (state === 'connected') {
+        this.connectedOnce = true;
+        clearTimeout(this.connectTimer);
+      } else if (state === 'failed') this.mediaFailed('failed');
     });
     for (const kind of UPSTREAM_KINDS) {
       const transceiver = this.pc.addTransceiver(kind === 'audio' ? 'audio' : 'video', { direction: 'recvonly' });
@@ -113,7 +132,11 @@ export class Participant {
     // Every m-line shares one transport (max-bundle), created with the first transceiver above.
     const transport = this.upstream.get('audio')?.transceiver.dtlsTransport;
     transport?.onRtcp.subscribe((packet) => this.clientFeedback(packet));
-    if (transport) keepEarlyDtls(transport, () => this.handshakes?.countRefused());
+    if (transport)
+      keepEarlyDtls(transport, () => {
+        this.handshakes?.countRefused();
+        this.mediaFailed('refused');
+      });
     // The one ICE transport exists now, before the first offer gathers.
     forgoUnconfiguredStun(this.pc, network.iceServers);
   }
@@ -252,8 +275,17 @@ export class Participant {
     if (this.closed) return;
     this.closed = true;
     this.pendingAnswer = undefined;
+    clearTimeout(this.connectTimer);
     this.endHandshake();
     this.pc.close().catch(() => {});
+  }
+
+  /** The first failure of a member never connected, reported once (a refusal also makes the connection `failed`). */
+  private mediaFailed(reason: MediaFailure): void {
+    if (this.closed || this.connectedOnce || this.failed) return;
+    this.failed = true;
+    clearTimeout(this.connectTimer);
+    this.onMediaFailed?.(reason);
   }
 
   /** Connected (ICE and DTLS done), failed or closed: the next joiner may start its handshake. */
@@ -287,6 +319,9 @@ export class Participant {
       this.pendingAnswer = resolve;
     });
     this.send('offer', { sdp: announceAddresses(local.sdp, this.network.announcedAddresses), upstream, tracks });
+    // The bound on joining starts at the first offer: a member waiting for admission has nothing to connect yet.
+    if (!this.connectTimer && !this.connectedOnce)
+      this.connectTimer = setTimeout(() => this.mediaFailed('timeout'), this.connectLimitMs);
     const sdp = await Promise.race([answer, new Promise<string>((_, reject) => setTimeout(reject, 15_000))]);
     if (this.closed) return;
     await this.pc.setRemoteDescription({ type: 'answer', sdp });

@@ -9,7 +9,7 @@ import type { StoredVoiceState, VoiceStateStore } from '../../../platform/state/
 import { DISPATCH_TOPIC } from '../../events/dispatch.ts';
 import { HANDSHAKE_HOLD_LIMIT_MS, HANDSHAKE_LIMIT, HandshakeGate } from './handshake-gate.ts';
 import type { SfuNetworkSettings } from './media-config.ts';
-import type { ForwardingFlags, Participant } from './participant.ts';
+import type { ForwardingFlags, MediaFailure, Participant } from './participant.ts';
 import { Room } from './room.ts';
 
 /** The path of the media endpoint announced in VOICE_SERVER_UPDATE. */
@@ -24,6 +24,8 @@ export const VOICE_CLOSE = {
   SESSION_REPLACED: { code: 4006, reason: 'Session no longer valid' },
   /** The room was moved to another voice node (docs/voice.md#failover); the member has a token for it. */
   ROOM_MOVED: { code: 4006, reason: 'Room moved to another voice node' },
+  /** The member's media never connected (docs/voice.md#join-admission); their voice state was cleared. */
+  MEDIA_FAILED: { code: 4014, reason: 'Media connection failed' },
 } as const;
 
 const IDENTIFY_TIMEOUT_MS = 10_000;
@@ -41,6 +43,22 @@ export interface SignallingDeps {
   onActive?: (guildId: string, userId: string) => void;
   /** Refuses an upgrade from a banned address (the same check as the Gateway's); true = admitted. */
   admit?: (request: IncomingMessage) => Promise<boolean>;
+  /**
+   * A member's media never connected (DTLS refused, connection failed, or not connected in time) and they were
+   * removed from the room: their voice state for this room and session is to go, as at a leave.
+   */
+  onMediaFailed?: (member: MediaFailedMember) => void;
+  /** How long after the first offer a member's media must be connected (default MEDIA_CONNECT_LIMIT_MS). */
+  mediaConnectLimitMs?: number;
+}
+
+/** Whose media failed, and where (`guildId` null: a DM or group-DM call). */
+export interface MediaFailedMember {
+  guildId: string | null;
+  channelId: string;
+  userId: string;
+  sessionId: string;
+  reason: MediaFailure;
 }
 
 export function forwardingFlags(state: Pick<StoredVoiceState, 'mute' | 'suppress' | 'deaf'>): ForwardingFlags {
@@ -229,8 +247,17 @@ export class VoiceSignallingServer {
       previous.send('closed', { reason: 'replaced' });
       previous.close();
     }
-    const participant = new Participant(grant.userId, grant.sessionId, ws, this.deps.network, this.handshakes);
+    const participant = new Participant(
+      grant.userId,
+      grant.sessionId,
+      ws,
+      this.deps.network,
+      this.handshakes,
+      this.deps.mediaConnectLimitMs,
+    );
     participant.flags = forwardingFlags(state);
+    const joined = room;
+    participant.onMediaFailed = (reason) => this.mediaFailed(joined, participant, reason);
     participant.send('ready', {
       user_id: grant.userId,
       guild_id: grant.guildId,
@@ -251,6 +278,29 @@ export class VoiceSignallingServer {
     if (this.reported.size > 2 * this.stats().participants + 100)
       for (const [k, at] of this.reported) if (now - at >= ACTIVITY_REPORT_MS) this.reported.delete(k);
     this.deps.onActive(room.guildId, userId);
+  }
+
+  /**
+   * A member whose media never connected leaves the room and the voice channel (docs/voice.md#join-admission):
+   * otherwise their voice state stayed and everyone saw them in the channel, with no media, for good.
+   */
+  private mediaFailed(room: Room, participant: Participant, reason: MediaFailure): void {
+    if (room.participants.get(participant.userId) !== participant) return;
+    this.deps.log.info('voice member removed: media never connected', {
+      room: roomKey(room.guildId, room.channelId),
+      user: participant.userId,
+      reason,
+    });
+    participant.send('closed', { reason: 'failed' });
+    this.leave(room, participant);
+    participant.closeSocket(VOICE_CLOSE.MEDIA_FAILED);
+    this.deps.onMediaFailed?.({
+      guildId: room.guildId,
+      channelId: room.channelId,
+      userId: participant.userId,
+      sessionId: participant.sessionId,
+      reason,
+    });
   }
 
   private leave(room: Room, participant: Participant): void {
