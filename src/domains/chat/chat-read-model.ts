@@ -221,8 +221,15 @@ export class ChatReadModel implements ChatReadModelPort {
     return this.readStates.readyState(userId);
   }
 
+  /**
+   * The channel ids that keep an override come from the guild snapshots (READY loads the same ones for its guild
+   * payloads, concurrent misses sharing one load), not from another read of the channels.
+   */
   guildSettingsOf(userId: string): Promise<GuildSettingsPayload> {
-    return this.guildSettings.readyState(userId, this.clock.now());
+    return this.guildSettings.readyState(userId, this.clock.now(), async (guildId) => {
+      const snapshot = await this.snapshot(guildId);
+      return new Set(snapshot ? snapshot.channels.keys() : []);
+    });
   }
 
   privateChannelsOf(userId: string): Promise<PrivateChannelView[]> {

@@ -286,17 +286,19 @@ export class GuildSettingsStore {
 
   /**
    * READY's `user_guild_settings`: the user's guild rows (every one is of a guild they are in: the row goes with
-   * the membership), with each guild's channel ids read in the same query to leave out overrides of deleted
-   * channels, then the direct conversations' entry (`guild_id` null) when there is one, its overrides those of
-   * conversations the user is still in. `version` is the highest entry version.
+   * the membership), then the direct conversations' entry (`guild_id` null) when there is one, its overrides those
+   * of conversations the user is still in. Overrides of deleted guild channels are left out: `channelIdsOf` gives a
+   * guild's channel ids from what READY already holds (the cached guild snapshots), so this reads no channel.
+   * `version` is the highest entry version.
    */
-  async readyState(userId: string, now: number): Promise<GuildSettingsPayload> {
+  async readyState(
+    userId: string,
+    now: number,
+    channelIdsOf: (guildId: string) => Promise<ReadonlySet<string>>,
+  ): Promise<GuildSettingsPayload> {
     const [guildRows, privateRows] = await Promise.all([
-      this.db.query<SettingsRow & { channel_ids: string[] | null }>(
-        `SELECT ${COLUMNS},
-                (SELECT array_agg(c.id::text) FROM channels c
-                  WHERE c.guild_id = s.guild_id AND c.type NOT IN (10, 11, 12)) AS channel_ids
-           FROM user_guild_settings s WHERE s.user_id = $1 ORDER BY s.guild_id`,
+      this.db.query<SettingsRow & { guild_id: string }>(
+        `SELECT ${COLUMNS} FROM user_guild_settings s WHERE s.user_id = $1 ORDER BY s.guild_id`,
         [userId],
       ),
       // The direct conversations' entry, with the ones the user is still in.
@@ -307,11 +309,13 @@ export class GuildSettingsStore {
         [userId],
       ),
     ]);
+    const guildChannelIds = await Promise.all(guildRows.map((row) => channelIdsOf(row.guild_id)));
     let version = 0;
-    const entries = [...guildRows, ...privateRows].map((row) => {
-      version = Math.max(version, Number(row.version));
-      return toView(row, new Set(row.channel_ids ?? []), now);
-    });
+    const entries = [
+      ...guildRows.map((row, i) => toView(row, guildChannelIds[i] ?? new Set(), now)),
+      ...privateRows.map((row) => toView(row, new Set(row.channel_ids ?? []), now)),
+    ];
+    for (const row of [...guildRows, ...privateRows]) version = Math.max(version, Number(row.version));
     return { version, partial: false, entries };
   }
 }
