@@ -9,10 +9,18 @@ import { signCapability } from '../media/capability.ts';
 import { imageDimensions } from '../media/image-dimensions.ts';
 import { sniffImageType } from '../media/user-images.ts';
 import type { AttachmentView } from './attachment-view.ts';
+import { attachmentObjectKey, deleteDiscardedFiles, queueDiscardedFiles } from './discarded-files.ts';
 import { MAX_FILE_BYTES } from './multipart.ts';
 import { HEAD_BYTES, type StagedFile } from './streamed-multipart.ts';
 
 export const UPLOAD_TTL_S = 900;
+
+/**
+ * Files a request deletes itself once it deleted or edited messages (a bulk delete: 100 messages of up to 10 files);
+ * beyond that, the janitor's next sweep deletes them.
+ */
+export const REQUEST_DISCARD_LIMIT = 1000;
+const REQUEST_DISCARD_BATCH = 100;
 
 export interface AttachmentRef {
   /** The upload index of an inline file (`files[n]`), a relay upload's own id, or (edits) an existing attachment's id. */
@@ -218,15 +226,28 @@ export class AttachmentService {
   }
 
   /**
-   * Deletes the files of attachments a message no longer has (an edit dropped them): their URLs answer 404 from
-   * then on. The edit is already stored, so a store failure leaves an unreferenced object, not a broken message.
+   * Deletes the files of attachments message `messageId` no longer has (an edit dropped them): their URLs answer 404
+   * from then on, unless a forward of the message still shows them (they stay queued until it is gone). The edit is
+   * already stored, so a store failure leaves a queued file for the janitor, not a broken message.
    */
-  async discard(channelId: string, removed: readonly AttachmentView[]): Promise<void> {
-    await Promise.all(
-      removed.map((a) =>
-        this.deps.objects.delete(`attachments/${channelId}/${a.id}/${a.filename}`).catch(() => undefined),
-      ),
-    );
+  async discard(channelId: string, messageId: string, removed: readonly AttachmentView[]): Promise<void> {
+    if (removed.length === 0) return;
+    await queueDiscardedFiles(this.deps.db, channelId, messageId, removed);
+    await this.deleteDiscarded([messageId]);
+  }
+
+  /**
+   * Deletes now the queued files of messages a request just deleted (the database queued them) or edited, up to
+   * `REQUEST_DISCARD_LIMIT` of them; the janitor's sweep takes whatever is left (docs/media.md, Attachments). The
+   * messages are already gone, so a failure here is left to that sweep rather than failing the request.
+   */
+  async deleteDiscarded(messageIds: readonly string[]): Promise<void> {
+    if (messageIds.length === 0) return;
+    await deleteDiscardedFiles(this.deps.db, this.deps.objects, {
+      messageIds,
+      batchSize: REQUEST_DISCARD_BATCH,
+      maxBatches: REQUEST_DISCARD_LIMIT / REQUEST_DISCARD_BATCH,
+    }).catch(() => 0);
   }
 
   private async claim(userId: string, channelId: string, ref: AttachmentRef, index: number): Promise<AttachmentView> {
@@ -275,7 +296,7 @@ export class AttachmentService {
     // The type comes from the bytes for images; anything else keeps the declared type but is served as a download.
     const sniffed = sniffImageType(file.head);
     const contentType = sniffed ?? declaredType.split(';')[0]?.trim() ?? 'application/octet-stream';
-    await this.deps.objects.move(sourceKey, `attachments/${channelId}/${id}/${filename}`, contentType);
+    await this.deps.objects.move(sourceKey, attachmentObjectKey(channelId, { id, filename }), contentType);
     const dimensions = sniffed ? await imageDimensions(file.head) : {};
     const url = `${this.deps.mediaBase()}/attachments/${channelId}/${id}/${encodeURIComponent(filename)}`;
     return {

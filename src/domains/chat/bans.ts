@@ -115,6 +115,8 @@ export function banRoutes(deps: ChatDeps): AnyRoute[] {
             [guildId, userId, SnowflakeGenerator.atTime(ctx.now - seconds * 1000)],
           );
         });
+        // The database queued the purged messages' files: a bounded number go now, the janitor takes the rest.
+        await services.attachments.deleteDiscarded(deleted.map((m) => m.id));
         await audit.record({
           guildId,
           action: AUDIT_LOG_EVENTS.MEMBER_BAN_ADD,

@@ -419,18 +419,12 @@ export class MessageService {
   }
 
   /**
-   * Attachments `before` had that `after` lacks, whose files may go: none while a forward of the message exists
-   * (its snapshot links to the same files).
+   * Attachments `before` had that `after` lacks: their files go (`AttachmentService.discard`), once no forward of
+   * the message shows them any more.
    */
-  async droppedAttachments(before: MessageRow, after: MessageView): Promise<AttachmentView[]> {
+  droppedAttachments(before: MessageRow, after: MessageView): AttachmentView[] {
     const kept = new Set(after.attachments.map((a) => a.id));
-    const dropped = before.attachments.filter((a) => !kept.has(a.id));
-    if (dropped.length === 0) return [];
-    const forwards = await this.db.query(
-      `SELECT 1 FROM messages WHERE reference_message_id = $1 AND extras -> 'message_snapshots' IS NOT NULL LIMIT 1`,
-      [before.id],
-    );
-    return forwards.length > 0 ? [] : dropped;
+    return before.attachments.filter((a) => !kept.has(a.id));
   }
 
   async find(channelId: string, messageId: string, db: Queryable = this.db): Promise<MessageRow | undefined> {

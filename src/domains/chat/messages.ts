@@ -259,7 +259,7 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
           },
           channelAccess.recipients,
         );
-        await services.attachments.discard(row.channel_id, await messages.droppedAttachments(row, edited));
+        await services.attachments.discard(row.channel_id, row.id, messages.droppedAttachments(row, edited));
         return edited;
       },
     }),
@@ -276,6 +276,9 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
         if (!own) requireChannel(channelAccess, PERMISSIONS.MANAGE_MESSAGES);
         const deleted = await db.query('DELETE FROM messages WHERE id = $1 RETURNING id', [row.id]);
         if (deleted.length === 0) throw new ApiError('UNKNOWN_MESSAGE');
+        // The database queued the message's files; they go now unless a forward still shows them, and those of the
+        // message a deleted forward showed, when that forward was what kept them.
+        await services.attachments.deleteDiscarded(withForwardSources([{ ...row, forward: isForward(row) }]));
         // Discord logs a deletion by someone other than the author only; the target is the author.
         const guildId = channelAccess.channel.guild_id;
         if (!own && guildId !== null)
@@ -303,11 +306,13 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
         if (!channelAccess.guild) throw new ApiError('MISSING_PERMISSIONS');
         requireChannel(channelAccess, PERMISSIONS.MANAGE_MESSAGES);
         const ids = [...new Set(ctx.body.message_ids ?? ctx.body.messages ?? [])];
-        const deleted = await db.query<{ id: string }>(
-          'DELETE FROM messages WHERE channel_id = $1 AND id = ANY($2::bigint[]) RETURNING id',
+        const deleted = await db.query<{ id: string; reference_message_id: string | null; forward: boolean }>(
+          `DELETE FROM messages WHERE channel_id = $1 AND id = ANY($2::bigint[])
+           RETURNING id, reference_message_id, extras -> 'message_snapshots' IS NOT NULL AS forward`,
           [channelAccess.channel.id, ids],
         );
         if (deleted.length > 0) {
+          await services.attachments.deleteDiscarded(withForwardSources(deleted));
           await audit.record({
             guildId: channelAccess.guild.guildId,
             action: AUDIT_LOG_EVENTS.MESSAGE_BULK_DELETE,
@@ -322,6 +327,21 @@ export function messageRoutes(deps: ChatDeps): AnyRoute[] {
       },
     }),
   ];
+}
+
+/**
+ * The ids of deleted messages whose queued files may go now: theirs, and those of the messages the forwards among
+ * them showed (files a source lost stay queued while a forward of it exists).
+ */
+function withForwardSources(
+  deleted: readonly { id: string; reference_message_id: string | null; forward: boolean }[],
+): string[] {
+  const ids = new Set<string>();
+  for (const message of deleted) {
+    ids.add(message.id);
+    if (message.forward && message.reference_message_id) ids.add(message.reference_message_id);
+  }
+  return [...ids];
 }
 
 /** A forward carries only its snapshot: words or files of its own go in a message of their own. */

@@ -24,7 +24,7 @@ export interface InteractionsDeps {
   /** Delivery to applications that set an interactions endpoint URL. */
   endpoint: Pick<InteractionsEndpoint, 'post'>;
   /** Stores the files of attachment options. */
-  attachments: Pick<AttachmentService, 'resolve'>;
+  attachments: Pick<AttachmentService, 'resolve' | 'discard' | 'deleteDiscarded'>;
   log: Logger;
   /** Where a multipart body's files are staged while it is read. */
   objects: ObjectStore;

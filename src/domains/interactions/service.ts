@@ -216,8 +216,8 @@ export interface InteractionsDeps {
   clock: Clock;
   users: { findById(id: string): Promise<UserRecord | undefined> };
   endpoint: Pick<InteractionsEndpoint, 'post'>;
-  /** Stores the files of attachment options (as message attachments are stored). */
-  attachments: Pick<AttachmentService, 'resolve'>;
+  /** Stores the files of attachment options (as message attachments are stored), and deletes those messages lost. */
+  attachments: Pick<AttachmentService, 'resolve' | 'discard' | 'deleteDiscarded'>;
   log: Logger;
 }
 
@@ -826,13 +826,24 @@ export class InteractionsService {
       message = { ...message, flags: message.flags & ~FLAG_LOADING };
     }
     const attachments = await this.storeFiles(row, edit, files, message.attachments);
-    return this.deps.chat.messages.edit(channel, message, {
+    const edited = await this.deps.chat.messages.edit(channel, message, {
       content: edit.content,
       embeds: edit.embeds,
       canMentionEveryone: false,
       ...(edit.components ? { extras: { components: edit.components } } : {}),
       ...(attachments ? { attachments } : {}),
     });
+    await this.discardDropped(message, edited);
+    return edited;
+  }
+
+  /** The files an edit dropped go, as for a user's edit (docs/media.md, Attachments). */
+  private async discardDropped(before: MessageRow, after: MessageView): Promise<void> {
+    await this.deps.attachments.discard(
+      before.channel_id,
+      before.id,
+      this.deps.chat.messages.droppedAttachments(before, after),
+    );
   }
 
   /**
@@ -864,6 +875,7 @@ export class InteractionsService {
     if (!message || !this.ownedBy(message, row)) throw new ApiError('UNKNOWN_MESSAGE');
     const access = await this.deps.chat.access.channel(row.channel_id, row.user_id, this.deps.clock.now());
     await this.deps.store.db.query('DELETE FROM messages WHERE id = $1', [message.id]);
+    await this.deps.attachments.deleteDiscarded([message.id]);
     await this.deps.chat.events.channel('MESSAGE_DELETE', access, { id: message.id });
   }
 
@@ -981,13 +993,15 @@ export class InteractionsService {
     const channel = await this.deps.chat.store.channel(row.channel_id);
     if (!message || !channel) throw new ApiError('UNKNOWN_MESSAGE');
     const attachments = await this.storeFiles(row, data, files, message.attachments);
-    return this.deps.chat.messages.edit(channel, message, {
+    const edited = await this.deps.chat.messages.edit(channel, message, {
       content: data.content,
       embeds: data.embeds,
       canMentionEveryone: false,
       ...(data.components ? { extras: { components: data.components } } : {}),
       ...(attachments ? { attachments } : {}),
     });
+    await this.discardDropped(message, edited);
+    return edited;
   }
 
   private async interactionMetadata(row: InteractionRow, invoker: UserRecord) {

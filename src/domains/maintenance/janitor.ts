@@ -4,6 +4,7 @@ import type { Database } from '../../platform/db/database.ts';
 import type { Logger } from '../../platform/log.ts';
 import { PeriodicTask } from '../../platform/periodic-task.ts';
 import type { ObjectStore } from '../../platform/storage/object-store.ts';
+import { deleteDiscardedFiles } from '../attachments/discarded-files.ts';
 import { STAGING_BUCKET } from '../attachments/streamed-multipart.ts';
 import { GUILD_AUDIT_RETENTION_MS } from '../chat/guild-audit.ts';
 import { DERIVED_CACHE_BUCKET, EXTERNAL_CACHE_BUCKET, UPLOAD_BUCKET } from '../media/buckets.ts';
@@ -40,6 +41,11 @@ export interface SweepReport {
   /** Shared external-media and resized-image entries expired, or written more than a day ago (docs/media.md#external-media-cache). */
   externalCacheEntries: number;
   guildAuditEntries: number;
+  /**
+   * Files of deleted messages (a channel, thread, group DM or guild deleted with them, what a request left) and of
+   * attachments edits dropped, that no forward shows any more (docs/media.md, Attachments).
+   */
+  attachmentFiles: number;
 }
 
 export const JANITOR_INTERVAL_MS = 60_000;
@@ -48,8 +54,9 @@ export const JANITOR_GRACE_MS = 3600_000;
 /**
  * Deletes rows nobody can use any more: one-time tokens, OAuth2 codes and tokens, and relay uploads that
  * expired more than the grace period ago, with the bytes of those uploads, and MFA attempts outside the
- * failure window, and guild audit log entries older than Discord's 45 days. A consumed token stays until it expires: until then a reuse finds the row (OAuth2 reuse
- * detection revokes the grant); afterwards reuse and expiry get the same answer as an unknown value.
+ * failure window, and guild audit log entries older than Discord's 45 days, and the queued files of deleted
+ * messages. A consumed token stays until it expires: until then a reuse finds the row (OAuth2 reuse detection
+ * revokes the grant); afterwards reuse and expiry get the same answer as an unknown value.
  * Every statement is a bounded batch and safe to run from several processes at once.
  */
 export class Janitor {
@@ -109,6 +116,7 @@ export class Janitor {
       stagedObjects: 0,
       externalCacheEntries: 0,
       guildAuditEntries: 0,
+      attachmentFiles: 0,
     };
     const errors: unknown[] = [];
     const step = async (name: keyof SweepReport, run: () => Promise<number>) => {
@@ -153,6 +161,12 @@ export class Janitor {
     // Entry ids are snowflakes: their time is in the primary key, so the age test is a range of it.
     await step('guildAuditEntries', () =>
       this.deleteExpired('guild_audit_log', 'id', 'id', SnowflakeGenerator.atTime(now - GUILD_AUDIT_RETENTION_MS)),
+    );
+    await step('attachmentFiles', () =>
+      deleteDiscardedFiles(this.deps.db, this.deps.objects, {
+        batchSize: this.batchSize,
+        maxBatches: this.maxBatches,
+      }),
     );
     if (errors.length > 0) throw new AggregateError(errors, 'janitor sweep failed');
     return report;

@@ -422,7 +422,7 @@ export function webhookRoutes(services: WebhookRoutesDeps): AnyRoute[] {
           ...(body.components ? { extras: { components: body.components } } : {}),
           ...(kept ? { attachments: kept } : {}),
         });
-        await attachments.discard(message.channel_id, await messages.droppedAttachments(message, edited));
+        await attachments.discard(message.channel_id, message.id, messages.droppedAttachments(message, edited));
         return edited;
       },
     }),
@@ -438,6 +438,7 @@ export function webhookRoutes(services: WebhookRoutesDeps): AnyRoute[] {
         }
         const { message, channel } = await webhookMessage(ctx, await byToken(ctx));
         await db.query('DELETE FROM messages WHERE id = $1', [message.id]);
+        await attachments.deleteDiscarded([message.id]);
         await events.channel('MESSAGE_DELETE', { channel, recipients: undefined }, { id: message.id });
         return undefined;
       },
