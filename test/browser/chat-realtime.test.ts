@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { WebSocket } from 'ws';
+import { readyClient } from '../gateway/gateway-client.ts';
 import { registerUser, request } from '../support/client.ts';
 import type { TestServer } from '../support/server.ts';
 import { freePort, type Spawned, spawnEntrypoint, waitForHealth } from '../support/spawn.ts';
@@ -263,6 +264,43 @@ if (!CHROMIUM_PATH) {
       await tab1.getByRole('dialog', { name: 'dot.png' }).getByRole('img', { name: 'dot.png' }).waitFor();
       await tab1.keyboard.press('Escape');
       await tab1.getByRole('dialog', { name: 'dot.png' }).waitFor({ state: 'detached' });
+      await context.close();
+    });
+
+    it('keeps a channel read when the tab leaves within the second its read marker waits', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const { guildId, channelId } = await guildWith(server, 'Realtime', alice, bob);
+      const random = await request(server, 'POST', `/v1/guilds/${guildId}/channels`, {
+        auth: alice.token,
+        body: { name: 'random', type: 0 },
+      });
+      const ping = await request(server, 'POST', `/v1/channels/${random.body.id}/messages`, {
+        auth: alice.token,
+        body: { content: `<@${bob.id}> look here` },
+      });
+      assert.equal(ping.status, 200);
+      const context = await signedInContext(browser, bob);
+      const page = await context.newPage();
+      await page.goto(`${server.origin}/channels/${guildId}/${channelId}`);
+      await composer(page).waitFor();
+      await page.getByRole('link', { name: /^#random/ }).click();
+      await page.locator('.message-list').getByText('look here').waitFor();
+      // Gone at once: the read marker, which leaves a second after reading, goes as the page is hidden.
+      await page.goto('about:blank');
+      const mentionsOnServer = async () => {
+        const { client, ready } = await readyClient(server, bob.token);
+        await client.close();
+        const entries = (ready.d as { read_state: { entries: { id: string; mention_count: number }[] } }).read_state
+          .entries;
+        return entries.find((entry) => entry.id === random.body.id)?.mention_count ?? 1;
+      };
+      const deadline = Date.now() + 3000;
+      let mentions = await mentionsOnServer();
+      while (mentions !== 0 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 250));
+        mentions = await mentionsOnServer();
+      }
+      assert.equal(mentions, 0, 'the server counts no mention in #random once the tab is gone');
       await context.close();
     });
 

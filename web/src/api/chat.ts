@@ -126,8 +126,9 @@ export class ChatApi {
   typing(channelId: Snowflake): Promise<void> {
     return this.http.request('POST', `/channels/${channelId}/typing`);
   }
-  ack(channelId: Snowflake, messageId: Snowflake): Promise<unknown> {
-    return this.http.request('POST', `/channels/${channelId}/messages/${messageId}/ack`, { body: {} });
+  /** `keepalive`: sent as the tab closes or reloads (the request outlives the page). */
+  ack(channelId: Snowflake, messageId: Snowflake, keepalive = false): Promise<unknown> {
+    return this.http.request('POST', `/channels/${channelId}/messages/${messageId}/ack`, { body: {}, keepalive });
   }
   createInvite(channelId: Snowflake): Promise<Invite> {
     return this.http.request('POST', `/channels/${channelId}/invites`, { body: { max_age: 604800 } });

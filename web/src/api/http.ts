@@ -9,6 +9,8 @@ export interface RequestOptions {
   auth?: boolean;
   headers?: Record<string, string>;
   signal?: AbortSignal;
+  /** Outlives the page (fetch `keepalive`): for what a closing tab must still say, such as a read marker. */
+  keepalive?: boolean;
 }
 
 const SUDO_HEADER = 'X-Service-Sudo-Mode-JWT';
@@ -60,7 +62,14 @@ export class HttpClient {
     }
     let response: Response;
     try {
-      response = await fetch(url, { method, headers, body, signal: options.signal, referrerPolicy: 'no-referrer' });
+      response = await fetch(url, {
+        method,
+        headers,
+        body,
+        signal: options.signal,
+        keepalive: options.keepalive,
+        referrerPolicy: 'no-referrer',
+      });
     } catch (error) {
       if ((error as Error).name === 'AbortError') throw error;
       throw new NetworkError((error as Error).message);

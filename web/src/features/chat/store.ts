@@ -195,6 +195,7 @@ export class ChatStore {
     this.connected = this.hub.connected;
     void this.loadRelationships();
     this.typingTimer = window.setInterval(() => this.expireTyping(), 1000);
+    window.addEventListener('pagehide', this.flushAcks);
     // Role colours are adjusted to the theme: a switch of scheme redraws them (and the message rows).
     this.stopWatchingScheme = watchScheme(() => {
       this.metaVersion++;
@@ -203,6 +204,8 @@ export class ChatStore {
   }
 
   stop(): void {
+    window.removeEventListener('pagehide', this.flushAcks);
+    this.flushAcks();
     this.unsubscribe?.();
     this.stopWatchingScheme?.();
     window.clearInterval(this.typingTimer);
@@ -836,6 +839,19 @@ export class ChatStore {
       }, 1000),
     );
   }
+
+  /**
+   * Sends every ack still waiting for its second, at once and as `keepalive` (the request outlives the page): a
+   * channel read just before the tab closes, reloads or signs out stays read on the server and in other tabs.
+   */
+  private readonly flushAcks = (): void => {
+    for (const [channelId, timer] of this.ackTimers) {
+      window.clearTimeout(timer);
+      const read = this.readStates.get(channelId);
+      if (read) void this.api.ack(channelId, read, true).catch(() => undefined);
+    }
+    this.ackTimers.clear();
+  };
 
   private localReadsKey(): string {
     return `hearth.reads.${this.me}`;
