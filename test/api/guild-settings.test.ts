@@ -396,3 +396,46 @@ describe('PATCH /users/@me/guilds/@me/settings (direct conversations)', () => {
     assert.equal(res.body.code, 'ACCESS_DENIED');
   });
 });
+
+describe('suppress_everyone and suppress_roles in mention counts', () => {
+  it('an @everyone or role ping does not count for a member who suppresses it; a ping by name always does', async () => {
+    const setup = await guildWithMembers(server, 4);
+    const [plain, noEveryone, noRoles, neither] = setup.members as [TestUser, TestUser, TestUser, TestUser];
+    const { guild: g, channelId } = setup;
+    const role = await ok(as(server, setup.owner, 'POST', `/guilds/${g.id}/roles`, { name: 'crew' }));
+    for (const member of setup.members)
+      await ok(as(server, setup.owner, 'PUT', `/guilds/${g.id}/members/${member.id}/roles/${role.id}`), 204);
+    await ok(patch(noEveryone, g.id, { suppress_everyone: true }));
+    await ok(patch(noRoles, g.id, { suppress_roles: true }));
+    await ok(patch(neither, g.id, { suppress_everyone: true, suppress_roles: true }));
+    const send = async (content: string) => {
+      const message = await ok(as(server, setup.owner, 'POST', `/channels/${channelId}/messages`, { content }));
+      return message;
+    };
+    const everyone = await send('@everyone hello');
+    assert.equal(everyone.mention_everyone, true);
+    const roles = await send(`<@&${role.id}> crew`);
+    assert.deepEqual(roles.mention_roles, [role.id]);
+    await send(`@everyone <@&${role.id}> both`);
+    const counts = async () =>
+      Promise.all(
+        setup.members.map(async (user) => {
+          const { client, ready } = await readyClient(server, user.token);
+          await client.close();
+          return ready.d.read_state.entries.find((e: any) => e.id === channelId)?.mention_count ?? 0;
+        }),
+      );
+    assert.deepEqual(await counts(), [3, 2, 2, 0]);
+    // By name, the ping counts whatever the settings.
+    await send(setup.members.map((u) => `<@${u.id}>`).join(' '));
+    assert.deepEqual(await counts(), [4, 3, 3, 1]);
+    // @here pings those online: of the two online now, only the one who does not suppress it.
+    await Promise.all([connect(plain), connect(noEveryone)]);
+    await send('@here anyone?');
+    assert.deepEqual(await counts(), [5, 3, 3, 1]);
+    // A recount (a manual ack without a count: back to just after the first @everyone) honours them too.
+    for (const user of setup.members)
+      await ok(as(server, user, 'POST', `/channels/${channelId}/messages/${everyone.id}/ack`, { manual: true }));
+    assert.deepEqual(await counts(), [4, 3, 3, 1]);
+  });
+});

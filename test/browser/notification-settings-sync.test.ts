@@ -188,8 +188,11 @@ if (!CHROMIUM_PATH) {
       await page.waitForFunction(() => (window as unknown as { __notes: unknown[] }).__notes.length === 2);
       assert.deepEqual(await notes(page), ['@everyone first call', `<@${bob.id}> just you`]);
 
-      // Kept on the account: after a reload the box is still checked.
+      // Kept on the account: after a reload the box is still checked, and the server's count left the suppressed
+      // ping out too.
       await page.reload();
+      await page.getByRole('textbox', { name: 'Message #lounge' }).waitFor();
+      await titleIs(page, '(2) #lounge · Hearth');
       await press(page.getByRole('button', { name: 'Server notifications' }));
       await dialog.waitFor();
       assert.equal(await dialog.getByRole('checkbox', { name: 'Suppress @everyone and @here' }).isChecked(), true);

@@ -202,6 +202,28 @@ export class GuildSettingsStore {
     return this.apply(userId, { guildId: null }, changes, channelIds, now);
   }
 
+  /**
+   * Of `userIds`, those whose settings of the guild suppress @everyone / @here pings and those that suppress role
+   * pings: such a ping does not count in their mention count (docs/chat.md#notification-settings).
+   */
+  async suppressorsAmong(
+    guildId: string,
+    userIds: readonly string[],
+  ): Promise<{ everyone: Set<string>; roles: Set<string> }> {
+    const out = { everyone: new Set<string>(), roles: new Set<string>() };
+    if (userIds.length === 0) return out;
+    const rows = await this.db.query<{ user_id: string; suppress_everyone: boolean; suppress_roles: boolean }>(
+      `SELECT user_id::text AS user_id, suppress_everyone, suppress_roles FROM user_guild_settings
+        WHERE user_id = ANY($2::bigint[]) AND guild_id = $1 AND (suppress_everyone OR suppress_roles)`,
+      [guildId, userIds],
+    );
+    for (const row of rows) {
+      if (row.suppress_everyone) out.everyone.add(row.user_id);
+      if (row.suppress_roles) out.roles.add(row.user_id);
+    }
+    return out;
+  }
+
   /** The DMs and group DMs the user is a recipient of now. */
   async privateChannelIds(userId: string): Promise<Set<string>> {
     const rows = await this.db.query<{ id: string }>(

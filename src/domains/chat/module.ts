@@ -71,15 +71,35 @@ export function createChatModule(deps: {
       for (const id of pinged.users) allowed.add(id);
     return viewers.filter((id) => allowed.has(id));
   };
-  // `@here` pings the viewers online now, besides those named or holding a pinged role.
+  // `@here` pings the viewers online now, besides those named or holding a pinged role. An @everyone / @here or a
+  // role ping does not count for a member whose settings of the guild suppress it (`suppress_everyone`,
+  // `suppress_roles`); a ping by name always counts.
   messages.setMentionAudience(async (channel, pinged, authorId) => {
-    if (!pinged.hereOnly || !store.onlineAmong) return pingedViewers(channel, pinged, authorId);
-    const [named, everyone] = await Promise.all([
-      pingedViewers(channel, { users: pinged.users, roles: pinged.roles, everyone: false }, authorId),
-      pingedViewers(channel, { users: [], roles: [], everyone: true }, authorId),
+    const none: string[] = [];
+    const [named, byRole, byEveryone] = await Promise.all([
+      pinged.users.length > 0
+        ? pingedViewers(channel, { users: pinged.users, roles: [], everyone: false }, authorId)
+        : none,
+      pinged.roles.length > 0
+        ? pingedViewers(channel, { users: [], roles: pinged.roles, everyone: false }, authorId)
+        : none,
+      pinged.everyone ? pingedViewers(channel, { users: [], roles: [], everyone: true }, authorId) : none,
     ]);
-    const online = await store.onlineAmong(everyone);
-    return [...new Set([...named, ...everyone.filter((id) => online.has(id))])];
+    let everyone = byEveryone;
+    if (pinged.hereOnly && store.onlineAmong && everyone.length > 0) {
+      const online = await store.onlineAmong(everyone);
+      everyone = everyone.filter((id) => online.has(id));
+    }
+    const suppress = await guildSettings.suppressorsAmong(channel.guild_id as string, [
+      ...new Set([...byRole, ...everyone]),
+    ]);
+    return [
+      ...new Set([
+        ...named,
+        ...byRole.filter((id) => !suppress.roles.has(id)),
+        ...everyone.filter((id) => !suppress.everyone.has(id)),
+      ]),
+    ];
   });
   return {
     store,

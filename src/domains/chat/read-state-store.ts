@@ -56,7 +56,8 @@ export class ReadStateStore {
   /**
    * Moves the user's read marker in the channel. A plain ack only moves it forward; a manual one
    * (mark unread) puts it where asked. The mention count becomes `mentionCount` when a manual ack gives
-   * one, else the messages after the marker that ping the user.
+   * one, else the messages after the marker that ping the user (an @everyone / @here or role ping not when
+   * the user's settings of the guild suppress it).
    */
   async ack(
     subject: PingSubject,
@@ -69,11 +70,17 @@ export class ReadStateStore {
          SELECT CASE WHEN $4 THEN $3::bigint
                      ELSE greatest($3::bigint, coalesce((SELECT last_message_id FROM read_states
                                                            WHERE user_id = $1 AND channel_id = $2), 0)) END AS id),
+       suppressed AS (
+         SELECT coalesce(bool_or(s.suppress_everyone), false) AS everyone,
+                coalesce(bool_or(s.suppress_roles), false) AS roles
+           FROM channels c JOIN user_guild_settings s ON s.guild_id = c.guild_id AND s.user_id = $1
+          WHERE c.id = $2),
        pending AS (
-         SELECT count(*)::int AS n FROM messages msg, target
+         SELECT count(*)::int AS n FROM messages msg, target, suppressed
           WHERE msg.channel_id = $2 AND msg.id > target.id AND msg.author_id IS DISTINCT FROM $1
             AND ($7 OR (cardinality(msg.mentions) > 0 AND msg.mentions @> ARRAY[$1::bigint])
-                 OR msg.mention_everyone OR msg.mention_roles && $8::bigint[]))
+                 OR (msg.mention_everyone AND NOT suppressed.everyone)
+                 OR (msg.mention_roles && $8::bigint[] AND NOT suppressed.roles)))
        INSERT INTO read_states AS rs (user_id, channel_id, last_message_id, mention_count, version, updated_at)
        VALUES ($1, $2, (SELECT id FROM target), coalesce($5::int, (SELECT n FROM pending)), 1, $6)
        ON CONFLICT (user_id, channel_id) DO UPDATE SET
