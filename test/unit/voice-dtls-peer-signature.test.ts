@@ -14,6 +14,7 @@ import {
   checkCertificateVerify,
   checkClientFinished,
   checkPeerSignatureHooks,
+  checkServerFinished,
   finishedVerifyData,
   PeerSignatureError,
   prfSha256,
@@ -177,6 +178,27 @@ describe('the DTLS peer’s handshake signature (docs/voice.md#join-admission)',
       /no client Finished/,
     );
     assert.throws(() => checkClientFinished(handshakes, undefined), /no client Finished or master secret/);
+    // The server's Finished, on the client's cache (its own Finished included): it is the one the server sent.
+    const clientCache = (pair.client as unknown as { dtls: { sortedHandshakeCache: CachedHandshake[] } }).dtls
+      .sortedHandshakeCache;
+    // (The server's cache ends with its own Finished, sent over everything before it.)
+    assert.deepEqual(handshakes.filter((h) => h.msg_type === 20).length, 2);
+    assert.equal(handshakes.at(-1)?.msg_type, 20);
+    const serverFinished = (pair.server as unknown as { cipher: CipherContext }).cipher.verifyData(
+      Buffer.concat(handshakes.slice(0, -1).map((h) => h.serialize())),
+    );
+    assert.deepEqual(serverFinished, handshakes.at(-1)?.fragment);
+    assert.doesNotThrow(() => checkServerFinished(clientCache, masterSecret, serverFinished));
+    assert.throws(() => checkServerFinished(clientCache, masterSecret, corrupt(serverFinished)), /server Finished/);
+    assert.throws(
+      () =>
+        checkServerFinished(
+          clientCache.filter((h) => h.msg_type !== 20),
+          masterSecret,
+          serverFinished,
+        ),
+      /no own Finished/,
+    );
     pair.server.close();
     pair.client.close();
   });
@@ -275,6 +297,36 @@ describe('the DTLS peer’s handshake signature (docs/voice.md#join-admission)',
     const seen = await pair.outcome;
     assert.deepEqual(seen.connected, ['server', 'client']);
     assert.deepEqual(records(pair.sent.server, ALERT), []);
+    pair.server.close();
+    pair.client.close();
+  });
+
+  it('as client: a server whose Finished verify_data has one flipped byte is refused, never connected', async () => {
+    const pair = sockets();
+    const refusals: PeerSignatureError[] = [];
+    verifyPeerSignatures(pair.client, (e) => refusals.push(e));
+    const cipher = (pair.server as unknown as { cipher: CipherContext }).cipher;
+    cipher.verifyData = (buf: Buffer) => corrupt(CipherContext.prototype.verifyData.call(cipher, buf));
+    start(pair);
+    const seen = await pair.outcome;
+    // werift's server calls itself connected once it has sent its Finished; the client does not.
+    assert.deepEqual(seen, { connected: ['server'], failed: ['client'] });
+    assert.equal(pair.client.connected, false);
+    assert.deepEqual(
+      refusals.map((e) => [e.message, e.alert]),
+      [['server Finished does not verify', 51]],
+    );
+    pair.server.close();
+    pair.client.close();
+  });
+
+  it('without the check, werift’s client connects to a server whose Finished is wrong (the gap)', async () => {
+    const pair = sockets();
+    const cipher = (pair.server as unknown as { cipher: CipherContext }).cipher;
+    cipher.verifyData = (buf: Buffer) => corrupt(CipherContext.prototype.verifyData.call(cipher, buf));
+    start(pair);
+    const seen = await pair.outcome;
+    assert.deepEqual(seen, { connected: ['server', 'client'], failed: [] });
     pair.server.close();
     pair.client.close();
   });

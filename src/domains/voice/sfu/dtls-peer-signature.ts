@@ -8,8 +8,8 @@ import { DtlsClient, DtlsServer } from 'werift';
  * who saw the SDP can present. A handshake whose signature is missing or wrong is aborted before this side's
  * Finished: a fatal alert goes to the peer, the DTLS transport fails, no SRTP keys are made.
  *
- * As server, werift does not check the client's Finished either (it logs it): its verify_data, the PRF over the
- * handshake transcript (RFC 5246 §7.4.9), is checked here too, with the same refusal.
+ * werift does not check the peer's Finished either (as server it logs it, as client it calls itself connected on
+ * it): its verify_data, the PRF over the handshake transcript (RFC 5246 §7.4.9), is checked here too.
  *
  * Where: werift's handshake code is bundle-local; what is reachable is the socket's own `onHandleHandshakes` and
  * `cipher` (instance properties). Each side calls `cipher.verifyData` exactly once per handshake, to make its
@@ -48,7 +48,9 @@ interface CipherParts {
 }
 
 interface SocketParts {
-  onHandleHandshakes: (assembled: unknown[]) => Promise<void>;
+  onHandleHandshakes: (assembled: { msg_type: number; fragment: Buffer }[]) => Promise<void>;
+  /** werift's own flag: the handshake is done. */
+  connected?: boolean;
   cipher: CipherParts;
   dtls: { sortedHandshakeCache: CachedHandshake[]; epoch: number; recordSequenceNumber: number };
   transport: { send(buf: Buffer): Promise<unknown> };
@@ -183,6 +185,23 @@ export function checkClientFinished(handshakes: CachedHandshake[], masterSecret:
     throw new PeerSignatureError('client Finished does not verify', DECRYPT_ERROR);
 }
 
+/**
+ * The client's check of the server's Finished (RFC 5246 §7.4.9): its verify_data must be the PRF over every
+ * handshake message this side cached, its own Finished included. `handshakes`: the cache when the server's Finished
+ * arrives. Throws PeerSignatureError.
+ */
+export function checkServerFinished(
+  handshakes: CachedHandshake[],
+  masterSecret: Buffer | undefined,
+  received: Buffer,
+): void {
+  if (!masterSecret || !handshakes.some((h) => h.msg_type === FINISHED))
+    throw new PeerSignatureError('no own Finished or master secret', HANDSHAKE_FAILURE);
+  const expected = finishedVerifyData(masterSecret, 'server', Buffer.concat(handshakes.map((h) => h.serialize())));
+  if (received.length !== expected.length || !timingSafeEqual(received, expected))
+    throw new PeerSignatureError('server Finished does not verify', DECRYPT_ERROR);
+}
+
 /** A plaintext fatal alert record at the current epoch (this side has not sent its ChangeCipherSpec's Finished). */
 function alertRecord(socket: SocketParts, description: number): Buffer {
   const record = Buffer.alloc(13 + 2);
@@ -211,7 +230,8 @@ function isSocket(socket: unknown): socket is SocketParts {
 
 /**
  * Makes this DTLS socket (a werift DtlsServer or DtlsClient) check its peer's handshake signature — and, as server,
- * the client's Finished — before its own Finished; `onRefused` hears of each handshake it aborts. After a refusal the socket ignores every later record:
+ * the client's Finished — before its own Finished, and as client the server's Finished before it calls itself
+ * connected; `onRefused` hears of each handshake it aborts. After a refusal the socket ignores every later record:
  * a retransmitted Finished would otherwise make werift's server call itself connected.
  */
 export function verifyPeerSignatures(socket: unknown, onRefused: (error: PeerSignatureError) => void = () => {}): void {
@@ -256,6 +276,21 @@ export function verifyPeerSignatures(socket: unknown, onRefused: (error: PeerSig
     if (refused) return;
     // A renegotiation gives the socket a new CipherContext.
     guard(socket.cipher);
+    // As client, the server's Finished is checked before werift calls the socket connected. No alert: this side
+    // already writes at epoch 1, and werift's record encryption is not reachable from here; the socket fails.
+    const finished = server || socket.connected ? undefined : assembled.find((h) => h.msg_type === FINISHED);
+    if (finished) {
+      try {
+        checkServerFinished(socket.dtls.sortedHandshakeCache, socket.cipher.masterSecret, finished.fragment);
+      } catch (error) {
+        const refusal =
+          error instanceof PeerSignatureError ? error : new PeerSignatureError(String(error), HANDSHAKE_FAILURE);
+        refused = true;
+        onRefused(refusal);
+        // werift turns this into its socket's onError: the DTLS transport goes `failed`.
+        throw refusal;
+      }
+    }
     return handle(assembled);
   };
 }
@@ -304,6 +339,7 @@ export function checkPeerSignatureHooks(): void {
     if (!Array.isArray(s.dtls?.sortedHandshakeCache)) missing.push(`${name}.dtls.sortedHandshakeCache`);
     if (typeof s.dtls?.recordSequenceNumber !== 'number') missing.push(`${name}.dtls.recordSequenceNumber`);
     if (typeof s.transport?.send !== 'function') missing.push(`${name}.transport.send`);
+    if (typeof s.connected !== 'boolean') missing.push(`${name}.connected`);
     if (name === 'DtlsClient' && typeof s.cipher?.verifyData === 'function' && !clientFinishedMatches(s.cipher))
       missing.push(`${name}.cipher.verifyData as TLS 1.2's PRF-SHA256 "client finished"`);
   }
