@@ -26,6 +26,44 @@ function dateFormat(style: 'date' | 'dateTime'): Intl.DateTimeFormat {
   return format;
 }
 
+/** The hour alone (e.g. 9:21 PM, 21:21), for "Today at …". */
+export function formatTime(value: Date): string {
+  const locale = currentLocale();
+  const key = `${locale}|time`;
+  let format = dateFormats.get(key);
+  if (!format) {
+    format = new Intl.DateTimeFormat(locale, { timeStyle: 'short' });
+    dateFormats.set(key, format);
+  }
+  return format.format(value);
+}
+
+/** 'today' or 'yesterday' when `value` falls on this or the previous local calendar day, else null. */
+export function recentDay(value: Date, now: Date = new Date()): 'today' | 'yesterday' | null {
+  const day = (d: Date) => new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime();
+  const today = day(now);
+  const yesterday = day(new Date(now.getFullYear(), now.getMonth(), now.getDate() - 1));
+  const that = day(value);
+  return that === today ? 'today' : that === yesterday ? 'yesterday' : null;
+}
+
+/** A file's size in the largest fitting unit, locale formatted (e.g. 2.9 MB, 2,9 Mo, 512 bytes). */
+export function formatBytes(size: number): string {
+  const units = ['byte', 'kilobyte', 'megabyte', 'gigabyte'] as const;
+  let value = size;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return new Intl.NumberFormat(currentLocale(), {
+    style: 'unit',
+    unit: units[unit],
+    unitDisplay: unit === 0 ? 'long' : 'short',
+    maximumFractionDigits: value < 10 && unit > 0 ? 1 : 0,
+  }).format(value);
+}
+
 export function formatNumber(value: number): string {
   return new Intl.NumberFormat(currentLocale()).format(value);
 }

@@ -15,7 +15,7 @@ import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import type { ImageSource } from '../../lib/media.ts';
 import { useChat } from './context.ts';
 import { EmojiPicker, emojiText } from './EmojiPicker.tsx';
-import { EMOJI } from './emoji.ts';
+import { EMOJI, resolveShortcodes } from './emoji.ts';
 import { type CommandEntry, CommandForm, commandEntries } from './SlashCommand.tsx';
 
 const TYPING_EVERY_MS = 8000;
@@ -133,7 +133,7 @@ export function Composer({
     : suggest(store, channel, text.slice(0, caret));
 
   const send = () => {
-    const content = text.trim();
+    const content = resolveShortcodes(text.trim(), guild?.guild.emojis ?? []);
     if (!content && files.length === 0) return;
     const reply = replyTo?.id;
     const sending = files;

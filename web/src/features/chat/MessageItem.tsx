@@ -3,12 +3,13 @@ import { useTranslation } from 'react-i18next';
 import type { Attachment, Channel, Message } from '../../api/chat-types.ts';
 import { Avatar } from '../../components/Avatar.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
-import { formatDate } from '../../i18n/format.ts';
+import { formatBytes, formatDate, formatTime, recentDay } from '../../i18n/format.ts';
 import { AppsMenu, MESSAGE_COMMAND } from './AppsMenu.tsx';
 import { MessageComponents } from './Components.tsx';
 import { channelPath, useChatStore, useChatT } from './context.ts';
 import { Dialog } from './Dialog.tsx';
 import { EmojiPicker, type PickedEmoji, reactionKey } from './EmojiPicker.tsx';
+import { resolveShortcodes } from './emoji.ts';
 import { ForwardDialog } from './ForwardDialog.tsx';
 import { Markdown, type MarkdownContext, plainText } from './markdown.tsx';
 import { has, P } from './permissions.ts';
@@ -59,6 +60,12 @@ export function messageSpeech(
   if (forwarded) described.push(t('chat.forwardedSnapshot', { text: clip(plainText(forwarded.content, ctx), 120) }));
   if (message.attachments.length > 0) described.push(t('chat.attachmentCount', { count: message.attachments.length }));
   return { label, description: described.length > 0 ? described.join(', ') : undefined };
+}
+
+/** The replied-to message under a reply, as its words show (markdown rendered to plain text), else its files. */
+function replySnippet(reply: Message, ctx: MarkdownContext): string {
+  const text = plainText(reply.content, ctx);
+  return clip(text || (reply.attachments ?? []).map((a) => a.filename).join(', '), 100);
 }
 
 function useMarkdownContext(channel: Channel): MarkdownContext {
@@ -120,7 +127,11 @@ function Item({
   const perms = store.permissions(channel);
   const mine = message.author.id === store.me;
   const author = store.displayName(message.author.id, channel.guild_id);
-  const time = formatDate(message.timestamp, 'dateTime');
+  // "Today at 9:21 PM" / "Yesterday at …" as in the clients people know; the full date in the tooltip.
+  const sent = new Date(message.timestamp);
+  const day = recentDay(sent);
+  const fullTime = formatDate(sent, 'dateTime');
+  const time = day ? t(day === 'today' ? 'chat.todayAt' : 'chat.yesterdayAt', { time: formatTime(sent) }) : fullTime;
   // A DM call's `call` says whether it ended; a renamed group's and a thread's content is the new name.
   const system = isSystemMessage(message);
   // The user a group change is about; a removed user may be gone from the store, so the message's own copy.
@@ -202,11 +213,19 @@ function Item({
         // Named apart from the toolbar's "Reply" (a by-name search for one must not find the other) and for what
         // it does: it jumps to the message this one answers.
         <button type="button" className="reply-ref" onClick={() => onJump(message.referenced_message?.id ?? '')}>
+          {/* Seen: "↱ @Alice Hello Bob…" (the words the message shows, not its markdown); heard: what it does. */}
           <span aria-hidden="true">↱ </span>
-          {t('chat.jumpToReplied', {
-            name: store.displayName(message.referenced_message.author.id, channel.guild_id),
-          })}{' '}
-          <span className="reply-snippet">{message.referenced_message.content.slice(0, 100)}</span>
+          <span className="visually-hidden">
+            {t('chat.jumpToReplied', {
+              name: store.displayName(message.referenced_message.author.id, channel.guild_id),
+            })}{' '}
+          </span>
+          <span aria-hidden="true" className="reply-author">
+            @{store.displayName(message.referenced_message.author.id, channel.guild_id)}{' '}
+          </span>
+          <span className="reply-snippet">
+            {replySnippet(message.referenced_message, { ...ctx, spoiler: t('chat.spoiler') })}
+          </span>
         </button>
       )}
       {!grouped && (
@@ -231,7 +250,9 @@ function Item({
             {author}
           </button>
           {message.author.bot && <span className="tag">{t('chat.bot')}</span>}
-          <time dateTime={message.timestamp}>{time}</time>
+          <time dateTime={message.timestamp} title={fullTime}>
+            {time}
+          </time>
         </div>
       )}
       {popout && (
@@ -246,8 +267,10 @@ function Item({
         {editing ? (
           <EditBox
             initial={message.content}
-            onSave={(content) =>
+            onSave={(typed) =>
               run(async () => {
+                const guildEmojis = channel.guild_id ? (store.guilds.get(channel.guild_id)?.guild.emojis ?? []) : [];
+                const content = resolveShortcodes(typed, guildEmojis);
                 if (content !== message.content) await store.api.edit(channel.id, message.id, content);
                 setEditing(null);
               })
@@ -620,7 +643,7 @@ function AttachmentView({ attachment, onOpen }: { attachment: Attachment; onOpen
       <a href={attachment.url} target="_blank" rel="noopener noreferrer" download={attachment.filename}>
         {attachment.filename}
       </a>{' '}
-      <span className="hint">{t('chat.bytes', { size: Math.ceil(attachment.size / 1024) })}</span>
+      <span className="hint">{formatBytes(attachment.size)}</span>
     </p>
   );
 }

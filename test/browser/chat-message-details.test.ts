@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Browser } from 'playwright-core';
+import { registerUser, request } from '../support/client.ts';
+import type { TestServer } from '../support/server.ts';
+import {
+  assertAccessible,
+  CHROMIUM_PATH,
+  guildWith,
+  serverAndChromium,
+  signedInContext,
+  warnNoChromium,
+} from './support/browser.ts';
+
+/**
+ * The small things a person used to other chat apps reads in every message (issue 18 QA): a time of today as
+ * "Today at …", a file's size in MB, a reply's reference as the words the answered message shows (not its
+ * markdown), and `:smile:` typed out in full sent as 😄.
+ */
+if (!CHROMIUM_PATH) {
+  warnNoChromium('test/browser/chat-message-details.test.ts');
+} else {
+  let server: TestServer & { origin: string };
+  let browser: Browser;
+  serverAndChromium((started) => ({ server, browser } = started));
+
+  describe('message details', () => {
+    it('today’s time, a size in MB, a reply reference in plain words, :shortcodes: sent as emoji', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const { guildId, channelId } = await guildWith(server, 'Details', alice, bob);
+      const body = new FormData();
+      body.append(
+        'payload_json',
+        JSON.stringify({
+          content: 'Hello **Bob**, try `code` and ||this||',
+          attachments: [{ id: 0, filename: 'kites.bin' }],
+        }),
+      );
+      // 1.5 MiB: shown as "1.5 MB", not "1536 KB".
+      body.append('files[0]', new Blob([new Uint8Array(1.5 * 1024 * 1024)]), 'kites.bin');
+      const posted = await fetch(`${server.url}/v1/channels/${channelId}/messages`, {
+        method: 'POST',
+        body,
+        headers: { authorization: alice.token },
+      });
+      assert.equal(posted.status, 200);
+      const original = (await posted.json()) as { id: string };
+
+      const context = await signedInContext(browser, bob);
+      const page = await context.newPage();
+      await page.goto(`${server.origin}/channels/${guildId}/${channelId}`);
+      const row = page.locator(`#message-${original.id}`);
+      await row.getByRole('link', { name: 'kites.bin' }).waitFor();
+      assert.equal(await row.getByText(/^1\.5 MB$/).count(), 1, await row.innerText());
+      const time = row.locator('time');
+      assert.match(await time.innerText(), /^Today at \d{1,2}:\d{2}\s?[AP]M$/);
+      // The full date stays one hover away.
+      assert.match((await time.getAttribute('title')) ?? '', /\d{4}/);
+
+      // Bob answers with shortcodes typed out: known ones become emoji, an unknown one and code stay as typed.
+      await row.hover();
+      await row.getByRole('button', { name: 'Reply', exact: true }).click();
+      const box = page.getByRole('textbox', { name: 'Message #general' });
+      await box.pressSequentially('thanks :smile: :tada: :no_such_emoji: `:smile:`');
+      await box.press('Enter');
+      const reply = page.getByRole('listitem', { name: new RegExp(`^${bob.username}, thanks 😄 🎉`) });
+      await reply.waitFor();
+      const messages = await request(server, 'GET', `/v1/channels/${channelId}/messages?limit=1`, {
+        auth: bob.token,
+      });
+      assert.equal(messages.body[0].content, 'thanks 😄 🎉 :no_such_emoji: `:smile:`');
+
+      // The reference over the reply: "@alice" and what her message shows (no ** or ` markers, the spoiler
+      // hidden); what it does is said to assistive technology only.
+      const reference = reply.getByRole('button', {
+        name: `Go to the replied message of ${alice.username}: Hello Bob, try code and Spoiler`,
+        exact: true,
+      });
+      await reference.getByText(`@${alice.username}`, { exact: true }).waitFor();
+      await reference.getByText('Hello Bob, try code and Spoiler', { exact: true }).waitFor();
+      const said = reference.getByText(`Go to the replied message of ${alice.username}:`);
+      assert.equal(await said.evaluate((el) => getComputedStyle(el).clipPath), 'inset(50%)');
+      await assertAccessible(page, 'reply reference');
+      await context.close();
+    });
+  });
+}
