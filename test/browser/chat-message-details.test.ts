@@ -83,5 +83,29 @@ if (!CHROMIUM_PATH) {
       await assertAccessible(page, 'reply reference');
       await context.close();
     });
+
+    it('typing with the focus on the page or a message writes in the message box, not from another field', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const { guildId, channelId } = await guildWith(server, 'Typing', alice, bob);
+      const context = await signedInContext(browser, alice);
+      const page = await context.newPage();
+      await page.goto(`${server.origin}/channels/${guildId}/${channelId}`);
+      const box = page.getByRole('textbox', { name: 'Message #general' });
+      await box.waitFor();
+      // The channel's link in the sidebar has the focus (as after choosing it): the letters go to the box.
+      await page.getByRole('link', { name: '#general' }).focus();
+      await page.keyboard.type('hello there');
+      assert.equal(await box.inputValue(), 'hello there');
+      assert.equal(await box.evaluate((el) => el === document.activeElement), true);
+      await page.keyboard.press('Enter');
+      await page.getByRole('listitem', { name: new RegExp(`^${alice.username}, hello there, `) }).waitFor();
+      // The search field keeps what is typed in it.
+      const search = page.getByRole('searchbox', { name: 'Search' });
+      await search.focus();
+      await page.keyboard.type('kites');
+      assert.equal(await search.inputValue(), 'kites');
+      assert.equal(await box.inputValue(), '');
+      await context.close();
+    });
   });
 }

@@ -94,6 +94,25 @@ export function Composer({
     if (replyTo) box.current?.focus();
   }, [replyTo]);
 
+  // Typing with the focus on nothing in particular (the page, a message, a channel link) writes here, as in the
+  // clients people know: the box takes the focus in the keydown, so the character lands in it. Not from another
+  // field, a list or menu with its own keys, an open dialog, or a shortcut with Ctrl/Alt/Meta; not Space (it scrolls).
+  useEffect(() => {
+    const onKey = (event: globalThis.KeyboardEvent) => {
+      if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey || event.isComposing) return;
+      if (event.key.length !== 1 || event.key === ' ') return;
+      const target = event.target instanceof Element ? event.target : null;
+      const own =
+        'input, textarea, select, [contenteditable=""], [contenteditable="true"], dialog, [role="dialog"], ' +
+        '[role="listbox"], [role="menu"], [role="menubar"], [role="grid"], [role="tree"], [role="tablist"], [role="combobox"]';
+      if (target?.closest(own) || document.querySelector('dialog[open], .chat[data-nav-open="true"]')) return;
+      const el = box.current;
+      if (el && el.offsetParent !== null) el.focus();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, []);
+
   // Drag and drop anywhere on the channel view.
   useEffect(() => {
     if (!canAttach) return;
