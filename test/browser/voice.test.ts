@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { registerUser, request, type TestUser } from '../support/client.ts';
 import type { TestServer } from '../support/server.ts';
@@ -9,6 +9,7 @@ import {
   FAKE_MEDIA_ARGS,
   serverAndChromium,
   signedInWithMedia,
+  startWebServer,
   warnNoChromium,
 } from './support/browser.ts';
 import { audioGrowing, framesDecoded, inboundAudioBytes } from './support/voice-stats.ts';
@@ -138,6 +139,48 @@ if (!CHROMIUM_PATH) {
       await c.getByText('You do not have permission to join this channel.').waitFor();
       assert.equal(await c.getByRole('button', { name: 'Join voice' }).count(), 0);
       await cc.close();
+    });
+  });
+  describe('voice whose media never connects', () => {
+    // The SFU gives up on a member whose media has not connected after this long (20 s outside tests).
+    let quick: TestServer & { origin: string };
+    before(async () => {
+      quick = await startWebServer({}, { voice: { mediaConnectLimitMs: 2000 } });
+    });
+    after(async () => {
+      await quick?.close();
+    });
+
+    it('tells the person why they left the channel and lets them join again', async () => {
+      const alice = await registerUser(quick);
+      const guild = await request(quick, 'POST', '/v1/guilds', { auth: alice.token, body: { name: 'Walled' } });
+      const channel = await request(quick, 'POST', `/v1/guilds/${guild.body.id}/channels`, {
+        auth: alice.token,
+        body: { name: 'Lounge', type: 2 },
+      });
+      assert.equal(channel.status, 200);
+      const context = await signedInWithMedia(browser, quick.origin, alice);
+      // As behind a firewall that drops UDP: relay candidates only, and no relay configured, so ICE never connects.
+      await context.addInitScript(`(() => {
+        const Original = window.RTCPeerConnection;
+        function Walled(config) { return new Original({ ...(config || {}), iceTransportPolicy: 'relay' }); }
+        Walled.prototype = Original.prototype;
+        window.RTCPeerConnection = Walled;
+      })()`);
+      const page = await context.newPage();
+      await page.goto(`${quick.origin}/channels/${guild.body.id}/${channel.body.id}`);
+      await page.getByRole('button', { name: 'Join voice' }).click();
+      const notice = page.getByRole('alert').filter({ hasText: 'Voice could not connect' });
+      await notice.waitFor({ timeout: 15_000 });
+      assert.match((await notice.textContent()) ?? '', /you left the channel\. Try joining again\.$/);
+      // Out of the channel for everyone: nobody is listed, and Join is offered again.
+      await page.locator('.voice-member').first().waitFor({ state: 'detached' });
+      await page.getByRole('button', { name: 'Join voice' }).waitFor();
+      await assertAccessible(page, 'voice connection failed');
+      // Joining again clears the notice.
+      await page.getByRole('button', { name: 'Join voice' }).click();
+      await notice.waitFor({ state: 'detached' });
+      await context.close();
     });
   });
 }

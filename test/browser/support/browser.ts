@@ -61,18 +61,21 @@ async function freePort(): Promise<number> {
  */
 export async function startWebServer(
   env: Record<string, string> = {},
-  options: { apiHost?: string } = {},
+  options: { apiHost?: string; voice?: NonNullable<Parameters<typeof startTestServer>[1]>['voice'] } = {},
 ): Promise<TestServer & { origin: string }> {
   const port = await freePort();
   const origin = `http://localhost:${port}`;
-  const server = await startTestServer({
-    PORT: String(port),
-    // With `apiHost` the API is announced on another origin than the page's (same process, other name).
-    HEARTH_PUBLIC_URL: options.apiHost ? `http://${options.apiHost}:${port}` : origin,
-    HEARTH_WEBAPP_URL: origin,
-    HEARTH_TRUSTED_PROXIES: '127.0.0.1/32,::1/128',
-    ...env,
-  });
+  const server = await startTestServer(
+    {
+      PORT: String(port),
+      // With `apiHost` the API is announced on another origin than the page's (same process, other name).
+      HEARTH_PUBLIC_URL: options.apiHost ? `http://${options.apiHost}:${port}` : origin,
+      HEARTH_WEBAPP_URL: origin,
+      HEARTH_TRUSTED_PROXIES: '127.0.0.1/32,::1/128',
+      ...env,
+    },
+    options.voice ? { voice: options.voice } : {},
+  );
   return Object.assign(server, { origin });
 }
 

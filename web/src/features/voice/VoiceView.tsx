@@ -14,6 +14,7 @@ import {
   saveVolume,
   startCall,
   useCall,
+  useMediaFailedIn,
   useVoiceStates,
 } from './call.ts';
 import {
@@ -35,6 +36,7 @@ export function VoiceView({ channel }: { channel: Channel }) {
   const call = useCall();
   const [error, setError] = useState<string | null>(null);
   const guildId = channel.guild_id ?? '';
+  const mediaFailed = useMediaFailedIn(guildId, channel.id);
   const here = states.inChannel(guildId, channel.id);
   const inThisCall = call?.guildId === guildId && call.channelId === channel.id ? call : null;
   const permissions = store.permissions(channel);
@@ -104,6 +106,7 @@ export function VoiceView({ channel }: { channel: Channel }) {
         </ul>
       )}
       {error && <p role="alert">{error}</p>}
+      {mediaFailed && !call && <p role="alert">{t('voice.mediaFailed')}</p>}
       {call && !inThisCall && call.guildId === guildId && call.channelId !== channel.id && (
         <p className="voice-elsewhere">
           {t('voice.connectedElsewhere', {

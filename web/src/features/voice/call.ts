@@ -7,6 +7,8 @@ const SETTINGS_KEY = 'hearth.voice';
 
 /** The tab's one voice call, kept while the person browses other channels. */
 let current: VoiceConnection | null = null;
+/** The channel of the last call the SFU ended because its media never connected, until the next join. */
+let failedIn: { guildId: string | null; channelId: string } | null = null;
 let version = 0;
 const listeners = new Set<() => void>();
 const states = new WeakMap<GatewayHub, VoiceStates>();
@@ -24,6 +26,12 @@ const subscribe = (listener: () => void) => {
 export function useCall(): VoiceConnection | null {
   useSyncExternalStore(subscribe, () => version);
   return current;
+}
+
+/** Whether the last call in this channel ended because its media never connected (shown until the next join). */
+export function useMediaFailedIn(guildId: string | null, channelId: string): boolean {
+  useSyncExternalStore(subscribe, () => version);
+  return failedIn?.guildId === guildId && failedIn.channelId === channelId;
 }
 
 export function useVoiceStates(hub: GatewayHub): VoiceStates {
@@ -93,9 +101,13 @@ export async function startCall(
   current?.leave();
   const call = new VoiceConnection(hub, guildId, channelId, loadSettings(), vadAllowed);
   call.onChange = () => {
-    if (call.state === 'closed' && current === call) current = null;
+    if (call.state === 'closed' && current === call) {
+      current = null;
+      if (call.endReason === 'media-failed') failedIn = { guildId, channelId };
+    }
     changed();
   };
+  failedIn = null;
   current = call;
   changed();
   try {

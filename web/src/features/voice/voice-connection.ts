@@ -127,6 +127,8 @@ export class VoiceConnection {
   readonly remote = new Map<string, RemoteMedia>();
   readonly speaking = new Set<string>();
   state: 'connecting' | 'connected' | 'closed' = 'connecting';
+  /** Why the call ended, when the SFU ended it because the media never connected (`closed {reason: "failed"}`). */
+  endReason: 'media-failed' | undefined;
   /** Our session was moved to another channel and the new room's VOICE_SERVER_UPDATE has not come yet. */
   private moving = false;
   selfMute = false;
@@ -442,6 +444,9 @@ export class VoiceConnection {
         this.startPeer((message.d.ice_servers as RTCIceServer[] | undefined) ?? []);
       } else if (message.op === 'offer')
         this.chain = this.chain.then(() => this.answer(message.d as unknown as OfferPayload)).catch(() => {});
+      // The SFU gave up on this member's media and took them out of the channel (docs/voice.md#join-admission):
+      // the person is told why (VoiceView) when the socket closes next.
+      else if (message.op === 'closed' && message.d.reason === 'failed') this.endReason = 'media-failed';
       else if (message.op === 'speaking') {
         const userId = String(message.d.user_id);
         if (message.d.speaking) this.speaking.add(userId);

@@ -53,6 +53,8 @@ const voiceEn = {
   connected: 'Voice connected',
   connecting: 'Connecting to voice…',
   noConnect: 'You do not have permission to join this channel.',
+  mediaFailed:
+    'Voice could not connect: your media never reached the server (a firewall or network may block it), so you left the channel. Try joining again.',
   failed: 'Could not start voice: {{reason}}',
   video: 'Video of {{name}}',
   screenOf: 'Screen of {{name}}',

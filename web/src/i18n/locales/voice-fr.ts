@@ -55,6 +55,8 @@ const voiceFr: VoiceMessages = {
   connected: 'Vocal connecté',
   connecting: 'Connexion au vocal…',
   noConnect: 'Vous n’avez pas la permission de rejoindre ce salon.',
+  mediaFailed:
+    'Le vocal n’a pas pu se connecter : votre son n’a jamais atteint le serveur (un pare-feu ou le réseau le bloque peut-être), vous avez donc quitté le salon. Essayez de le rejoindre à nouveau.',
   failed: 'Impossible de démarrer le vocal : {{reason}}',
   video: 'Vidéo de {{name}}',
   screenOf: 'Écran de {{name}}',
