@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { type RunningApp, type StartOptions, startApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import type { GatewayOptions } from '../../src/gateway/gateway-server.ts';
+import { hashPasswordsCheaplyForTests } from '../../src/platform/crypto/passwords.ts';
 import type { Database } from '../../src/platform/db/database.ts';
 import { openPglite } from '../../src/platform/db/pglite.ts';
 import { createLogger } from '../../src/platform/log.ts';
@@ -48,6 +49,8 @@ export async function startTestServer(
   env: Record<string, string> = {},
   options: { secrets?: TestSecrets; gateway?: GatewayOptions; voice?: StartOptions['voice'] } = {},
 ): Promise<TestServer> {
+  // Passwords hashed by servers in this process cost argon2id's floor, not 30 ms of CPU each (docs/testing.md).
+  hashPasswordsCheaplyForTests();
   const dataDir = await mkdtemp(join(tmpdir(), 'hearth-test-'));
   const adminUrl = process.env.TEST_DATABASE_URL;
   let dropDatabase = async () => {};

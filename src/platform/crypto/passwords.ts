@@ -10,6 +10,25 @@ export const PASSWORD_HASH_OPTIONS = {
 } as const;
 
 /**
+ * argon2id at its floor (1 MiB, t=1): what the in-process test servers hash with (test/support/server.ts), where
+ * a suite registers thousands of accounts and 19 MiB × 2 passes cost about 30 ms of CPU each. A hash carries its
+ * own parameters, so verifying works either way; a server started as a process always uses the options above.
+ */
+export const TEST_PASSWORD_HASH_OPTIONS = {
+  type: argon2.argon2id,
+  memoryCost: 1024,
+  timeCost: 1,
+  parallelism: 1,
+} as const;
+
+let hashOptions: typeof PASSWORD_HASH_OPTIONS | typeof TEST_PASSWORD_HASH_OPTIONS = PASSWORD_HASH_OPTIONS;
+
+/** Hashes new passwords with TEST_PASSWORD_HASH_OPTIONS in this process from now on (test servers only). */
+export function hashPasswordsCheaplyForTests(): void {
+  hashOptions = TEST_PASSWORD_HASH_OPTIONS;
+}
+
+/**
  * Hashes in flight at once: one per core, minus one core left to the event loop, so that a burst of logins
  * (or a password-guessing flood) cannot starve every other request of CPU. Further hashes queue here.
  */
@@ -37,7 +56,7 @@ export function passwordHashQueue(): { running: number; waiting: number } {
 }
 
 export function hashPassword(password: string): Promise<string> {
-  return limited(() => argon2.hash(password, PASSWORD_HASH_OPTIONS));
+  return limited(() => argon2.hash(password, hashOptions));
 }
 
 export async function verifyPassword(hash: string, password: string): Promise<boolean> {
