@@ -102,9 +102,12 @@ export function UserPopout({
       )}
       {profile && userId !== store.me && (
         <>
-          <p className="popout-heading" id={`mutual-guilds-${userId}`}>
-            {t('chat.mutualServers', { count: profile.mutual_guilds.length })}
-          </p>
+          {/* As in the clients people know, "0 mutual friends" is not said: the heading comes with a list. */}
+          {profile.mutual_guilds.length > 0 && (
+            <p className="popout-heading" id={`mutual-guilds-${userId}`}>
+              {t('chat.mutualServers', { count: profile.mutual_guilds.length })}
+            </p>
+          )}
           {profile.mutual_guilds.length > 0 && (
             <ul className="mutual-list" aria-labelledby={`mutual-guilds-${userId}`}>
               {profile.mutual_guilds.map((g) => (
@@ -112,9 +115,11 @@ export function UserPopout({
               ))}
             </ul>
           )}
-          <p className="popout-heading" id={`mutual-friends-${userId}`}>
-            {t('chat.mutualFriends', { count: profile.mutual_friends.length })}
-          </p>
+          {profile.mutual_friends.length > 0 && (
+            <p className="popout-heading" id={`mutual-friends-${userId}`}>
+              {t('chat.mutualFriends', { count: profile.mutual_friends.length })}
+            </p>
+          )}
           {profile.mutual_friends.length > 0 && (
             <ul className="mutual-list" aria-labelledby={`mutual-friends-${userId}`}>
               {profile.mutual_friends.map((friend) => (

@@ -53,8 +53,8 @@ export default function GuildSettings({ guildId, onOpenNav }: { guildId: string;
   return (
     <div className="guild-settings">
       <div className="guild-settings-head">
-        <button type="button" className="ghost nav-toggle" onClick={onOpenNav}>
-          {t('chat.openNavigation')}
+        <button type="button" className="ghost nav-toggle" onClick={onOpenNav} aria-label={t('chat.openNavigation')}>
+          ☰
         </button>
         <h1>{title}</h1>
         <button type="button" className="secondary" onClick={close}>

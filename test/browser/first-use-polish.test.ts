@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Browser } from 'playwright-core';
+import { registerUser } from '../support/client.ts';
+import type { TestServer } from '../support/server.ts';
+import {
+  assertAccessible,
+  CHROMIUM_PATH,
+  guildWith,
+  serverAndChromium,
+  signedInContext,
+  warnNoChromium,
+} from './support/browser.ts';
+
+/**
+ * What two newcomers met on a first walk (issue 18 QA): server settings on a phone show the chosen section on the
+ * first screen (the sections are one scrolling row, not a column of eleven over it), and someone's card says
+ * nothing of the friends and servers two people do not share ("0 mutual friends").
+ */
+if (!CHROMIUM_PATH) {
+  warnNoChromium('test/browser/first-use-polish.test.ts');
+} else {
+  let server: TestServer & { origin: string };
+  let browser: Browser;
+  serverAndChromium((started) => ({ server, browser } = started));
+
+  describe('first use', () => {
+    it('server settings on a 375 px phone: the chosen section is on the first screen, nothing overflows', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const { guildId } = await guildWith(server, 'Phone club', alice, bob);
+      const context = await signedInContext(browser, alice);
+      const page = await context.newPage();
+      await page.setViewportSize({ width: 375, height: 812 });
+      await page.goto(`${server.origin}/channels/${guildId}/settings`);
+      await page.getByRole('heading', { name: 'Server settings: Phone club', level: 1 }).waitFor();
+      const sections = page.getByRole('navigation', { name: 'Settings sections' });
+      // Each section's heading in the top half (a column of eleven sections put it at the foot, y ≈ 675).
+      for (const name of ['Overview', 'Members', 'Audit log']) {
+        await sections.getByRole('button', { name, exact: true }).click();
+        const heading = page.getByRole('region', { name }).getByRole('heading', { name, level: 2 });
+        await heading.waitFor();
+        const box = await heading.boundingBox();
+        assert.ok(box && box.y + box.height <= 812 / 2, `${name}: heading at ${JSON.stringify(box)}, far down`);
+      }
+      assert.equal(await page.evaluate(() => document.documentElement.scrollWidth), 375);
+      // The menu button is the same ☰ as on the chat's own pages.
+      assert.equal(await page.getByRole('button', { name: 'Open navigation' }).innerText(), '☰');
+      await assertAccessible(page, 'server settings on a phone');
+      await context.close();
+    });
+
+    it('a card names the servers and friends two people share, and says nothing when they share none', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const { guildId, channelId } = await guildWith(server, 'Card club', alice, bob);
+      const context = await signedInContext(browser, alice);
+      const page = await context.newPage();
+      await page.goto(`${server.origin}/channels/${guildId}/${channelId}`);
+      await page
+        .getByRole('complementary', { name: 'Members' })
+        .getByRole('button', { name: new RegExp(`^${bob.username}\\b`) })
+        .click();
+      const card = page.getByRole('region', { name: `Profile of ${bob.username}` });
+      await card.getByRole('list', { name: '1 mutual server' }).waitFor();
+      await card.getByLabel('Note (only you see it)').waitFor();
+      assert.equal(await card.getByText(/mutual friend/).count(), 0, await card.innerText());
+      await context.close();
+    });
+  });
+}
