@@ -49,6 +49,33 @@ if (!CHROMIUM_PATH) {
       await context.close();
     });
 
+    it('the channel header’s actions are icons with their names as tooltips, on one row of a phone', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const { guildId, channelId } = await guildWith(server, 'Header club', alice, bob);
+      const context = await signedInContext(browser, alice);
+      const page = await context.newPage();
+      await page.setViewportSize({ width: 375, height: 812 });
+      await page.goto(`${server.origin}/channels/${guildId}/${channelId}`);
+      await page.getByRole('textbox', { name: 'Message #general' }).waitFor();
+      const centres: number[] = [];
+      for (const name of ['Channel notifications', 'Pinned messages', 'Members']) {
+        const button = page.getByRole('button', { name, exact: true });
+        assert.equal(await button.getAttribute('title'), name);
+        assert.equal((await button.innerText()).trim().length <= 2, true, `${name} shows words`);
+        const box = await button.boundingBox();
+        assert.ok(box);
+        centres.push(box.y + box.height / 2);
+      }
+      assert.ok(Math.max(...centres) - Math.min(...centres) < 4, `on several rows: ${centres.join(', ')}`);
+      assert.equal(await page.evaluate(() => document.documentElement.scrollWidth), 375);
+      // The bell opens the channel's notification settings.
+      await page.getByRole('button', { name: 'Channel notifications', exact: true }).click();
+      const dialog = page.getByRole('dialog', { name: 'Notifications for #general' });
+      await dialog.waitFor();
+      await assertAccessible(page, 'channel notifications on a phone');
+      await context.close();
+    });
+
     it('a card names the servers and friends two people share, and says nothing when they share none', async () => {
       const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
       const { guildId, channelId } = await guildWith(server, 'Card club', alice, bob);

@@ -54,6 +54,9 @@ export function ChannelView({
     if (!voice) void store.open(channel.id);
   }, [channel.id, store, voice]);
 
+  const notificationsLabel = `${dm ? t('chat.conversationNotifications') : t('chat.channelNotifications')}${
+    muted ? `, ${t('chat.muted')}` : ''
+  }`;
   return (
     <div className="channel-view">
       <header className="channel-header">
@@ -77,23 +80,50 @@ export function ChannelView({
           {!voice && <SearchBox scope={scopeOf(channel)} />}
           {/* Not "Mute": a voice channel's own controls have the microphone's "Mute", and the two must not share
               a name. */}
-          <button type="button" className="ghost small" aria-haspopup="dialog" onClick={() => setNotifications(true)}>
-            {dm ? t('chat.conversationNotifications') : t('chat.channelNotifications')}
-            {muted && `, ${t('chat.muted')}`}
+          {/* Icons, named for assistive technology and in a tooltip, as in the clients people know (words took
+              three rows of a phone's header). */}
+          <button
+            type="button"
+            className="ghost icon"
+            aria-haspopup="dialog"
+            aria-label={notificationsLabel}
+            title={notificationsLabel}
+            onClick={() => setNotifications(true)}
+          >
+            <span aria-hidden="true">{muted ? '🔕' : '🔔'}</span>
           </button>
           {!voice && (
-            <button type="button" className="ghost small" onClick={() => setPins(true)}>
-              {t('chat.pinnedMessages')}
+            <button
+              type="button"
+              className="ghost icon"
+              aria-label={t('chat.pinnedMessages')}
+              title={t('chat.pinnedMessages')}
+              onClick={() => setPins(true)}
+            >
+              <span aria-hidden="true">📌</span>
             </button>
           )}
           {channel.type === ChannelType.GroupDM && (
-            <button type="button" className="ghost small" onClick={() => setGroupSettings(true)}>
-              {t('chat.groupSettings')}
+            <button
+              type="button"
+              className="ghost icon"
+              aria-label={t('chat.groupSettings')}
+              title={t('chat.groupSettings')}
+              onClick={() => setGroupSettings(true)}
+            >
+              <span aria-hidden="true">⚙</span>
             </button>
           )}
           {onToggleMembers && (
-            <button type="button" className="ghost small" aria-pressed={membersOpen} onClick={onToggleMembers}>
-              {t('chat.memberList')}
+            <button
+              type="button"
+              className="ghost icon"
+              aria-pressed={membersOpen}
+              aria-label={t('chat.memberList')}
+              title={t('chat.memberList')}
+              onClick={onToggleMembers}
+            >
+              <span aria-hidden="true">👥</span>
             </button>
           )}
         </div>
