@@ -25,7 +25,7 @@ if (!CHROMIUM_PATH) {
   serverAndChromium((started) => ({ server, browser } = started));
 
   describe('message details', () => {
-    it('today’s time, a size in MB, a reply reference in plain words, :shortcodes: sent as emoji', async () => {
+    it('today’s time, a size in MB, a reply reference, pins and search results in plain words, :shortcodes: sent as emoji', async () => {
       const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
       const { guildId, channelId } = await guildWith(server, 'Details', alice, bob);
       const body = new FormData();
@@ -81,6 +81,30 @@ if (!CHROMIUM_PATH) {
       const said = reference.getByText(`Go to the replied message of ${alice.username}:`);
       assert.equal(await said.evaluate((el) => getComputedStyle(el).clipPath), 'inset(50%)');
       await assertAccessible(page, 'reply reference');
+
+      // Pinned, the message shows as in the channel (bold, code, "Today at …"), not as its markdown.
+      const pin = await request(server, 'PUT', `/v1/channels/${channelId}/pins/${original.id}`, { auth: alice.token });
+      assert.equal(pin.status, 204, pin.text);
+      await page.getByRole('button', { name: 'Pinned messages', exact: true }).click();
+      const pins = page.getByRole('dialog', { name: 'Pinned messages' });
+      const pinned = pins.getByRole('listitem').filter({ hasText: 'Hello' });
+      await pinned.getByText('Bob', { exact: true }).waitFor();
+      assert.equal(await pinned.locator('strong', { hasText: /^Bob$/ }).count(), 1);
+      assert.doesNotMatch(await pinned.innerText(), /\*\*|`|\|\|/);
+      assert.match(await pinned.locator('time').innerText(), /^Today at /);
+      await page.keyboard.press('Escape');
+
+      // A search result reads the words shown too, its term marked.
+      const search = page.getByRole('searchbox', { name: 'Search' });
+      await search.fill('Hello');
+      await search.press('Enter');
+      const hit = page
+        .getByRole('region', { name: 'Search results' })
+        .getByRole('list', { name: 'Search results' })
+        .getByRole('listitem');
+      await hit.getByText('Hello', { exact: true }).waitFor();
+      assert.match(await hit.innerText(), /Hello Bob, try code and Spoiler/);
+      assert.match(await hit.locator('time').innerText(), /^Today at /);
       await context.close();
     });
 

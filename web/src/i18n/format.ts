@@ -47,6 +47,20 @@ export function recentDay(value: Date, now: Date = new Date()): 'today' | 'yeste
   return that === today ? 'today' : that === yesterday ? 'yesterday' : null;
 }
 
+/**
+ * A message's time as the chat shows it: "Today at 9:21 PM" / "Yesterday at …" (the words from `say`), else the
+ * date and time; `full` is always the date and time (for a tooltip).
+ */
+export function messageTime(
+  value: string,
+  say: (day: 'today' | 'yesterday', time: string) => string,
+): { shown: string; full: string } {
+  const date = new Date(value);
+  const day = recentDay(date);
+  const full = formatDate(date, 'dateTime');
+  return { shown: day ? say(day, formatTime(date)) : full, full };
+}
+
 /** A file's size in the largest fitting unit, locale formatted (e.g. 2.9 MB, 2,9 Mo, 512 bytes). */
 export function formatBytes(size: number): string {
   const units = ['byte', 'kilobyte', 'megabyte', 'gigabyte'] as const;

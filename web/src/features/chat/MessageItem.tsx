@@ -3,7 +3,7 @@ import { useTranslation } from 'react-i18next';
 import type { Attachment, Channel, Message } from '../../api/chat-types.ts';
 import { Avatar } from '../../components/Avatar.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
-import { formatBytes, formatDate, formatTime, recentDay } from '../../i18n/format.ts';
+import { formatBytes, messageTime } from '../../i18n/format.ts';
 import { AppsMenu, MESSAGE_COMMAND } from './AppsMenu.tsx';
 import { MessageComponents } from './Components.tsx';
 import { channelPath, useChatStore, useChatT } from './context.ts';
@@ -128,10 +128,9 @@ function Item({
   const mine = message.author.id === store.me;
   const author = store.displayName(message.author.id, channel.guild_id);
   // "Today at 9:21 PM" / "Yesterday at …" as in the clients people know; the full date in the tooltip.
-  const sent = new Date(message.timestamp);
-  const day = recentDay(sent);
-  const fullTime = formatDate(sent, 'dateTime');
-  const time = day ? t(day === 'today' ? 'chat.todayAt' : 'chat.yesterdayAt', { time: formatTime(sent) }) : fullTime;
+  const { shown: time, full: fullTime } = messageTime(message.timestamp, (day, at) =>
+    t(day === 'today' ? 'chat.todayAt' : 'chat.yesterdayAt', { time: at }),
+  );
   // A DM call's `call` says whether it ended; a renamed group's and a thread's content is the new name.
   const system = isSystemMessage(message);
   // The user a group change is about; a removed user may be gone from the store, so the message's own copy.

@@ -4,9 +4,11 @@ import type { Channel, Message } from '../../api/chat-types.ts';
 import { useApp } from '../../app-context.tsx';
 import { Avatar } from '../../components/Avatar.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
-import { formatDate } from '../../i18n/format.ts';
+import { messageTime } from '../../i18n/format.ts';
 import { channelPath, jumpToMessage, useChat } from './context.ts';
 import { Dialog } from './Dialog.tsx';
+import { markdownContext } from './MessageItem.tsx';
+import { Markdown } from './markdown.tsx';
 
 export function PinsDialog({ channel, onClose }: { channel: Channel; onClose: () => void }) {
   const { t } = useTranslation();
@@ -29,9 +31,14 @@ export function PinsDialog({ channel, onClose }: { channel: Channel; onClose: ()
               name={store.displayName(m.author.id, channel.guild_id)}
               size={20}
             />{' '}
-            <strong>{store.displayName(m.author.id, channel.guild_id)}</strong>{' '}
-            <time>{formatDate(m.timestamp, 'dateTime')}</time>
-            <p>{m.content}</p>
+            <strong>{store.displayName(m.author.id, channel.guild_id)}</strong> <PinTime timestamp={m.timestamp} />
+            {/* Rendered as in the channel (bold, code, mentions by name), not its markdown. */}
+            <div className="pin-content">
+              <Markdown
+                source={m.content}
+                ctx={{ ...markdownContext(store, channel.guild_id), spoiler: t('chat.spoiler') }}
+              />
+            </div>
             <button
               type="button"
               className="link"
@@ -49,5 +56,17 @@ export function PinsDialog({ channel, onClose }: { channel: Channel; onClose: ()
         ))}
       </ul>
     </Dialog>
+  );
+}
+
+function PinTime({ timestamp }: { timestamp: string }) {
+  const { t } = useTranslation();
+  const { shown, full } = messageTime(timestamp, (day, time) =>
+    t(day === 'today' ? 'chat.todayAt' : 'chat.yesterdayAt', { time }),
+  );
+  return (
+    <time dateTime={timestamp} title={full}>
+      {shown}
+    </time>
   );
 }

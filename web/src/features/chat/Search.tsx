@@ -16,8 +16,10 @@ import { ChannelType } from '../../api/chat-types.ts';
 import { useApp } from '../../app-context.tsx';
 import { Avatar } from '../../components/Avatar.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
-import { formatDate, formatNumber } from '../../i18n/format.ts';
+import { formatNumber, messageTime } from '../../i18n/format.ts';
 import { channelPath, jumpToMessage, useChat } from './context.ts';
+import { markdownContext } from './MessageItem.tsx';
+import { plainText as markdownPlain } from './markdown.tsx';
 import {
   HAS_VALUES,
   isEmptySearch,
@@ -348,14 +350,10 @@ export function SearchBox({ scope }: { scope: SearchScope }) {
   );
 }
 
-/** The text of a message as a result shows it: mentions and custom emojis by name, no markup rendering. */
-function plainText(store: ChatStore, message: Message): string {
+/** The text of a message as a result shows it: its markdown as the words shown (mentions by name, no markers). */
+function plainText(store: ChatStore, message: Message, spoiler: string): string {
   const gid = message.guild_id ?? store.channels.get(message.channel_id)?.guild_id;
-  return message.content
-    .replace(/<@!?(\d+)>/g, (_, id: string) => `@${store.displayName(id, gid)}`)
-    .replace(/<@&(\d+)>/g, (_, id: string) => `@${(gid && store.guilds.get(gid)?.roles.get(id)?.name) || id}`)
-    .replace(/<#(\d+)>/g, (_, id: string) => `#${store.channels.get(id)?.name ?? id}`)
-    .replace(/<a?:(\w+):\d+>/g, ':$1:');
+  return markdownPlain(message.content, { ...markdownContext(store, gid), spoiler });
 }
 
 /** The results of the search box: a labelled region beside the messages; a result opens its message. */
@@ -447,10 +445,10 @@ export function SearchResults() {
                       {store.displayName(message.author.id, gid)}
                     </span>
                     {where && <span className="search-hit-channel">{where}</span>}
-                    <time dateTime={message.timestamp}>{formatDate(message.timestamp, 'dateTime')}</time>
+                    <HitTime timestamp={message.timestamp} />
                   </span>
                   <span className="search-hit-content">
-                    {markTerms(plainText(store, message), view.terms).map((part, index) =>
+                    {markTerms(plainText(store, message, t('chat.spoiler')), view.terms).map((part, index) =>
                       part.mark ? (
                         // biome-ignore lint/suspicious/noArrayIndexKey: parts of one fixed string
                         <mark key={index}>{part.text}</mark>
@@ -493,5 +491,17 @@ export function SearchResults() {
         </nav>
       )}
     </section>
+  );
+}
+
+function HitTime({ timestamp }: { timestamp: string }) {
+  const { t } = useTranslation();
+  const { shown, full } = messageTime(timestamp, (day, time) =>
+    t(day === 'today' ? 'chat.todayAt' : 'chat.yesterdayAt', { time }),
+  );
+  return (
+    <time dateTime={timestamp} title={full}>
+      {shown}
+    </time>
   );
 }
