@@ -68,7 +68,13 @@ export const attachmentRefSchema = z
       .union([z.string().regex(/^\d{1,20}$/), z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)])
       .transform((id) => (typeof id === 'number' ? String(id) : id.replace(/^0+(?=\d)/, ''))),
     // Empty names are refused by the pairing check, with one code whether the entry or the part is empty.
-    filename: z.string().max(1024).optional(),
+    // A filename is sanitised, never refused for its characters (docs/media.md): a NUL becomes `_` here, as it
+    // would later, so that the refusal of NUL in other text (docs/conventions.md#errors) does not reach it.
+    filename: z
+      .string()
+      .max(1024)
+      .transform((name) => name.replaceAll('\u0000', '_'))
+      .optional(),
     title: z.string().max(1024).nullish(),
     description: z.string().max(1024).nullish(),
     upload_filename: z.string().max(1024).optional(),
