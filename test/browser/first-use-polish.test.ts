@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { registerUser } from '../support/client.ts';
+import { registerUser, request } from '../support/client.ts';
 import type { TestServer } from '../support/server.ts';
 import {
   assertAccessible,
@@ -15,7 +15,8 @@ import {
 /**
  * What two newcomers met on a first walk (issue 18 QA): server settings on a phone show the chosen section on the
  * first screen (the sections are one scrolling row, not a column of eleven over it), and someone's card says
- * nothing of the friends and servers two people do not share ("0 mutual friends").
+ * nothing of the friends and servers two people do not share ("0 mutual friends"), and a member's roles in a new
+ * server say there are none yet rather than show an empty box.
  */
 if (!CHROMIUM_PATH) {
   warnNoChromium('test/browser/first-use-polish.test.ts');
@@ -73,6 +74,31 @@ if (!CHROMIUM_PATH) {
       const dialog = page.getByRole('dialog', { name: 'Notifications for #general' });
       await dialog.waitFor();
       await assertAccessible(page, 'channel notifications on a phone');
+      await context.close();
+    });
+
+    it('a member’s roles in a new server say there are none yet, then list the first one made', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const { guildId } = await guildWith(server, 'Roleless club', alice, bob);
+      const context = await signedInContext(browser, alice);
+      const page = await context.newPage();
+      await page.goto(`${server.origin}/channels/${guildId}/settings`);
+      await page
+        .getByRole('navigation', { name: 'Settings sections' })
+        .getByRole('button', { name: 'Members' })
+        .click();
+      await page.getByRole('button', { name: `Manage ${bob.username}` }).click();
+      const editor = page.getByRole('region', { name: `Member: ${bob.username}` });
+      const roles = editor.getByRole('group', { name: 'Roles' });
+      await roles.getByText('No roles yet: make one in the Roles section.', { exact: true }).waitFor();
+      await assertAccessible(page, 'member without roles to give');
+      const made = await request(server, 'POST', `/v1/guilds/${guildId}/roles`, {
+        auth: alice.token,
+        body: { name: 'Pilots' },
+      });
+      assert.equal(made.status, 200, made.text);
+      await roles.getByRole('checkbox', { name: 'Pilots' }).waitFor();
+      assert.equal(await roles.getByText('No roles yet', { exact: false }).count(), 0);
       await context.close();
     });
 

@@ -137,6 +137,7 @@ const guildEn = {
   manageMember: 'Manage {{name}}',
   memberEditor: 'Member: {{name}}',
   memberRoles: 'Roles',
+  noRolesYet: 'No roles yet: make one in the Roles section.',
   nickname: 'Nickname',
   saveNickname: 'Save nickname',
   timeoutFor: 'Time-out length',

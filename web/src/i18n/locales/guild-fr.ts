@@ -137,6 +137,7 @@ const guildFr: GuildMessages = {
   manageMember: 'Gérer {{name}}',
   memberEditor: 'Membre : {{name}}',
   memberRoles: 'Rôles',
+  noRolesYet: 'Aucun rôle pour l’instant : créez-en un dans la section Rôles.',
   nickname: 'Pseudo',
   saveNickname: 'Enregistrer le pseudo',
   timeoutFor: 'Durée de l’exclusion temporaire',

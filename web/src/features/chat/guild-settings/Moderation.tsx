@@ -197,6 +197,10 @@ function MemberEditor({ guildId, userId, onGone }: { guildId: string; userId: st
       {canRoles && (
         <fieldset aria-describedby={rolesLegend}>
           <legend id={rolesLegend}>{t('guildSettings.memberRoles')}</legend>
+          {/* An empty box said nothing: a new server has no role to give yet. */}
+          {sortedRoles(state.roles.values(), guildId).length === 0 && (
+            <p className="hint">{t('guildSettings.noRolesYet')}</p>
+          )}
           {sortedRoles(state.roles.values(), guildId).map((role) => (
             <label key={role.id} className="check">
               <input
