@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import { createApplication } from '../support/applications.ts';
 import { type ApiResponse, harness, registerUser, request, uniqueEmail } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -133,6 +134,29 @@ describe('route buckets', () => {
     assert.equal((await harness(server, 'POST', '/rate-limits/reset')).status, 200);
     const res = await request(server, 'GET', '/v1/users/@me', { auth: user.token, headers: STRICT });
     assert.equal(res.status, 200);
+  });
+
+  it('show the route headers on success to a bot at /gateway/bot and /applications/@me too (self-parsed credentials)', async () => {
+    const owner = await registerUser(server);
+    const app = await createApplication(server, owner, { name: 'Headers bot' });
+    for (const [path, bucket, limit] of [
+      ['/v1/gateway/bot', 'gateway:bot', '60'],
+      ['/v1/applications/@me', 'applications:me', '60'],
+    ] as const) {
+      for (const auth of [`Bot ${app.botToken}`, `bot ${app.botToken}`]) {
+        const res = await request(server, 'GET', path, { auth, headers: STRICT });
+        assert.equal(res.status, 200, res.text);
+        assert.equal(res.headers.get('x-ratelimit-limit'), limit);
+        assert.equal(res.headers.get('x-ratelimit-bucket'), bucketHash(bucket));
+        assert.match(res.headers.get('x-ratelimit-remaining') ?? '', /^\d+$/);
+        assert.match(res.headers.get('x-ratelimit-reset-after') ?? '', /^\d+\.\d{3}$/);
+      }
+    }
+    // Not for another credential there (a session at /applications/@me: 401 INVALID_TOKEN, no route headers).
+    const session = await request(server, 'GET', '/v1/applications/@me', { auth: owner.token, headers: STRICT });
+    assert.equal(session.status, 401);
+    assert.equal(session.body.code, 'INVALID_TOKEN');
+    assertNoRateLimitHeaders(session);
   });
 
   it('are skipped entirely for RATE_LIMIT_BYPASS accounts', async () => {

@@ -100,7 +100,8 @@ export function createRequestPipeline(deps: PipelineDeps) {
     const { credential, principal } = authenticating instanceof Promise ? await authenticating : authenticating;
 
     if (spec.policy !== 'test' && state.strict) {
-      const shown = await rateLimit(deps, spec, paramsOf(request), principal, state.ipKey, now);
+      const selfParsedBot = spec.policy === 'self' && /^bot /i.test(headers.authorization ?? '');
+      const shown = await rateLimit(deps, spec, paramsOf(request), principal, state.ipKey, now, selfParsedBot);
       if (shown) for (const name in shown) reply.header(name, shown[name]);
     }
 

@@ -43,6 +43,8 @@ export async function rateLimit(
   principal: Principal | undefined,
   ipKey: string,
   now: number,
+  /** A self-parsing route (`/gateway/bot`, `/applications/@me`) called with a `Bot` credential: it shows them too. */
+  selfParsedBot = false,
 ): Promise<Record<string, string> | undefined> {
   const flags = principal?.user.flags ?? 0n;
   if ((flags & RATE_LIMIT_BYPASS) !== 0n) return undefined;
@@ -78,6 +80,7 @@ export async function rateLimit(
       'X-RateLimit-Scope': rl.keyParams?.length ? 'shared' : 'user',
     });
   }
-  if (principal?.kind === 'bot' || (spec.policy === 'credential-free' && rl.keyParams?.length)) return headers;
+  if (principal?.kind === 'bot' || selfParsedBot || (spec.policy === 'credential-free' && rl.keyParams?.length))
+    return headers;
   return undefined;
 }
