@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Compiles the server to JavaScript in dist/ (run by `npm ci` through `prepare`), so `npm start` runs plain
-// node with no TypeScript at start. Type errors are `npm run typecheck`'s job: the emit does not depend on them.
+// node with no TypeScript at start. Type errors are `npm run typecheck`'s job: the emit does not depend on them
+// (isolatedModules), so tsc emits with --noCheck, byte for byte the checked emit at a third of its CPU.
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -8,7 +9,7 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 rmSync('dist', { recursive: true, force: true });
 const tsc = require.resolve('typescript/bin/tsc');
-const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--noCheck'], { stdio: 'inherit' });
 // Runtime assets next to the code that reads them.
 cpSync('src/platform/db/migrations', 'dist/platform/db/migrations', { recursive: true });
 if (!existsSync('dist/main.js')) {
@@ -32,4 +33,4 @@ const template = spawnSync(
   { stdio: 'inherit' },
 );
 if (template.status !== 0) console.error('build-server: no database template; a first start initialises one');
-if (result.status !== 0) console.error('build-server: tsc reported type errors (see above); the build was emitted');
+if (result.status !== 0) console.error('build-server: tsc reported errors (see above); the build was emitted');
