@@ -1,4 +1,3 @@
-import { startApp } from './app.ts';
 import { type Config, ConfigError, loadConfig, SETTINGS } from './config/config.ts';
 import { createLogger } from './platform/log.ts';
 import { loadOrCreateSecrets, SECRET_NAMES, type SecretName } from './platform/secrets.ts';
@@ -53,6 +52,8 @@ async function main(): Promise<void> {
   if (!config.databaseUrl) log.warn('DATABASE_URL is not set: using the embedded database in the data directory');
   if (config.testMode) log.warn('HEARTH_TEST_MODE is on: the /test harness is reachable and rate limits are relaxed');
 
+  // Imported once the configuration is known good: a bad setting is refused without loading the whole server.
+  const { startApp } = await import('./app.ts');
   const app = await startApp({ config, secrets, logger: log });
   let stopping = false;
   const stop = async (signal: string) => {
