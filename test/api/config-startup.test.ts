@@ -23,7 +23,8 @@ const CASES: [string, Record<string, string>, string[], string][] = [
   ['an unknown flag', {}, ['--colour'], '--colour'],
 ];
 
-describe('bad configuration at start', { timeout: 120_000 }, () => {
+// The cases are independent processes that exit before touching the data directory: they run at once.
+describe('bad configuration at start', { timeout: 120_000, concurrency: true }, () => {
   for (const [name, env, args, setting] of CASES) {
     it(`${name}: exits non-zero with one line naming ${setting}`, async () => {
       const spawned = spawnEntrypoint({ HEARTH_DATA_DIR: dataDir, ...env }, args);
