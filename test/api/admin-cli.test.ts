@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,11 +9,10 @@ import { fileURLToPath } from 'node:url';
 import { type RunningApp, startApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { digest } from '../../src/platform/crypto/tokens.ts';
-import { openPglite } from '../../src/platform/db/pglite.ts';
 import { createLogger } from '../../src/platform/log.ts';
 import { request } from '../support/client.ts';
+import { migratedDataDir } from '../support/data-dir.ts';
 import { createTestDatabase } from '../support/pg-database.ts';
-import { templatePath } from '../support/template.ts';
 
 /** The bootstrap CLI as an operator runs it (`npx hearth …` runs bin/hearth.mjs), against real storage. */
 
@@ -47,22 +45,6 @@ async function startServer(storageEnv: Record<string, string>): Promise<RunningA
     mfa: randomBytes(32).toString('hex'),
   };
   return startApp({ config, secrets, logger: createLogger('silent') });
-}
-
-/**
- * A data directory holding the migrated embedded database, as a built server's first start leaves it (it
- * loads dist/pglite-template.tar). Run from source, the server would initialise and migrate one instead,
- * seconds per directory; the tests here are about the CLI and the lock, not that first start.
- */
-async function migratedDataDir(): Promise<string> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'hearth-cli-'));
-  const template = templatePath();
-  const db = await openPglite({
-    dataDir: join(dataDir, 'pglite'),
-    ...(existsSync(template) ? { loadDataDir: new Blob([await readFile(template)]) } : {}),
-  });
-  await db.close();
-  return dataDir;
 }
 
 async function adminAppSecretHash(app: RunningApp): Promise<string | undefined> {
@@ -150,13 +132,13 @@ describe('hearth admin create', () => {
   });
 
   it('promotes an existing account on the embedded database, idempotently, and the key works', async () => {
-    const dataDir = await migratedDataDir();
+    const dataDir = await migratedDataDir('hearth-cli-');
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
     await bootstrapScenario({ HEARTH_DATA_DIR: dataDir }, true);
   });
 
   it('refuses to open an embedded data directory another process holds, naming that process', async () => {
-    const dataDir = await migratedDataDir();
+    const dataDir = await migratedDataDir('hearth-cli-');
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
     const app = await startServer({ HEARTH_DATA_DIR: dataDir });
     try {
@@ -178,7 +160,7 @@ describe('hearth admin create', () => {
   });
 
   it('takes over a lock left by a process that is gone', async () => {
-    const dataDir = await migratedDataDir();
+    const dataDir = await migratedDataDir('hearth-cli-');
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
     const gone = spawn(process.execPath, ['-e', '0']);
     const pid = gone.pid as number;
