@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import { postAttachment } from '../support/chat.ts';
 import { registerUser, request, type TestUser } from '../support/client.ts';
+import { migratedDataDir } from '../support/data-dir.ts';
 import { startTestS3, type TestS3 } from '../support/s3-server.ts';
 import { TEST_TOKEN } from '../support/server.ts';
 import { freePort, peakGrowth, type Spawned, spawnEntrypoint, waitForHealth } from '../support/spawn.ts';
@@ -60,7 +59,7 @@ for (const kind of ['local', 's3'] as const) {
     }
 
     before(async () => {
-      dataDir = await mkdtemp(join(tmpdir(), 'hearth-downloads-'));
+      dataDir = await migratedDataDir('hearth-downloads-');
       const port = await freePort();
       server = { url: `http://127.0.0.1:${port}` };
       spawned = spawnEntrypoint({
