@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
+import { friendsWithDm } from '../support/chat.ts';
 import { registerUser, request } from '../support/client.ts';
 import type { TestServer } from '../support/server.ts';
 import {
@@ -99,6 +100,31 @@ if (!CHROMIUM_PATH) {
       assert.equal(made.status, 200, made.text);
       await roles.getByRole('checkbox', { name: 'Pilots' }).waitFor();
       assert.equal(await roles.getByText('No roles yet', { exact: false }).count(), 0);
+      await context.close();
+    });
+
+    it('a conversation starts by naming the person, not "Welcome to", and its call button is an icon', async () => {
+      const { alice, bob, channelId } = await friendsWithDm(server);
+      const context = await signedInContext(browser, alice);
+      const page = await context.newPage();
+      await page.setViewportSize({ width: 375, height: 812 });
+      await page.goto(`${server.origin}/channels/@me/${channelId}`);
+      await page
+        .getByText(`This is the beginning of your conversation with ${bob.username}.`, { exact: true })
+        .waitFor();
+      assert.equal(await page.getByText(/^Welcome to /).count(), 0);
+      const call = page.getByRole('button', { name: 'Start call', exact: true });
+      assert.equal(await call.getAttribute('title'), 'Start call');
+      assert.equal((await call.innerText()).trim(), '📞');
+      // The header's actions share one row beside the search box.
+      const centres: number[] = [];
+      for (const name of ['Start call', 'Conversation notifications', 'Pinned messages']) {
+        const box = await page.getByRole('button', { name, exact: true }).boundingBox();
+        assert.ok(box);
+        centres.push(box.y + box.height / 2);
+      }
+      assert.ok(Math.max(...centres) - Math.min(...centres) < 4, `on several rows: ${centres.join(', ')}`);
+      await assertAccessible(page, 'start of a conversation');
       await context.close();
     });
 

@@ -285,8 +285,15 @@ export function MessageList({
       <div className="messages" ref={scroller} onScroll={onScroll}>
         {history.reachedStart && (
           <div className="channel-start">
-            <p className="md-h2">{t('chat.welcomeTo', { name })}</p>
-            <p>{t('chat.channelStart')}</p>
+            {/* A conversation is not a place one is welcomed to: its start names the person or the group. */}
+            <p className="md-h2">{channel.type === 1 || channel.type === 3 ? name : t('chat.welcomeTo', { name })}</p>
+            <p>
+              {channel.type === 1
+                ? t('chat.dmStart', { name })
+                : channel.type === 3
+                  ? t('chat.groupDmStart', { name })
+                  : t('chat.channelStart')}
+            </p>
           </div>
         )}
         {history.loading && (

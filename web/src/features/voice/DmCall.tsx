@@ -18,9 +18,22 @@ export function DmCallButton({ channel }: { channel: Channel }) {
   if (inThisCall) return null;
   const active = states.calls.has(channel.id) || states.inChannel(channel.id, channel.id).length > 0;
   return (
-    <button type="button" className="ghost small" onClick={() => void startCall(gateway, null, channel.id)}>
-      {active ? t('voice.joinCall') : t('voice.startCall')}
-    </button>
+    // Starting a call is an icon as beside the header's others (named and titled); joining a call that is on says so.
+    active ? (
+      <button type="button" className="ghost small" onClick={() => void startCall(gateway, null, channel.id)}>
+        {t('voice.joinCall')}
+      </button>
+    ) : (
+      <button
+        type="button"
+        className="ghost icon"
+        aria-label={t('voice.startCall')}
+        title={t('voice.startCall')}
+        onClick={() => void startCall(gateway, null, channel.id)}
+      >
+        <span aria-hidden="true">📞</span>
+      </button>
+    )
   );
 }
 

@@ -60,6 +60,8 @@ const chatEn = {
   newMessages_other: '{{count}} new messages — jump to the present',
   welcomeTo: 'Welcome to {{name}}',
   channelStart: 'This is the start of the conversation.',
+  dmStart: 'This is the beginning of your conversation with {{name}}.',
+  groupDmStart: 'This is the beginning of the {{name}} group.',
   messagesIn: 'Messages in {{name}}',
   uploading: 'Uploading {{name}}',
   sendFailed: 'This message could not be sent.',

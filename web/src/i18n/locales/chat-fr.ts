@@ -63,6 +63,8 @@ const chatFr: ChatMessages = {
   newMessages_other: '{{count}} nouveaux messages — revenir au présent',
   welcomeTo: 'Bienvenue dans {{name}}',
   channelStart: 'C’est le début de la conversation.',
+  dmStart: 'C’est le début de votre conversation avec {{name}}.',
+  groupDmStart: 'C’est le début du groupe {{name}}.',
   messagesIn: 'Messages de {{name}}',
   uploading: 'Envoi de {{name}}',
   sendFailed: 'Ce message n’a pas pu être envoyé.',
