@@ -4,6 +4,7 @@ import { accountLifecycleRoutes } from './domains/account-lifecycle/routes.ts';
 import { adminRoutes } from './domains/admin/routes.ts';
 import { applicationRoutes } from './domains/applications/routes.ts';
 import { attachmentRoutes } from './domains/attachments/routes.ts';
+import { handoffRoutes } from './domains/auth/handoff-routes.ts';
 import { authRoutes } from './domains/auth/routes.ts';
 import { chatRoutes } from './domains/chat/routes.ts';
 import { discoveryRoutes } from './domains/discovery/routes.ts';
@@ -34,6 +35,7 @@ export function buildRoutes(services: AppServices): AnyRoute[] {
   const media = mediaRoutes(services);
   const api: AnyRoute[] = [
     ...authRoutes(services),
+    ...handoffRoutes(services),
     ...ssoRoutes(services),
     ...userRoutes(services, emailTokenApplier(services)),
     ...accountLifecycleRoutes(services),
