@@ -282,7 +282,9 @@ export function parseRequestMembers(d: unknown): RequestMembersPayload | undefin
   const guild = parseSnowflake(d.guild_id);
   if (!guild.ok) return undefined;
   const { query, limit, nonce } = d;
-  if (query !== undefined && (typeof query !== 'string' || query.length > 100)) return undefined;
+  // A NUL cannot reach the database (docs/conventions.md#errors): it is a malformed query, not a failed session.
+  if (query !== undefined && (typeof query !== 'string' || query.length > 100 || query.includes('\u0000')))
+    return undefined;
   if (limit !== undefined && (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 0 || limit > 1000))
     return undefined;
   if (nonce !== undefined && nonce !== null && (typeof nonce !== 'string' || nonce.length > 32)) return undefined;

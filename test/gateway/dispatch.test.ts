@@ -168,6 +168,12 @@ describe('gateway commands', () => {
     assert.deepEqual(chunk.d.not_found, [outsider.id]);
   });
 
+  test('op 8 with a NUL in its query closes 4002 Invalid payload (it used to fail in the database: 4000)', async () => {
+    const { client } = await readyClient(server, member.token);
+    client.send({ op: 8, d: { guild_id: guildId, query: 'a\u0000', limit: 10 } });
+    assert.deepEqual(await client.closed, { code: 4002, reason: 'Invalid payload' });
+  });
+
   test('op 8 for a guild the session is not in is ignored', async () => {
     outsiderGw.send({ op: 8, d: { guild_id: guildId, query: '', limit: 0 } });
     assert.ok(await outsiderGw.nothing((f) => f.t === 'GUILD_MEMBERS_CHUNK'));
