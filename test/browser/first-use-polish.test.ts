@@ -128,6 +128,42 @@ if (!CHROMIUM_PATH) {
       await context.close();
     });
 
+    it('the full reaction picker of a message fits a 375 px phone’s message pane', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const { guildId, channelId } = await guildWith(server, 'Picker club', alice, bob);
+      const posted = await request(server, 'POST', `/v1/channels/${channelId}/messages`, {
+        auth: bob.token,
+        body: { content: 'react to me' },
+      });
+      assert.equal(posted.status, 200, posted.text);
+      const context = await signedInContext(browser, alice);
+      const page = await context.newPage();
+      await page.setViewportSize({ width: 375, height: 812 });
+      await page.goto(`${server.origin}/channels/${guildId}/${channelId}`);
+      const row = page.getByRole('listitem', { name: new RegExp(`^${bob.username}, react to me, `) });
+      await row.click({ position: { x: 120, y: 20 } });
+      await row.getByRole('button', { name: 'Add reaction' }).click();
+      await row.getByRole('button', { name: 'More reactions' }).click();
+      const picker = page.getByRole('dialog', { name: 'Emoji picker' });
+      await picker.getByRole('searchbox', { name: 'Find emoji' }).waitFor();
+      const pane = page.getByRole('list', { name: 'Messages in general' });
+      const [p, l] = [await picker.boundingBox(), await pane.boundingBox()];
+      assert.ok(p && l);
+      assert.ok(
+        p.x + p.width <= l.x + l.width + 0.5,
+        `picker ends at ${p.x + p.width}, the messages at ${l.x + l.width}`,
+      );
+      // Nothing to scroll sideways in the messages.
+      assert.equal(
+        await pane.evaluate((el) => {
+          const scroller = el.closest('.messages') as HTMLElement;
+          return scroller.scrollWidth - scroller.clientWidth;
+        }),
+        0,
+      );
+      await context.close();
+    });
+
     it('a card names the servers and friends two people share, and says nothing when they share none', async () => {
       const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
       const { guildId, channelId } = await guildWith(server, 'Card club', alice, bob);
