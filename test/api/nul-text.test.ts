@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { registerUser, request, type TestUser } from '../support/client.ts';
+import { harness, registerUser, request, type TestUser } from '../support/client.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 /**
@@ -76,5 +76,41 @@ describe('NUL characters in client text', () => {
     });
     assert.equal(res.status, 200);
     assert.equal(res.body.content, 'tab\there\u0001');
+  });
+
+  it('is dropped from the headers a session or an audit entry keeps (X-Super-Properties, X-Audit-Log-Reason)', async () => {
+    const superProperties = Buffer.from(JSON.stringify({ os: 'Lin\u0000ux', browser: 'Fire\u0000fox' })).toString(
+      'base64',
+    );
+    const login = await request(server, 'POST', '/v1/auth/login', {
+      body: { email: user.email, password: user.password },
+      headers: { 'x-super-properties': superProperties },
+    });
+    assert.equal(login.status, 200, login.text);
+    const sessions = await request(server, 'GET', '/v1/auth/sessions', { auth: login.body.token });
+    const current = sessions.body.find((s: { current: boolean }) => s.current);
+    assert.deepEqual(current.client_info, { os: 'Linux', platform: 'Firefox', location: null });
+
+    const patch = await request(server, 'PATCH', `/v1/guilds/${guildId}`, {
+      auth: user.token,
+      body: { name: 'renamed' },
+      headers: { 'x-audit-log-reason': 'why%00not' },
+    });
+    assert.equal(patch.status, 200, patch.text);
+    const log = await request(server, 'GET', `/v1/guilds/${guildId}/audit-logs`, { auth: user.token });
+    assert.equal(log.status, 200);
+    assert.equal(log.body.audit_log_entries[0].reason, 'whynot');
+
+    const admin = await registerUser(server);
+    assert.equal((await harness(server, 'POST', `/users/${admin.id}/acls`, { acls: ['*'] })).status, 200);
+    const flags = await request(server, 'POST', '/v1/admin/users/update-flags', {
+      auth: admin.token,
+      body: { user_id: user.id, add_flags: '1' },
+      headers: { 'x-audit-log-reason': 'staff%00' },
+    });
+    assert.equal(flags.status, 200, flags.text);
+    const logs = await request(server, 'POST', '/v1/admin/audit-logs', { auth: admin.token, body: { limit: 1 } });
+    assert.equal(logs.status, 200, logs.text);
+    assert.equal(logs.body.logs[0].audit_log_reason, 'staff');
   });
 });

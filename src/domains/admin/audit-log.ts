@@ -31,12 +31,15 @@ export interface AuditChange {
  */
 export function decodeAuditReason(header: string | string[] | undefined): string | null {
   if (typeof header !== 'string' || header.length === 0) return null;
+  let reason: string;
   try {
-    return decodeURIComponent(header);
+    reason = decodeURIComponent(header);
   } catch {
     // Not URI-encoded: keep the raw text.
-    return header;
+    reason = header;
   }
+  // A NUL (`%00`) cannot be stored in text: it is dropped (docs/conventions.md#errors).
+  return reason.replaceAll('\u0000', '') || null;
 }
 
 /**

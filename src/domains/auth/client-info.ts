@@ -32,8 +32,9 @@ export function clientInfoOf(headers: IncomingHttpHeaders): ClientInfo {
   if (typeof superProperties === 'string' && superProperties.length <= 4096) {
     try {
       const parsed = JSON.parse(Buffer.from(superProperties, 'base64').toString('utf8')) as Record<string, unknown>;
-      if (typeof parsed.os === 'string') info.os = parsed.os.slice(0, 32);
-      if (typeof parsed.browser === 'string') info.platform = parsed.browser.slice(0, 32);
+      // Control characters (a NUL cannot be stored at all) are dropped from the client's words.
+      if (typeof parsed.os === 'string') info.os = withoutControls(parsed.os).slice(0, 32) || undefined;
+      if (typeof parsed.browser === 'string') info.platform = withoutControls(parsed.browser).slice(0, 32) || undefined;
     } catch {
       // Not base64 JSON: fall back to the user agent.
     }
@@ -44,6 +45,11 @@ export function clientInfoOf(headers: IncomingHttpHeaders): ClientInfo {
   if (info.os === undefined) delete info.os;
   if (info.platform === undefined) delete info.platform;
   return info;
+}
+
+function withoutControls(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing them is the point
+  return text.replace(/[\u0000-\u001f\u007f]/g, '');
 }
 
 /** "Chrome on Linux", "Firefox", or "an unknown device". */

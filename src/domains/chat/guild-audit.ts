@@ -84,7 +84,7 @@ export interface AuditRecorder {
   record(entry: AuditEntryInput): Promise<void>;
 }
 
-/** `X-Audit-Log-Reason` (URL-encoded), decoded; a malformed encoding is kept as sent; cut to 512 characters. */
+/** `X-Audit-Log-Reason` (URL-encoded), decoded; a malformed encoding is kept as sent; NULs dropped; cut to 512 characters. */
 export function auditReason(headers: Record<string, string | string[] | undefined>): string | null {
   const header = headers['x-audit-log-reason'];
   if (typeof header !== 'string' || header.length === 0) return null;
@@ -94,7 +94,8 @@ export function auditReason(headers: Record<string, string | string[] | undefine
   } catch {
     reason = header;
   }
-  return reason.slice(0, AUDIT_REASON_MAX) || null;
+  // A NUL (`%00`) cannot be stored in text: it is dropped (docs/conventions.md#errors).
+  return reason.replaceAll('\u0000', '').slice(0, AUDIT_REASON_MAX) || null;
 }
 
 function present(value: unknown): boolean {
