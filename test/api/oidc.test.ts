@@ -308,6 +308,12 @@ describe('prompt and max_age', () => {
     const claims = decodeJwt(tokens.body.id_token);
     assert.equal(claims.nonce, 'silent-nonce');
     assert.equal(claims.sub, silentUser.id);
+    // A NUL in the nonce is an invalid request sent back to the client (it used to be a 500 storing the code).
+    const nulNonce = new URL(
+      (await authorize(server, { ...base, nonce: 'a\u0000b' }, silentUser.token)).headers.get('location') as string,
+    );
+    assert.equal(nulNonce.searchParams.get('error'), 'invalid_request');
+    assert.equal(nulNonce.searchParams.get('state'), 'st');
 
     // The session signed in a while ago: max_age decides.
     await harness(server, 'POST', '/clock', { offset_ms: 120_000 });

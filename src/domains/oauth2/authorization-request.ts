@@ -96,8 +96,9 @@ export function validateAuthorization(app: ApplicationRecord, input: Authorizati
   if (maxAge !== undefined && !/^\d{1,9}$/.test(maxAge))
     throw fieldError('max_age', 'INVALID_FORMAT', 'max_age must be a whole number of seconds');
   const nonce = input.nonce;
-  if (nonce !== undefined && (nonce === '' || nonce.length > MAX_NONCE_LENGTH))
-    throw fieldError('nonce', 'INVALID_FORMAT', `nonce must have 1 to ${MAX_NONCE_LENGTH} characters`);
+  // The nonce is stored with the code; a NUL cannot be (docs/conventions.md#errors).
+  if (nonce !== undefined && (nonce === '' || nonce.length > MAX_NONCE_LENGTH || nonce.includes('\u0000')))
+    throw fieldError('nonce', 'INVALID_FORMAT', `nonce must have 1 to ${MAX_NONCE_LENGTH} characters, without NUL`);
 
   let install: AuthorizationRequest['install'];
   if (wantsBot) {
