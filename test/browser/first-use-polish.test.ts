@@ -164,6 +164,31 @@ if (!CHROMIUM_PATH) {
       await context.close();
     });
 
+    it('"Create a server" also joins one from a pasted invite link', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const { code } = await guildWith(server, 'Invited club', alice);
+      const context = await signedInContext(browser, bob);
+      const page = await context.newPage();
+      await page.goto(`${server.origin}/channels/@me`);
+      await page.getByRole('button', { name: 'Create a server' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Create a server' });
+      const field = dialog.getByRole('textbox', { name: 'Invite link or code' });
+      const join = dialog.getByRole('button', { name: 'Join a server' });
+      await field.fill('not an invite at all');
+      assert.equal(await join.isDisabled(), true);
+      await field.fill(`https://elsewhere.example/docs/${code}`);
+      assert.equal(await join.isDisabled(), true);
+      await field.fill(code);
+      assert.equal(await join.isDisabled(), false);
+      await assertAccessible(page, 'create or join a server');
+      await field.fill(`${server.origin}/invite/${code}`);
+      await join.click();
+      await page.getByRole('heading', { name: 'Join Invited club', level: 1 }).waitFor();
+      await page.getByRole('button', { name: 'Accept invite' }).click();
+      await page.getByRole('navigation', { name: 'Servers' }).getByRole('link', { name: 'Invited club' }).waitFor();
+      await context.close();
+    });
+
     it('a card names the servers and friends two people share, and says nothing when they share none', async () => {
       const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
       const { guildId, channelId } = await guildWith(server, 'Card club', alice, bob);

@@ -586,11 +586,20 @@ function LeaveGuildDialog({
   );
 }
 
+/** The code of an invite link (…/invite/CODE, any host) or of a bare code; null for anything else. */
+export function inviteCode(text: string): string | null {
+  const value = text.trim();
+  const match = /(?:^|\/invite\/)([A-Za-z0-9-]{2,32})\/?$/.exec(value);
+  if (!match) return null;
+  return value.includes('/') && !value.includes('/invite/') ? null : (match[1] ?? null);
+}
+
 function CreateGuildDialog({ onClose }: { onClose: () => void }) {
   const { t } = useTranslation();
   const { navigate } = useApp();
   const store = useChat();
   const [name, setName] = useState('');
+  const [invite, setInvite] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const submit = async (event: FormEvent) => {
@@ -620,6 +629,23 @@ function CreateGuildDialog({ onClose }: { onClose: () => void }) {
         <ErrorNotice error={error} />
         <Button type="submit" busy={busy} disabled={!name.trim()}>
           {t('chat.create')}
+        </Button>
+      </form>
+      {/* Joining sits beside creating, as in the clients people know: a pasted link or code opens its page. */}
+      <form
+        className="join-with-invite"
+        onSubmit={(event) => {
+          event.preventDefault();
+          const code = inviteCode(invite);
+          if (!code) return;
+          onClose();
+          navigate(`/invite/${code}`);
+        }}
+      >
+        <p className="popout-heading">{t('chat.haveInvite')}</p>
+        <Field label={t('chat.inviteLinkOrCode')} value={invite} onChange={(e) => setInvite(e.target.value)} />
+        <Button type="submit" variant="secondary" disabled={!inviteCode(invite)}>
+          {t('chat.joinServer')}
         </Button>
       </form>
     </Dialog>
