@@ -84,4 +84,20 @@ describe('session exchange', () => {
     // Nothing was approved by the refusals.
     assert.deepEqual((await status(code, poll_secret)).body, { status: 'pending' });
   });
+
+  it('approves a code once when two approvals arrive together (one 204, one INVALID_CODE, one session minted)', async () => {
+    const user = await registerUser(server);
+    const { code, poll_secret } = await initiate();
+    const before = await request(server, 'GET', '/v1/auth/sessions', { auth: user.token });
+    const both = await Promise.all(
+      [0, 1].map(() =>
+        request(server, 'POST', '/v1/auth/handoff/complete', { auth: user.token, body: { code, user_id: user.id } }),
+      ),
+    );
+    assert.deepEqual(both.map((res) => res.status).sort(), [204, 400]);
+    const after = await request(server, 'GET', '/v1/auth/sessions', { auth: user.token });
+    assert.equal(after.body.length, before.body.length + 1);
+    const collected = await status(code, poll_secret);
+    assert.equal(collected.body.status, 'completed');
+  });
 });

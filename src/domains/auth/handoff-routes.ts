@@ -82,8 +82,9 @@ export function handoffRoutes(services: HandoffRoutesDeps): AnyRoute[] {
         if (!principal) throw new ApiError('UNAUTHORIZED');
         if (principal.kind !== 'session' || principal.user.id !== ctx.body.user_id) throw new ApiError('ACCESS_DENIED');
         const code = normaliseCode(ctx.body.code);
-        const live = await tokens.peek<HandoffData>('handoff', code);
-        if (!live || live.data.completed) throw invalidCode();
+        // One approval per code, even when two arrive at once.
+        const live = await tokens.claim<HandoffData>('handoff', code);
+        if (!live) throw invalidCode();
         const session = await sessions.issue(principal.user.id, ctx.ip, live.data.client ?? {});
         const completed: HandoffData = {
           ...live.data,

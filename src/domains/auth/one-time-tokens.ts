@@ -80,6 +80,23 @@ export class OneTimeTokens {
       : undefined;
   }
 
+  /**
+   * Marks a live, unused token as claimed (`data.claimed`) in one conditional UPDATE, so that of two
+   * concurrent claims exactly one gets the token back; the other, and any later one, gets `undefined`.
+   */
+  async claim<D = Record<string, unknown>>(purpose: TokenPurpose, token: string): Promise<OneTimeToken<D> | undefined> {
+    const now = new Date(this.clock.now());
+    const [row] = await this.db.query<{ user_id: string | null; data: D; expires_at: Date; created_at: Date }>(
+      `UPDATE one_time_tokens SET data = jsonb_set(data, '{claimed}', 'true'::jsonb)
+        WHERE token_hash = $1 AND purpose = $2 AND consumed_at IS NULL AND expires_at > $3 AND NOT (data ? 'claimed')
+        RETURNING user_id, data, expires_at, created_at`,
+      [digest(token), purpose, now],
+    );
+    return row
+      ? { userId: row.user_id, data: row.data, expiresAt: row.expires_at, createdAt: row.created_at }
+      : undefined;
+  }
+
   /** Replaces a token's data; with `expiresBy`, the token also ends by then if it was to live longer. */
   async update(
     purpose: TokenPurpose,
