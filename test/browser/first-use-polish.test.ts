@@ -189,6 +189,25 @@ if (!CHROMIUM_PATH) {
       await context.close();
     });
 
+    it('the audit log names the invite an "Invite created" entry is about', async () => {
+      const alice = await registerUser(server);
+      const { guildId, code } = await guildWith(server, 'Logged club', alice);
+      const context = await signedInContext(browser, alice);
+      const page = await context.newPage();
+      await page.goto(`${server.origin}/channels/${guildId}/settings`);
+      await page
+        .getByRole('navigation', { name: 'Settings sections' })
+        .getByRole('button', { name: 'Audit log' })
+        .click();
+      const row = page.getByRole('row').filter({ hasText: 'Invite created' });
+      await row.waitFor();
+      assert.deepEqual(
+        (await row.getByRole('cell').allInnerTexts()).slice(1).map((text) => text.trim()),
+        [alice.username, 'Invite created', code, ''],
+      );
+      await context.close();
+    });
+
     it('a card names the servers and friends two people share, and says nothing when they share none', async () => {
       const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
       const { guildId, channelId } = await guildWith(server, 'Card club', alice, bob);

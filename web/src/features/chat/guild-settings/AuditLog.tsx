@@ -73,7 +73,12 @@ export function AuditLog({ guildId }: { guildId: string }) {
 
   const who = (id: string | null) => (id ? (users.get(id) ?? store.displayName(id, guildId)) : '');
   const target = (entry: GuildAuditEntry) => {
-    if (!entry.target_id) return '';
+    if (!entry.target_id) {
+      // An invite's entry has no target id: its code (in the changes) says which one.
+      const code = entry.changes?.find((c) => c.key === 'code');
+      const value = code?.new_value ?? code?.old_value;
+      return typeof value === 'string' ? value : '';
+    }
     const channel = store.channels.get(entry.target_id);
     if (channel) return `#${channel.name}`;
     const role = state?.roles.get(entry.target_id);
