@@ -485,6 +485,8 @@ describe('mentions inbox', () => {
       ['?before=abc', 'INVALID_SNOWFLAKE_FORMAT'],
       ['?guild_id=12x', 'INVALID_SNOWFLAKE_FORMAT'],
       ['?before=99999999999999999999', 'SNOWFLAKE_OUT_OF_RANGE'],
+      // Out of range however many digits (it used to be a format error past 20).
+      ['?before=99999999999999999999999', 'SNOWFLAKE_OUT_OF_RANGE'],
     ];
     for (const [query, code] of cases) {
       const res = await as(server, inboxUser, 'GET', `/users/@me/mentions${query}`);

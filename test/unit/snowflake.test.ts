@@ -50,7 +50,11 @@ describe('snowflakes', () => {
     assert.deepEqual(parseSnowflake('9223372036854775807'), { ok: true, value: '9223372036854775807' });
     assert.deepEqual(parseSnowflake('9223372036854775808'), { ok: false, reason: 'range' });
     assert.deepEqual(parseSnowflake('99999999999999999999'), { ok: false, reason: 'range' });
-    for (const bad of ['', '-1', '1.5', '1e3', ' 1', 'abc', '123456789012345678901', -1, 1.5, null, {}, [], true]) {
+    // A number past 2^63−1 is out of range however many digits it has (docs/conventions.md#ids-and-time).
+    assert.deepEqual(parseSnowflake('123456789012345678901'), { ok: false, reason: 'range' });
+    assert.deepEqual(parseSnowflake('9'.repeat(5000)), { ok: false, reason: 'range' });
+    assert.deepEqual(parseSnowflake(`${'0'.repeat(30)}42`), { ok: true, value: '42' });
+    for (const bad of ['', '-1', '1.5', '1e3', ' 1', 'abc', '12345678901234567890x', -1, 1.5, null, {}, [], true]) {
       assert.deepEqual(parseSnowflake(bad), { ok: false, reason: 'format' }, JSON.stringify(bad));
     }
     assert.deepEqual(parseSnowflake(undefined), { ok: false, reason: 'format' });

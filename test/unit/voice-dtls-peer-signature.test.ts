@@ -117,6 +117,29 @@ function start({ server, client }: Sockets): void {
   void server;
 }
 
+/**
+ * The server refused the handshake: neither side connected, the server failed, sent one fatal decrypt_error alert
+ * in the clear and no Finished (the only handshake record at epoch 1), and the check reported `message`.
+ */
+function assertServerRefused(
+  pair: Sockets,
+  seen: { connected: string[]; failed: string[] },
+  refusals: PeerSignatureError[],
+  message: string,
+): void {
+  assert.deepEqual(seen.connected, []);
+  assert.deepEqual(seen.failed, ['server']);
+  assert.deepEqual(records(pair.sent.server, ALERT), [[0, '0233']]);
+  assert.deepEqual(
+    records(pair.sent.server, HANDSHAKE).filter(([epoch]) => epoch > 0),
+    [],
+  );
+  assert.deepEqual(
+    refusals.map((e) => [e.message, e.alert]),
+    [[message, 51]],
+  );
+}
+
 describe('the DTLS peer’s handshake signature (docs/voice.md#join-admission)', () => {
   it('werift has the parts the check hooks', () => {
     assert.doesNotThrow(() => checkPeerSignatureHooks());
@@ -211,19 +234,7 @@ describe('the DTLS peer’s handshake signature (docs/voice.md#join-admission)',
     cipher.signatureData = (data: Buffer, hash: string) =>
       corrupt(CipherContext.prototype.signatureData.call(cipher, data, hash));
     start(pair);
-    const seen = await pair.outcome;
-    assert.deepEqual(seen.connected, []);
-    assert.deepEqual(seen.failed, ['server']);
-    // A fatal decrypt_error alert in the clear, and no Finished (the only handshake record at epoch 1).
-    assert.deepEqual(records(pair.sent.server, ALERT), [[0, '0233']]);
-    assert.deepEqual(
-      records(pair.sent.server, HANDSHAKE).filter(([epoch]) => epoch > 0),
-      [],
-    );
-    assert.deepEqual(
-      refusals.map((e) => [e.message, e.alert]),
-      [['CertificateVerify signature does not verify', 51]],
-    );
+    assertServerRefused(pair, await pair.outcome, refusals, 'CertificateVerify signature does not verify');
     pair.server.close();
     pair.client.close();
   });
@@ -255,17 +266,7 @@ describe('the DTLS peer’s handshake signature (docs/voice.md#join-admission)',
     start(pair);
     const seen = await pair.outcome;
     assert.equal(made, 1, 'the client made one Finished');
-    assert.deepEqual(seen.connected, []);
-    assert.deepEqual(seen.failed, ['server']);
-    assert.deepEqual(records(pair.sent.server, ALERT), [[0, '0233']]);
-    assert.deepEqual(
-      records(pair.sent.server, HANDSHAKE).filter(([epoch]) => epoch > 0),
-      [],
-    );
-    assert.deepEqual(
-      refusals.map((e) => [e.message, e.alert]),
-      [['client Finished does not verify', 51]],
-    );
+    assertServerRefused(pair, seen, refusals, 'client Finished does not verify');
     pair.server.close();
     pair.client.close();
   });
@@ -277,14 +278,7 @@ describe('the DTLS peer’s handshake signature (docs/voice.md#join-admission)',
     const cipher = (pair.client as unknown as { cipher: CipherContext }).cipher;
     cipher.verifyData = (buf: Buffer) => CipherContext.prototype.verifyData.call(cipher, corrupt(buf));
     start(pair);
-    const seen = await pair.outcome;
-    assert.deepEqual(seen.connected, []);
-    assert.deepEqual(seen.failed, ['server']);
-    assert.deepEqual(records(pair.sent.server, ALERT), [[0, '0233']]);
-    assert.deepEqual(
-      refusals.map((e) => [e.message, e.alert]),
-      [['client Finished does not verify', 51]],
-    );
+    assertServerRefused(pair, await pair.outcome, refusals, 'client Finished does not verify');
     pair.server.close();
     pair.client.close();
   });

@@ -53,8 +53,11 @@ export function parseSnowflake(input: unknown): SnowflakeCheck {
   if (typeof input === 'string') text = input;
   else if (typeof input === 'number' && Number.isInteger(input) && input >= 0) text = String(input);
   else return { ok: false, reason: 'format' };
-  if (!/^\d{1,20}$/.test(text)) return { ok: false, reason: 'format' };
-  const value = BigInt(text);
+  if (!/^\d+$/.test(text)) return { ok: false, reason: 'format' };
+  // A number of any length is well formed; past 19 significant digits it is past 2^63−1 without converting it.
+  const digits = text.replace(/^0+(?=\d)/, '');
+  if (digits.length > 19) return { ok: false, reason: 'range' };
+  const value = BigInt(digits);
   if (value > MAX_SNOWFLAKE) return { ok: false, reason: 'range' };
   return { ok: true, value: value.toString() };
 }
