@@ -3,7 +3,7 @@ import { useTranslation } from 'react-i18next';
 import type { Attachment, Channel, Message } from '../../api/chat-types.ts';
 import { Avatar } from '../../components/Avatar.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
-import { formatBytes, messageTime } from '../../i18n/format.ts';
+import { formatBytes } from '../../i18n/format.ts';
 import { AppsMenu, MESSAGE_COMMAND } from './AppsMenu.tsx';
 import { MessageComponents } from './Components.tsx';
 import { channelPath, useChatStore, useChatT } from './context.ts';
@@ -11,6 +11,7 @@ import { Dialog } from './Dialog.tsx';
 import { EmojiPicker, type PickedEmoji, reactionKey } from './EmojiPicker.tsx';
 import { resolveShortcodes } from './emoji.ts';
 import { ForwardDialog } from './ForwardDialog.tsx';
+import { MessageTime, useMessageTime } from './MessageTime.tsx';
 import { Markdown, type MarkdownContext, plainText } from './markdown.tsx';
 import { has, P } from './permissions.ts';
 import { ReportDialog } from './ReportDialog.tsx';
@@ -127,10 +128,7 @@ function Item({
   const perms = store.permissions(channel);
   const mine = message.author.id === store.me;
   const author = store.displayName(message.author.id, channel.guild_id);
-  // "Today at 9:21 PM" / "Yesterday at …" as in the clients people know; the full date in the tooltip.
-  const { shown: time, full: fullTime } = messageTime(message.timestamp, (day, at) =>
-    t(day === 'today' ? 'chat.todayAt' : 'chat.yesterdayAt', { time: at }),
-  );
+  const time = useMessageTime(message.timestamp).shown;
   // A DM call's `call` says whether it ended; a renamed group's and a thread's content is the new name.
   const system = isSystemMessage(message);
   // The user a group change is about; a removed user may be gone from the store, so the message's own copy.
@@ -249,9 +247,7 @@ function Item({
             {author}
           </button>
           {message.author.bot && <span className="tag">{t('chat.bot')}</span>}
-          <time dateTime={message.timestamp} title={fullTime}>
-            {time}
-          </time>
+          <MessageTime timestamp={message.timestamp} />
         </div>
       )}
       {popout && (

@@ -4,10 +4,10 @@ import type { Channel, Message } from '../../api/chat-types.ts';
 import { useApp } from '../../app-context.tsx';
 import { Avatar } from '../../components/Avatar.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
-import { messageTime } from '../../i18n/format.ts';
 import { channelPath, jumpToMessage, useChat } from './context.ts';
 import { Dialog } from './Dialog.tsx';
 import { markdownContext } from './MessageItem.tsx';
+import { MessageTime } from './MessageTime.tsx';
 import { Markdown } from './markdown.tsx';
 
 export function PinsDialog({ channel, onClose }: { channel: Channel; onClose: () => void }) {
@@ -31,7 +31,7 @@ export function PinsDialog({ channel, onClose }: { channel: Channel; onClose: ()
               name={store.displayName(m.author.id, channel.guild_id)}
               size={20}
             />{' '}
-            <strong>{store.displayName(m.author.id, channel.guild_id)}</strong> <PinTime timestamp={m.timestamp} />
+            <strong>{store.displayName(m.author.id, channel.guild_id)}</strong> <MessageTime timestamp={m.timestamp} />
             {/* Rendered as in the channel (bold, code, mentions by name), not its markdown. */}
             <div className="pin-content">
               <Markdown
@@ -56,17 +56,5 @@ export function PinsDialog({ channel, onClose }: { channel: Channel; onClose: ()
         ))}
       </ul>
     </Dialog>
-  );
-}
-
-function PinTime({ timestamp }: { timestamp: string }) {
-  const { t } = useTranslation();
-  const { shown, full } = messageTime(timestamp, (day, time) =>
-    t(day === 'today' ? 'chat.todayAt' : 'chat.yesterdayAt', { time }),
-  );
-  return (
-    <time dateTime={timestamp} title={full}>
-      {shown}
-    </time>
   );
 }

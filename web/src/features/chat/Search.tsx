@@ -16,9 +16,10 @@ import { ChannelType } from '../../api/chat-types.ts';
 import { useApp } from '../../app-context.tsx';
 import { Avatar } from '../../components/Avatar.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
-import { formatNumber, messageTime } from '../../i18n/format.ts';
+import { formatNumber } from '../../i18n/format.ts';
 import { channelPath, jumpToMessage, useChat } from './context.ts';
 import { markdownContext } from './MessageItem.tsx';
+import { MessageTime } from './MessageTime.tsx';
 import { plainText as markdownPlain } from './markdown.tsx';
 import {
   HAS_VALUES,
@@ -445,7 +446,7 @@ export function SearchResults() {
                       {store.displayName(message.author.id, gid)}
                     </span>
                     {where && <span className="search-hit-channel">{where}</span>}
-                    <HitTime timestamp={message.timestamp} />
+                    <MessageTime timestamp={message.timestamp} />
                   </span>
                   <span className="search-hit-content">
                     {markTerms(plainText(store, message, t('chat.spoiler')), view.terms).map((part, index) =>
@@ -491,17 +492,5 @@ export function SearchResults() {
         </nav>
       )}
     </section>
-  );
-}
-
-function HitTime({ timestamp }: { timestamp: string }) {
-  const { t } = useTranslation();
-  const { shown, full } = messageTime(timestamp, (day, time) =>
-    t(day === 'today' ? 'chat.todayAt' : 'chat.yesterdayAt', { time }),
-  );
-  return (
-    <time dateTime={timestamp} title={full}>
-      {shown}
-    </time>
   );
 }
