@@ -87,8 +87,11 @@ export interface StartOptions {
   database?: Database;
   /** Gateway tuning (tests shorten the heartbeat timers); defaults are the protocol's. */
   gateway?: GatewayOptions;
-  /** SFU tuning (tests shorten the time a member's media has to connect, docs/voice.md#join-admission). */
-  voice?: { mediaConnectLimitMs?: number };
+  /**
+   * SFU tuning (tests shorten the time a member's media has to connect, docs/voice.md#join-admission, or widen
+   * the window in which a room's member list changes coalesce).
+   */
+  voice?: { mediaConnectLimitMs?: number; participantsCoalesceMs?: number };
 }
 
 export interface RunningApp {
@@ -390,6 +393,9 @@ export async function startApp(options: StartOptions): Promise<RunningApp> {
           );
         },
         ...(options.voice?.mediaConnectLimitMs ? { mediaConnectLimitMs: options.voice.mediaConnectLimitMs } : {}),
+        ...(options.voice?.participantsCoalesceMs
+          ? { participantsCoalesceMs: options.voice.participantsCoalesceMs }
+          : {}),
       })
     : undefined;
   sfu?.attach(http.server, { alone: !gateway });

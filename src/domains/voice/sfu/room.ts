@@ -39,6 +39,7 @@ export class Room {
     /** null for a DM or group-DM call (the room is the DM channel). */
     readonly guildId: string | null,
     readonly channelId: string,
+    private readonly participantsCoalesceMs = PARTICIPANTS_COALESCE_MS,
   ) {}
 
   get size(): number {
@@ -56,9 +57,9 @@ export class Room {
     participant.onPictureLoss = (publisherId, kind) => this.participants.get(publisherId)?.requestKeyFrame(kind);
     for (const [publisherId, kinds] of this.published)
       if (publisherId !== participant.userId) for (const kind of kinds) participant.subscribe(publisherId, kind);
-    // The newcomer hears who is here at once; the others with the next coalesced list.
+    // The newcomer hears who is here at once; the others, if any, with the next coalesced list.
     participant.send('participants', { user_ids: [...this.participants.keys()] });
-    this.announceParticipants();
+    if (this.participants.size > 1) this.announceParticipants();
     // `speaking` frames are sent on changes: a newcomer hears who is speaking already.
     for (const other of this.participants.values())
       if (other !== participant && other.isSpeaking)
@@ -86,7 +87,7 @@ export class Room {
     this.participantsTimer = setTimeout(() => {
       this.participantsTimer = undefined;
       if (this.participants.size > 0) this.broadcast('participants', { user_ids: [...this.participants.keys()] });
-    }, PARTICIPANTS_COALESCE_MS);
+    }, this.participantsCoalesceMs);
     this.participantsTimer.unref();
   }
 

@@ -50,6 +50,8 @@ export interface SignallingDeps {
   onMediaFailed?: (member: MediaFailedMember) => void;
   /** How long after the first offer a member's media must be connected (default MEDIA_CONNECT_LIMIT_MS). */
   mediaConnectLimitMs?: number;
+  /** How often at most a room's member list goes to its members (default PARTICIPANTS_COALESCE_MS). */
+  participantsCoalesceMs?: number;
 }
 
 /** Whose media failed, and where (`guildId` null: a DM or group-DM call). */
@@ -237,7 +239,7 @@ export class VoiceSignallingServer {
     const key = roomKey(grant.guildId, grant.channelId);
     let room = this.rooms.get(key);
     if (!room) {
-      room = new Room(grant.guildId, grant.channelId);
+      room = new Room(grant.guildId, grant.channelId, this.deps.participantsCoalesceMs);
       const created = room;
       created.onActive = (userId) => this.reportActive(created, userId);
       this.rooms.set(key, room);
