@@ -137,9 +137,18 @@ if (!CHROMIUM_PATH) {
       assert.equal(await view.evaluate((el) => el === document.activeElement), true);
 
       // Scrolled up, two new messages: the bar says so and takes the person down to them.
-      await page.evaluate(() => {
+      // Scrolled, and the list's scroll event handled (it fires at the next frame), before anything arrives: on a
+      // busy machine a message could otherwise land while the list still counted itself at the bottom.
+      await page.evaluate(async () => {
         const list = document.querySelector('.messages');
-        if (list) list.scrollTop = 0;
+        if (!list) return;
+        const scrolled = new Promise((resolve) => {
+          list.addEventListener('scroll', resolve, { once: true });
+          setTimeout(resolve, 2000);
+        });
+        list.scrollTop = 0;
+        await scrolled;
+        await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
       });
       for (const content of ['news one', 'news two']) {
         const sent = await request(server, 'POST', `/v1/channels/${channelId}/messages`, {
