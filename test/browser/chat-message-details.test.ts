@@ -131,5 +131,34 @@ if (!CHROMIUM_PATH) {
       assert.equal(await box.inputValue(), '');
       await context.close();
     });
+    it('a reply whose message is deleted says so, live and after a reload', async () => {
+      const [alice, bob] = await Promise.all([registerUser(server), registerUser(server)]);
+      const { guildId, channelId } = await guildWith(server, 'Replies', alice, bob);
+      const post = async (token: string, body: Record<string, unknown>) => {
+        const res = await request(server, 'POST', `/v1/channels/${channelId}/messages`, { auth: token, body });
+        assert.equal(res.status, 200, res.text);
+        return res.body as { id: string };
+      };
+      const original = await post(alice.token, { content: 'soon gone' });
+      const reply = await post(bob.token, {
+        content: 'answering it',
+        message_reference: { message_id: original.id },
+      });
+      const context = await signedInContext(browser, bob);
+      const page = await context.newPage();
+      await page.goto(`${server.origin}/channels/${guildId}/${channelId}`);
+      const row = page.locator(`#message-${reply.id}`);
+      await row.getByText('soon gone').waitFor();
+      const removed = await request(server, 'DELETE', `/v1/channels/${channelId}/messages/${original.id}`, {
+        auth: alice.token,
+      });
+      assert.equal(removed.status, 204);
+      await row.getByText('Original message was deleted').waitFor();
+      assert.equal(await row.getByText('soon gone').count(), 0);
+      await page.reload();
+      await page.locator(`#message-${reply.id}`).getByText('Original message was deleted').waitFor();
+      await assertAccessible(page, 'reply to a deleted message');
+      await context.close();
+    });
   });
 }

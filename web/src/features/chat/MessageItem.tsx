@@ -225,6 +225,13 @@ function Item({
           </span>
         </button>
       )}
+      {/* A reply whose message was deleted since: the server sends `referenced_message: null` (docs/chat.md). */}
+      {message.type === 19 && message.referenced_message === null && (
+        <p className="reply-ref reply-deleted">
+          <span aria-hidden="true">↱ </span>
+          {t('chat.replyOriginalDeleted')}
+        </p>
+      )}
       {!grouped && (
         <div className="message-head">
           <button

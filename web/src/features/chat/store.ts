@@ -1324,7 +1324,11 @@ export class ChatStore {
     const h = this.history.get(channelId);
     if (!h) return;
     const gone = new Set(ids);
-    h.items = h.items.filter((m) => !gone.has(m.id));
+    // A reply to a deleted message says so ("Original message was deleted"), as the server's `referenced_message:
+    // null` does after a reload; a new object, since rows re-render when their own message changes.
+    h.items = h.items
+      .filter((m) => !gone.has(m.id))
+      .map((m) => (m.referenced_message && gone.has(m.referenced_message.id) ? { ...m, referenced_message: null } : m));
   }
 
   private expireTyping(): void {

@@ -246,6 +246,7 @@ const chatEn = {
   folderUngrouped: 'Folder {{name}} ungrouped',
   todayAt: 'Today at {{time}}',
   yesterdayAt: 'Yesterday at {{time}}',
+  replyOriginalDeleted: 'Original message was deleted',
   jumpToReplied: 'Go to the replied message of {{name}}:',
   dismissEphemeral: 'Dismiss message',
   linkCopied: 'Message link copied.',

@@ -249,6 +249,7 @@ const chatFr: ChatMessages = {
   folderUngrouped: 'Dossier {{name}} dégroupé',
   todayAt: 'Aujourd’hui à {{time}}',
   yesterdayAt: 'Hier à {{time}}',
+  replyOriginalDeleted: 'Le message d’origine a été supprimé',
   jumpToReplied: 'Aller au message de {{name}} auquel celui-ci répond :',
   dismissEphemeral: 'Fermer le message',
   linkCopied: 'Lien du message copié.',
