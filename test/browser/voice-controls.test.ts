@@ -92,6 +92,22 @@ if (!CHROMIUM_PATH) {
       const state = await server.app.services.voice.stateOf(guildId, alice.id);
       assert.equal(state?.self_mute, false);
 
+      // In a text channel the call goes on: holding the key with the focus on the page talks and types nothing
+      // (a key typed there would otherwise go to the message box).
+      await a.getByRole('link', { name: /^#general/ }).click();
+      const composer = a.getByRole('textbox', { name: 'Message #general' });
+      await composer.waitFor();
+      await a.locator('body').click({ position: { x: 1, y: 1 } });
+      await a.keyboard.down('KeyT');
+      await aliceSpeaking.waitFor({ timeout: 10_000 });
+      await a.keyboard.up('KeyT');
+      assert.equal(await composer.inputValue(), '', 'the push-to-talk key typed nothing');
+      // Any other key typed on the page still goes to the message box.
+      await a.keyboard.press('KeyH');
+      assert.equal(await composer.inputValue(), 'h');
+      await composer.fill('');
+      await a.getByRole('link', { name: /Lounge/ }).first().click();
+
       // Back to voice activity: heard again without a key.
       await settings.getByRole('radio', { name: 'Voice activity' }).check();
       await aliceSpeaking.waitFor({ timeout: 15_000 });

@@ -13,6 +13,7 @@ import type { Channel, Message } from '../../api/chat-types.ts';
 import { Avatar } from '../../components/Avatar.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import type { ImageSource } from '../../lib/media.ts';
+import { pushToTalkKeyInUse } from '../voice/call.ts';
 import { useChat } from './context.ts';
 import { EmojiPicker, emojiText } from './EmojiPicker.tsx';
 import { EMOJI, resolveShortcodes } from './emoji.ts';
@@ -96,11 +97,14 @@ export function Composer({
 
   // Typing with the focus on nothing in particular (the page, a message, a channel link) writes here, as in the
   // clients people know: the box takes the focus in the keydown, so the character lands in it. Not from another
-  // field, a list or menu with its own keys, an open dialog, or a shortcut with Ctrl/Alt/Meta; not Space (it scrolls).
+  // field, a list or menu with its own keys, an open dialog, or a shortcut with Ctrl/Alt/Meta; not Space (it scrolls),
+  // nor a call's push-to-talk key.
   useEffect(() => {
     const onKey = (event: globalThis.KeyboardEvent) => {
       if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey || event.isComposing) return;
       if (event.key.length !== 1 || event.key === ' ') return;
+      // Holding the push-to-talk key of a call talks; it must not type into the message box.
+      if (event.code === pushToTalkKeyInUse()) return;
       const target = event.target instanceof Element ? event.target : null;
       const own =
         'input, textarea, select, [contenteditable=""], [contenteditable="true"], dialog, [role="dialog"], ' +

@@ -119,6 +119,11 @@ export async function startCall(
   }
 }
 
+/** The key held to talk in this tab's call, when it is in push-to-talk mode (the composer leaves it alone). */
+export function pushToTalkKeyInUse(): string | null {
+  return current?.pushToTalk ? current.pushToTalkKey : null;
+}
+
 export function leaveCall(): void {
   current?.leave();
   current = null;
