@@ -106,7 +106,10 @@ if (!CHROMIUM_PATH) {
       await a.keyboard.press('KeyH');
       assert.equal(await composer.inputValue(), 'h');
       await composer.fill('');
-      await a.getByRole('link', { name: /Lounge/ }).first().click();
+      await a
+        .getByRole('link', { name: /Lounge/ })
+        .first()
+        .click();
 
       // Back to voice activity: heard again without a key.
       await settings.getByRole('radio', { name: 'Voice activity' }).check();
