@@ -1,10 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { friendsWithDm } from '../support/chat.ts';
 import { registerUser, request } from '../support/client.ts';
 import type { TestServer } from '../support/server.ts';
-import { CHROMIUM_PATH, guildWith, serverAndChromium, signedInContext, warnNoChromium } from './support/browser.ts';
+import {
+  CHROMIUM_PATH,
+  guildWith,
+  press,
+  serverAndChromium,
+  signedInContext,
+  warnNoChromium,
+} from './support/browser.ts';
 
 /**
  * Notification settings on the server beyond a guild's mute and level (issue 18; docs/web.md, "Notification
@@ -21,10 +28,6 @@ if (!CHROMIUM_PATH) {
   let browser: Browser;
   serverAndChromium((started) => ({ server, browser } = started));
 
-  async function press(control: Locator, key = 'Enter') {
-    await control.focus();
-    await control.press(key);
-  }
   /** Resolves with the status of the next PATCH of the settings entry `entry` ('@me' for conversations). */
   const saved = (page: Page, entry: string) =>
     page

@@ -9,6 +9,7 @@ import {
   CHROMIUM_PATH,
   guildWith,
   imageLoaded,
+  press,
   serverAndChromium,
   signedInContext,
   warnNoChromium,
@@ -31,10 +32,6 @@ if (!CHROMIUM_PATH) {
     'base64',
   );
 
-  async function press(control: Locator, key = 'Enter') {
-    await control.focus();
-    await control.press(key);
-  }
   const section = (page: Page, name: string) =>
     press(page.getByRole('navigation', { name: 'Settings sections' }).getByRole('button', { name, exact: true }));
   /** What a screen reader reads after a control's name: the text its aria-describedby points at. */

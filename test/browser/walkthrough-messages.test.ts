@@ -9,6 +9,7 @@ import {
   CHROMIUM_PATH,
   guildWith,
   imageLoaded,
+  press,
   serverAndChromium,
   signedInContext,
   warnNoChromium,
@@ -35,10 +36,6 @@ if (!CHROMIUM_PATH) {
   const row = (page: Page, author: string, text: string) =>
     page.getByRole('listitem', { name: new RegExp(`^${author}, ${text}, `) });
   /** Focuses a control and presses Enter on it: what a keyboard does once Tab has reached it. */
-  async function press(control: ReturnType<Page['getByRole']>, key = 'Enter') {
-    await control.focus();
-    await control.press(key);
-  }
 
   describe('a walk through messages by keyboard', () => {
     it('forwards, copies a link, goes to a replied message, follows the new-messages bar, opens a lightbox and searches', async () => {

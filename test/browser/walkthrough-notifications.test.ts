@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { registerUser, request } from '../support/client.ts';
 import type { TestServer } from '../support/server.ts';
 import {
   assertAccessible,
   CHROMIUM_PATH,
   guildWith,
+  press,
   serverAndChromium,
   signedInContext,
   warnNoChromium,
@@ -24,10 +25,6 @@ if (!CHROMIUM_PATH) {
   let browser: Browser;
   serverAndChromium((started) => ({ server, browser } = started));
 
-  async function press(control: Locator, key = 'Enter') {
-    await control.focus();
-    await control.press(key);
-  }
   const notes = (page: Page) =>
     page.evaluate(() => (window as unknown as { __notes: { title: string; body: string }[] }).__notes);
   async function titleIs(page: Page, title: string | RegExp) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Browser, Locator } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { befriend } from '../support/chat.ts';
 import { registerUser, request } from '../support/client.ts';
 import type { TestServer } from '../support/server.ts';
@@ -8,6 +8,7 @@ import {
   assertAccessible,
   CHROMIUM_PATH,
   guildWith,
+  press,
   serverAndChromium,
   signedInContext,
   warnNoChromium,
@@ -25,11 +26,6 @@ if (!CHROMIUM_PATH) {
   let server: TestServer & { origin: string };
   let browser: Browser;
   serverAndChromium((started) => ({ server, browser } = started));
-
-  async function press(control: Locator, key = 'Enter') {
-    await control.focus();
-    await control.press(key);
-  }
 
   describe('people by keyboard', () => {
     it('friends page, a card with what two people share and a note, a group conversation renamed', async () => {

@@ -8,6 +8,7 @@ import {
   CHROMIUM_PATH,
   FAKE_MEDIA_ARGS,
   guildWith,
+  press,
   serverAndChromium,
   signedInWithMedia,
   warnNoChromium,
@@ -27,10 +28,6 @@ if (!CHROMIUM_PATH) {
   let browser: Browser;
   serverAndChromium((started) => ({ server, browser } = started), { chromiumArgs: FAKE_MEDIA_ARGS });
 
-  async function press(control: Locator, key = 'Enter') {
-    await control.focus();
-    await control.press(key);
-  }
   const focused = (control: Locator) => control.evaluate((el) => el === document.activeElement);
 
   describe('a voice channel by keyboard', () => {

@@ -334,3 +334,9 @@ export async function imageLoaded(image: Locator, timeoutMs = 15_000): Promise<v
       timeout: timeoutMs,
     });
 }
+
+/** Focuses a control and presses a key on it (Enter by default), as a keyboard user does. */
+export async function press(control: Locator, key = 'Enter'): Promise<void> {
+  await control.focus();
+  await control.press(key);
+}
