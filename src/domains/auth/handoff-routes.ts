@@ -5,7 +5,7 @@ import { ApiError, fieldError } from '../../http/errors.ts';
 import { snowflakeField } from '../../http/fields.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
 import { openUnder, sealUnder } from '../../platform/crypto/sealed-box.ts';
-import { digest, randomBase62 } from '../../platform/crypto/tokens.ts';
+import { constantTimeEqual, digest, randomBase62 } from '../../platform/crypto/tokens.ts';
 import { tokenResponse } from '../users/views.ts';
 import { clientInfoOf } from './client-info.ts';
 import type { ClientInfo } from './session-store.ts';
@@ -108,7 +108,8 @@ export function handoffRoutes(services: HandoffRoutesDeps): AnyRoute[] {
         const code = normaliseCode(ctx.params.code ?? '');
         const live = await tokens.peek<HandoffData>('handoff', code);
         // An unknown, expired or collected code and a wrong secret read the same.
-        if (!live || live.data.poll_secret_hash !== digest(ctx.body.poll_secret)) return { status: 'expired' };
+        if (!live || !constantTimeEqual(live.data.poll_secret_hash, digest(ctx.body.poll_secret)))
+          return { status: 'expired' };
         if (!live.data.completed || !live.data.user_id || !live.data.sealed_session) return { status: 'pending' };
         const used = await tokens.consume<HandoffData>('handoff', code);
         if (!used) return { status: 'expired' };
