@@ -1,15 +1,19 @@
 import { z } from 'zod';
 import { parseSnowflake } from '../platform/crypto/snowflake.ts';
 
+/** The element code of an id the checked parser refused (docs/conventions.md#ids-and-time). */
+export function snowflakeErrorCode(reason: 'format' | 'range'): 'SNOWFLAKE_OUT_OF_RANGE' | 'INVALID_SNOWFLAKE_FORMAT' {
+  return reason === 'range' ? 'SNOWFLAKE_OUT_OF_RANGE' : 'INVALID_SNOWFLAKE_FORMAT';
+}
+
 /** A snowflake given as a digit string or JSON integer (docs/conventions.md#ids-and-time), normalised to a string. */
 export const snowflakeField = z.unknown().transform((value, ctx) => {
   const parsed = parseSnowflake(value);
   if (parsed.ok) return parsed.value;
-  const range = parsed.reason === 'range';
   ctx.addIssue({
     code: 'custom',
-    message: range ? 'Snowflake out of range' : 'Value is not a snowflake',
-    params: { code: range ? 'SNOWFLAKE_OUT_OF_RANGE' : 'INVALID_SNOWFLAKE_FORMAT' },
+    message: parsed.reason === 'range' ? 'Snowflake out of range' : 'Value is not a snowflake',
+    params: { code: snowflakeErrorCode(parsed.reason) },
   });
   return z.NEVER;
 });

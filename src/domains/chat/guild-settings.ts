@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ApiError, type FieldError, formError } from '../../http/errors.ts';
+import { snowflakeErrorCode } from '../../http/fields.ts';
 import { type AnyRoute, route } from '../../http/route.ts';
 import { parseSnowflake } from '../../platform/crypto/snowflake.ts';
 import { pathId } from './access.ts';
@@ -68,7 +69,7 @@ function checkedOverrides(
     if (!parsed.ok)
       errors.push({
         path,
-        code: parsed.reason === 'range' ? 'SNOWFLAKE_OUT_OF_RANGE' : 'INVALID_SNOWFLAKE_FORMAT',
+        code: snowflakeErrorCode(parsed.reason),
         message: 'Value is not a snowflake',
       });
     else if (!channelIds.has(parsed.value)) errors.push({ path, ...unknown });

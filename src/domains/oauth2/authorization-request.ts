@@ -1,4 +1,5 @@
 import { ApiError, fieldError } from '../../http/errors.ts';
+import { snowflakeErrorCode } from '../../http/fields.ts';
 import type { OAuthScope } from '../../http/route.ts';
 import { parseSnowflake } from '../../platform/crypto/snowflake.ts';
 import type { ApplicationRecord, ApplicationsRepository } from '../applications/applications-repository.ts';
@@ -104,12 +105,7 @@ export function validateAuthorization(app: ApplicationRecord, input: Authorizati
   if (wantsBot) {
     if (input.guild_id === undefined) throw fieldError('guild_id', 'BASE_TYPE_REQUIRED', 'Choose a guild');
     const guild = parseSnowflake(input.guild_id);
-    if (!guild.ok)
-      throw fieldError(
-        'guild_id',
-        guild.reason === 'range' ? 'SNOWFLAKE_OUT_OF_RANGE' : 'INVALID_SNOWFLAKE_FORMAT',
-        'Invalid guild id',
-      );
+    if (!guild.ok) throw fieldError('guild_id', snowflakeErrorCode(guild.reason), 'Invalid guild id');
     const permissions = input.permissions ?? '0';
     if (!/^\d{1,20}$/.test(permissions) || BigInt(permissions) >= 1n << 63n)
       throw fieldError('permissions', 'INVALID_FORMAT', 'Permissions must be a decimal bitfield');
