@@ -6,6 +6,10 @@
 # with the migrated embedded-database template); then the development packages are pruned.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
+# node-gyp's tools, which the slim image lacks: argon2's prebuilt addon crashes Node 20 when loaded (its install
+# step tries it first, then falls back to compiling), so npm ci compiles argon2 from source. Only this stage has
+# them: the runtime stage copies the compiled addon, which needs nothing but libstdc++ (already there for node).
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY bin ./bin
 COPY scripts ./scripts

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -65,6 +65,13 @@ function stageEnv(s: ReturnType<typeof stage>): Record<string, string> {
     for (const m of line.matchAll(/(\w+)=("[^"]*"|\S+)/g)) env[m[1] as string] = (m[2] as string).replace(/^"|"$/g, '');
   return env;
 }
+/** The packages an `apt-get update && apt-get install -y …` RUN line installs (undefined for any other line). */
+function aptPackages(command: string): string[] | undefined {
+  const install = /^apt-get update && apt-get install -y (?:--no-install-recommends )?([\w.+-]+(?: [\w.+-]+)*)$/.exec(
+    command,
+  );
+  return install?.[1]?.split(' ');
+}
 const hearthEnv = (name: string) => services[name].environment as Record<string, string | number>;
 
 describe('Dockerfile', () => {
@@ -76,7 +83,10 @@ describe('Dockerfile', () => {
     assert.equal(runtime.from, 'node:20-bookworm-slim');
     assert.notEqual(runtime, build);
     const runs = args(build, 'RUN').map((r) => r.replace(/^(--mount=\S+\s+)+/, ''));
-    assert.match(runs[0] as string, /^npm ci\b/);
+    const npmCiAt = runs.findIndex((r) => /^npm ci\b/.test(r));
+    assert.ok(npmCiAt >= 0, 'the build installs with npm ci');
+    // Before it, only the system packages npm ci builds native addons with (node-gyp: Python, make, a compiler).
+    assert.deepEqual(runs.slice(0, npmCiAt).map(aptPackages), [['python3', 'make', 'g++']]);
     assert.ok(
       runs.some((r) => /^npm prune --omit=dev\b/.test(r)),
       'development packages are pruned',
@@ -322,8 +332,13 @@ describe('the image, built and started as plain commands', { timeout: 900_000 },
           rmSync(join(buildDir, 'node_modules/.package-lock.json'));
           cpSync(join(ROOT, 'node_modules/.package-lock.json'), join(buildDir, 'node_modules/.package-lock.json'));
           run('npm run prepare', buildDir);
+        } else if (aptPackages(command)) {
+          // The base image's system packages: this test installs nothing on its host, which must have the same
+          // tools (argon2 was compiled with them when this checkout was installed).
+          for (const tool of aptPackages(command) ?? []) run(`command -v ${tool}`, buildDir);
         } else run(command, buildDir);
-      } else assert.ok(['WORKDIR'].includes(instruction.keyword), `build stage: ${instruction.keyword} handled`);
+      } else if (instruction.keyword === 'WORKDIR') mkdirSync(buildDir, { recursive: true });
+      else assert.fail(`build stage: ${instruction.keyword} not handled`);
     }
     const runtime = stage(undefined);
     for (const instruction of runtime.instructions) {
