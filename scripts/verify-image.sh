@@ -15,6 +15,9 @@
 #                     `# syntax=` line, which makes BuildKit pull the docker/dockerfile image from Docker Hub
 #                     (a host with no registry: see scripts/local-base-image.sh for the base image)
 #   SKIP_BUILD        1: check an image built already
+#   DATABASE_URL, REDIS_URL
+#                     then also two containers on that PostgreSQL database (an empty one of its own) and Redis,
+#                     as docs/deployment.md's "Several processes" sets them up (scripts/verify-image-nodes.mjs)
 # The container uses the host's network (it listens on 127.0.0.1:$PORT only), so the check works on engines
 # started without a bridge network too.
 set -euo pipefail
@@ -46,7 +49,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-build_seconds=skipped
+build_summary='build skipped'
 if [ "${SKIP_BUILD:-}" != 1 ]; then
   say "building $image"
   started=$(now)
@@ -55,7 +58,7 @@ if [ "${SKIP_BUILD:-}" != 1 ]; then
   else
     DOCKER_BUILDKIT=1 "$docker" build --network host -t "$image" .
   fi
-  build_seconds=$(seconds_since "$started")
+  build_summary="build $(seconds_since "$started") s"
 fi
 image_bytes=$("$docker" image inspect --format '{{.Size}}' "$image")
 
@@ -123,10 +126,16 @@ check "docker stop ends it with exit code 0 (in ${stop_seconds} s)" \
   test "$("$docker" inspect --format '{{.State.ExitCode}}' "$container")" = 0
 check "it shut down on SIGTERM" bash -c "'$docker' logs '$container' 2>&1 | grep -q '\"signal\":\"SIGTERM\",\"msg\":\"shutting down\"'"
 
-say "image $image: $((image_bytes / 1000000)) MB; build ${build_seconds} s; start to healthy ${healthy_seconds} s; stop ${stop_seconds} s"
+say "image $image: $((image_bytes / 1000000)) MB; $build_summary; start to healthy ${healthy_seconds} s; stop ${stop_seconds} s"
 if [ "$failures" -gt 0 ]; then
   say "$failures check(s) failed"
   "$docker" logs "$container" 2>&1 | tail -20
   exit 1
 fi
 say "all checks passed"
+
+if [ -n "${DATABASE_URL:-}" ] && [ -n "${REDIS_URL:-}" ]; then
+  say "two containers on $DATABASE_URL and $REDIS_URL"
+  IMAGE=$image DOCKER=$docker PORT=$((port + 10)) node --experimental-websocket --no-warnings \
+    "$(dirname "$0")/verify-image-nodes.mjs"
+fi
