@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { WebSocket } from 'ws';
 import { readyClient } from '../gateway/gateway-client.ts';
 import { registerUser, request } from '../support/client.ts';
+import { migratedDataDir } from '../support/data-dir.ts';
 import type { TestServer } from '../support/server.ts';
 import { freePort, type Spawned, spawnEntrypoint, waitForHealth } from '../support/spawn.ts';
 import {
@@ -465,7 +464,8 @@ if (!CHROMIUM_PATH) {
     let dataDir: string;
     let spawned: Spawned | undefined;
     before(async () => {
-      dataDir = await mkdtemp(join(tmpdir(), 'hearth-chat-restart-'));
+      // Already migrated: the restart is the subject, not a first start's initialisation (api/restart covers that).
+      dataDir = await migratedDataDir('hearth-chat-restart-');
     });
     after(async () => {
       if (spawned && spawned.child.exitCode === null) spawned.child.kill('SIGKILL');

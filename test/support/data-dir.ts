@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openPglite } from '../../src/platform/db/pglite.ts';
-import { templatePath } from './template.ts';
+import { templateBlob, templatePath } from './template.ts';
 
 /**
  * A new data directory whose embedded database is already migrated (the test template), as a built server's
@@ -15,7 +15,7 @@ export async function migratedDataDir(prefix: string): Promise<string> {
   const template = templatePath();
   const db = await openPglite({
     dataDir: join(dataDir, 'pglite'),
-    ...(existsSync(template) ? { loadDataDir: new Blob([await readFile(template)]) } : {}),
+    ...(existsSync(template) ? { loadDataDir: await templateBlob() } : {}),
   });
   await db.close();
   return dataDir;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type RunningApp, type StartOptions, startApp } from '../../src/app.ts';
@@ -11,7 +11,7 @@ import type { Database } from '../../src/platform/db/database.ts';
 import { openPglite } from '../../src/platform/db/pglite.ts';
 import { createLogger } from '../../src/platform/log.ts';
 import { createTestDatabase } from './pg-database.ts';
-import { templatePath } from './template.ts';
+import { templateBlob, templatePath } from './template.ts';
 
 export const TEST_TOKEN = 'test-harness-token';
 
@@ -73,7 +73,7 @@ export async function startTestServer(
     dropDatabase = fresh.drop;
   } else if (!env.DATABASE_URL) {
     const template = templatePath();
-    database = await openPglite(existsSync(template) ? { loadDataDir: new Blob([await readFile(template)]) } : {});
+    database = await openPglite(existsSync(template) ? { loadDataDir: await templateBlob() } : {});
   }
   // The port is only known after listen; discovery needs a public URL, so a placeholder is replaced below.
   const config = loadConfig({ ...baseEnv, HEARTH_PUBLIC_URL: 'http://127.0.0.1:1', ...env });
