@@ -6,6 +6,7 @@ import { after, before } from 'node:test';
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
 import { harness, request, type TestUser } from '../../support/client.ts';
 import { startTestServer, type TestServer } from '../../support/server.ts';
+import { CHROMIUM_ARGS } from './chromium-args.ts';
 
 /**
  * Debian's package first. CHROMIUM_PATH, when set, is the only candidate (so `CHROMIUM_PATH=/none npm test`
@@ -27,20 +28,10 @@ export function warnNoChromium(file: string): void {
   );
 }
 
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
-
 /** `extraArgs`: e.g. the fake media devices of the voice tests. */
 export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   assert.ok(CHROMIUM_PATH, 'no Chromium');
-  return chromium.launch({ executablePath: CHROMIUM_PATH, args: [...ARGS, ...extraArgs], headless: true });
+  return chromium.launch({ executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS, ...extraArgs], headless: true });
 }
 
 async function freePort(): Promise<number> {
