@@ -9,7 +9,7 @@
 // own. A file whose first line is `// test-runner: own-process` gets a process to itself.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -35,7 +35,9 @@ if (files.length === 0) {
 const build = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/build-template.ts'], { stdio: 'inherit' });
 if (build.status !== 0) process.exit(build.status ?? 1);
 
-const concurrency = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? '2'));
+// One process more than the cores: a test process keeps about three quarters of a core busy (the rest is waiting on
+// Chromium, sockets and timers), so cores + 1 keeps every core working (docs/testing.md#how-the-runner-spends-its-time).
+const concurrency = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? Math.min(availableParallelism() + 1, 8)));
 // A file that takes longer than this fails as timed out (a test waiting for what never comes) instead of
 // holding the run until CI's own limit.
 const FILE_TIMEOUT_MS = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 6 * 60_000);
