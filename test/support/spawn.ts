@@ -31,12 +31,17 @@ export interface Spawned {
  * backends, so the process uses exactly what `env` says.
  */
 export function spawnEntrypoint(env: Record<string, string>, args: string[] = []): Spawned {
+  return spawnProcess(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], env);
+}
+
+/** Runs `command` in the repository with PATH, HOME, TMPDIR, LANG and NODE_OPTIONS plus `env`, its output kept. */
+export function spawnProcess(command: string, args: string[], env: Record<string, string>): Spawned {
   const base: Record<string, string> = {};
   for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG', 'NODE_OPTIONS']) {
     const value = process.env[name];
     if (value !== undefined) base[name] = value;
   }
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: { ...base, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
