@@ -120,6 +120,26 @@ if (!CHROMIUM_PATH) {
       await composer(a).press('Tab');
       assert.equal(await composer(a).inputValue(), `<:hearth_spark:${emojiId}> `);
       await composer(a).fill('');
+      // Text selected before the completion's caret frame stays selected (Ctrl+A then Delete must clear the box):
+      // the completion and the selection in one task, as a slow frame makes them.
+      await composer(a).pressSequentially(':hearth');
+      await a.getByRole('option', { name: ':hearth_spark:' }).waitFor();
+      const selection = await a.evaluate(async () => {
+        const box = document.activeElement as HTMLTextAreaElement;
+        box.dispatchEvent(new KeyboardEvent('keydown', { key: 'Tab', bubbles: true, cancelable: true }));
+        await Promise.resolve();
+        const completed = box.value;
+        box.select();
+        await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+        return { completed, start: box.selectionStart, end: box.selectionEnd, length: box.value.length };
+      });
+      assert.deepEqual(selection, {
+        completed: `<:hearth_spark:${emojiId}> `,
+        start: 0,
+        end: selection.completed.length,
+        length: selection.completed.length,
+      });
+      await composer(a).fill('');
 
       // Bob reacts with a standard emoji from the full picker of the message's reactions; Alice sees it live.
       const message = b.locator('.message', { hasText: 'Look' });

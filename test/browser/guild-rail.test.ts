@@ -177,6 +177,8 @@ if (!CHROMIUM_PATH) {
         .getByRole('link', { name: 'Charlie', exact: true })
         .dragTo(rail(a).getByRole('link', { name: 'Bravo', exact: true }), { targetPosition: { x: 24, y: 44 } });
       await orderIs(a, ['[Work]', 'Bravo', 'Charlie']);
+      // The rail redraws first and saves after: the other tab showing it is the server having it.
+      await orderIs(b, ['[Work]', 'Bravo', 'Charlie']);
       const settings = await request(server, 'GET', '/v1/users/@me/settings', { auth: alice.token });
       assert.equal(settings.status, 200);
       const folders = settings.body.guild_folders as { id: number }[];
@@ -352,7 +354,12 @@ if (!CHROMIUM_PATH) {
       await orderIs(page, ['Alpha', 'Delta', 'Bravo']);
       await heard(page, 'Folder Play ungrouped');
       assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('title')), 'Alpha');
-      const settings = await request(server, 'GET', '/v1/users/@me/settings', { auth: alice.token });
+      // The rail redraws first and saves after: read the account once the save is in.
+      let settings = await request(server, 'GET', '/v1/users/@me/settings', { auth: alice.token });
+      for (let tries = 0; tries < 50 && settings.body.guild_folders.length !== 3; tries++) {
+        await page.waitForTimeout(100);
+        settings = await request(server, 'GET', '/v1/users/@me/settings', { auth: alice.token });
+      }
       assert.deepEqual(settings.body.guild_folders, [
         { id: null, name: null, color: null, guild_ids: [alpha.body.id] },
         { id: null, name: null, color: null, guild_ids: [delta.guildId] },

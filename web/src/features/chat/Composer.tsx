@@ -182,11 +182,7 @@ export function Composer({
     setSelected(0);
     const position = before.length + 1;
     setCaret(position);
-    // Only if nothing was typed meanwhile: under load the frame can come after the next keys, and moving the
-    // caret back then would scatter them.
-    window.requestAnimationFrame(() => {
-      if (box.current && box.current.value === next) box.current.setSelectionRange(position, position);
-    });
+    window.requestAnimationFrame(() => placeCaret(box.current, next, position));
   };
 
   const closeEmoji = useCallback(() => {
@@ -204,9 +200,8 @@ export function Composer({
     setText(next);
     setCaret(position);
     window.requestAnimationFrame(() => {
-      if (!box.current) return;
-      box.current.focus();
-      if (box.current.value === next) box.current.setSelectionRange(position, position);
+      box.current?.focus();
+      placeCaret(box.current, next, position);
     });
   };
 
@@ -394,6 +389,16 @@ export function Composer({
       <ErrorNotice error={error} />
     </div>
   );
+}
+
+/**
+ * Puts the caret after what a completion or the emoji picker inserted, on the frame after React wrote it. Only if
+ * nothing happened meanwhile: under load the frame can come after the next keys (moving the caret back would scatter
+ * them) or after a selection (Ctrl+A then Delete would delete nothing).
+ */
+function placeCaret(box: HTMLTextAreaElement | null, written: string, position: number): void {
+  if (!box || box.value !== written || box.selectionStart !== box.selectionEnd) return;
+  box.setSelectionRange(position, position);
 }
 
 function suggest(store: ReturnType<typeof useChat>, channel: Channel, before: string): Suggestion[] {
