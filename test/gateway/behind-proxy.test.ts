@@ -8,8 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { CADDY_PATH, deployedCaddyfile, type RunningCaddy, startCaddy, warnNoCaddy } from '../support/caddy.ts';
 import { createTestDatabase } from '../support/pg-database.ts';
-import { startTestS3 } from '../support/s3-server.ts';
-import { newTestSecrets, TEST_TOKEN } from '../support/server.ts';
+import { s3Env, startTestS3 } from '../support/s3-server.ts';
+import { newTestSecrets, secretsEnv, TEST_TOKEN } from '../support/server.ts';
 import { freePort, type Spawned, spawnEntrypoint, waitForHealth } from '../support/spawn.ts';
 import { GatewayClient } from './gateway-client.ts';
 
@@ -151,15 +151,8 @@ describe('two nodes behind Caddy (deploy/Caddyfile), as docs/deployment.md sets 
       DATABASE_URL: db.url,
       REDIS_URL: redisUrl as string,
       HEARTH_REDIS_PREFIX: `hearth-proxy-${randomBytes(6).toString('hex')}:`,
-      HEARTH_S3_BUCKET: 'hearth',
-      HEARTH_S3_ENDPOINT: s3.endpoint,
-      HEARTH_S3_REGION: s3.region,
-      HEARTH_S3_ACCESS_KEY_ID: s3.accessKeyId,
-      HEARTH_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
-      HEARTH_SUDO_SECRET: secrets.sudo,
-      HEARTH_MEDIA_PROXY_SECRET: secrets.mediaProxy,
-      HEARTH_RELAY_SECRET: secrets.relay,
-      HEARTH_MFA_SECRET: secrets.mfa,
+      ...s3Env(s3),
+      ...secretsEnv(secrets),
       HEARTH_PUBLIC_URL: proxy,
       HEARTH_TRUSTED_PROXIES: `${PROXY_ADDRESS}/32`,
       HEARTH_METRICS_TOKEN: METRICS_TOKEN,

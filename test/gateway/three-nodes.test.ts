@@ -9,8 +9,8 @@ import { harness, registerUser, request, type TestUser } from '../support/client
 import { createTestDatabase } from '../support/pg-database.ts';
 import { PG_BIN, type ReplicatedPostgres, startReplicatedPostgres } from '../support/pg-replica.ts';
 import { REDIS_CLUSTER_AVAILABLE, startRedisCluster, type TestRedisCluster } from '../support/redis-cluster.ts';
-import { startTestS3, type TestS3 } from '../support/s3-server.ts';
-import { newTestSecrets, TEST_TOKEN } from '../support/server.ts';
+import { s3Env, startTestS3, type TestS3 } from '../support/s3-server.ts';
+import { newTestSecrets, secretsEnv, TEST_TOKEN } from '../support/server.ts';
 import { freePort, type Spawned, spawnEntrypoint, waitForHealth } from '../support/spawn.ts';
 import { type Frame, GatewayClient, readyClient } from './gateway-client.ts';
 
@@ -104,15 +104,8 @@ if (adminUrl && redisUrl)
         ...(db.replica ? { DATABASE_REPLICA_URL: db.replica } : {}),
         ...state,
         HEARTH_REDIS_PREFIX: redisPrefix,
-        HEARTH_S3_BUCKET: 'hearth',
-        HEARTH_S3_ENDPOINT: s3.endpoint,
-        HEARTH_S3_REGION: s3.region,
-        HEARTH_S3_ACCESS_KEY_ID: s3.accessKeyId,
-        HEARTH_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
-        HEARTH_SUDO_SECRET: secrets.sudo,
-        HEARTH_MEDIA_PROXY_SECRET: secrets.mediaProxy,
-        HEARTH_RELAY_SECRET: secrets.relay,
-        HEARTH_MFA_SECRET: secrets.mfa,
+        ...s3Env(s3),
+        ...secretsEnv(secrets),
         HEARTH_TEST_MODE: '1',
         HEARTH_TEST_TOKEN: TEST_TOKEN,
         HEARTH_TRUSTED_PROXIES: '127.0.0.1/32',

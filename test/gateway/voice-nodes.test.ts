@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import WebSocket from 'ws';
 import { registerUser, request, type TestUser } from '../support/client.ts';
 import { createTestDatabase } from '../support/pg-database.ts';
-import { newTestSecrets, TEST_TOKEN } from '../support/server.ts';
+import { newTestSecrets, secretsEnv, TEST_TOKEN } from '../support/server.ts';
 import { freePort, type Spawned, spawnEntrypoint, waitForHealth } from '../support/spawn.ts';
 import { speakUntil, VoiceTestClient } from '../support/voice-client.ts';
 import { type Frame, type GatewayClient, readyClient } from './gateway-client.ts';
@@ -85,10 +85,7 @@ describe('voice nodes: two voice-only processes behind one gateway', { skip, tim
       HEARTH_REDIS_PREFIX: prefix,
       HEARTH_DATA_DIR: dataDir,
       HEARTH_SHARED_OBJECT_DIR: 'true',
-      HEARTH_SUDO_SECRET: secrets.sudo,
-      HEARTH_MEDIA_PROXY_SECRET: secrets.mediaProxy,
-      HEARTH_RELAY_SECRET: secrets.relay,
-      HEARTH_MFA_SECRET: secrets.mfa,
+      ...secretsEnv(secrets),
       HEARTH_TEST_MODE: '1',
       HEARTH_TEST_TOKEN: TEST_TOKEN,
       HEARTH_LOG_LEVEL: 'warn',

@@ -46,6 +46,17 @@ export interface TestS3 {
  * access key id of V4 requests, so without the front a store that signed with the wrong secret, or not at
  * all, would pass.
  */
+/** The settings that store a process's objects in `bucket` on this server. */
+export function s3Env(s3: TestS3, bucket = 'hearth'): Record<string, string> {
+  return {
+    HEARTH_S3_BUCKET: bucket,
+    HEARTH_S3_ENDPOINT: s3.endpoint,
+    HEARTH_S3_REGION: s3.region,
+    HEARTH_S3_ACCESS_KEY_ID: s3.accessKeyId,
+    HEARTH_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+  };
+}
+
 export async function startTestS3(): Promise<TestS3> {
   const S3rver = require('s3rver') as S3rverClass;
   const accounts = require('s3rver/lib/models/account.js') as S3rverAccounts;

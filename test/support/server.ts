@@ -32,6 +32,16 @@ export function newTestSecrets(): TestSecrets {
   };
 }
 
+/** The settings that give spawned processes one set of secrets, as nodes of one instance need (docs/deployment.md). */
+export function secretsEnv(secrets: TestSecrets): Record<string, string> {
+  return {
+    HEARTH_SUDO_SECRET: secrets.sudo,
+    HEARTH_MEDIA_PROXY_SECRET: secrets.mediaProxy,
+    HEARTH_RELAY_SECRET: secrets.relay,
+    HEARTH_MFA_SECRET: secrets.mfa,
+  };
+}
+
 export interface TestServer {
   app: RunningApp;
   /** http://127.0.0.1:<port> */
