@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { warnMissingTool } from './missing-tool.ts';
 import { type Spawned, spawnProcess } from './spawn.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -21,11 +22,7 @@ export const CADDY_PATH =
 
 /** Says loudly, once per file, that the tests behind Caddy did not run. */
 export function warnNoCaddy(file: string): void {
-  const line = '!'.repeat(100);
-  process.stderr.write(
-    `\n${line}\n!!! NO CADDY FOUND: the reverse-proxy tests in ${file} DID NOT RUN.\n` +
-      `!!! Install Debian's caddy (apt-get install caddy) or set CADDY_PATH.\n${line}\n\n`,
-  );
+  warnMissingTool('CADDY', 'reverse-proxy tests', file, "Debian's caddy (apt-get install caddy) or set CADDY_PATH");
 }
 
 /**

@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { after, before } from 'node:test';
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
 import { harness, request, type TestUser } from '../../support/client.ts';
+import { warnMissingTool } from '../../support/missing-tool.ts';
 import { startTestServer, type TestServer } from '../../support/server.ts';
 import { CHROMIUM_ARGS } from './chromium-args.ts';
 
@@ -21,10 +22,11 @@ export const CHROMIUM_PATH = CANDIDATES.find((path) => !!path && existsSync(path
 
 /** Says loudly, once per file, that the browser suite did not run (the caller then defines no browser test). */
 export function warnNoChromium(file: string): void {
-  const line = '!'.repeat(100);
-  process.stderr.write(
-    `\n${line}\n!!! NO CHROMIUM FOUND: the browser tests in ${file} DID NOT RUN.\n` +
-      `!!! Install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH.\n${line}\n\n`,
+  warnMissingTool(
+    'CHROMIUM',
+    'browser tests',
+    file,
+    "Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH",
   );
 }
 
